@@ -1,0 +1,4 @@
+//! Estimators shared by sender and receiver algorithms.
+
+mod rtt;
+pub use rtt::RttEstimator;

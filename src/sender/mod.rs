@@ -1,0 +1,10 @@
+//! The sending half: send buffer, SACK scoreboard, loss recovery,
+//! retransmission timer and congestion control.
+
+pub mod congestion;
+mod scoreboard;
+mod send_buffer;
+
+pub use congestion::{CongestionControl, Reno};
+pub use scoreboard::{AckOutcome, Scoreboard};
+pub use send_buffer::SendBuffer;

@@ -1,0 +1,126 @@
+//! Time for a sans-IO stack.
+//!
+//! Nothing below `net/` reads a clock: every entry point takes `now: Instant`.
+//! An [`Instant`] is a count of nanoseconds from an arbitrary epoch chosen by
+//! the driver (the emulator starts its virtual clock at zero, a socket driver
+//! maps `std::time::Instant` onto it). Durations are `std::time::Duration`.
+
+use core::fmt;
+use core::ops::{Add, AddAssign, Sub};
+pub use std::time::Duration;
+
+/// A point in (virtual or real) time, in nanoseconds since the driver's epoch.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Instant {
+    nanos: u64,
+}
+
+impl Instant {
+    /// The driver's epoch.
+    pub const ZERO: Instant = Instant { nanos: 0 };
+
+    /// An instant `nanos` nanoseconds after the epoch.
+    pub const fn from_nanos(nanos: u64) -> Self {
+        Instant { nanos }
+    }
+
+    /// An instant `micros` microseconds after the epoch.
+    pub const fn from_micros(micros: u64) -> Self {
+        Instant {
+            nanos: micros.saturating_mul(1_000),
+        }
+    }
+
+    /// An instant `millis` milliseconds after the epoch.
+    pub const fn from_millis(millis: u64) -> Self {
+        Instant {
+            nanos: millis.saturating_mul(1_000_000),
+        }
+    }
+
+    /// Nanoseconds since the epoch.
+    pub const fn as_nanos(self) -> u64 {
+        self.nanos
+    }
+
+    /// Time since the epoch.
+    pub const fn since_epoch(self) -> Duration {
+        Duration::from_nanos(self.nanos)
+    }
+
+    /// Time elapsed from `earlier` to `self`, zero if `earlier` is later.
+    pub fn saturating_duration_since(self, earlier: Instant) -> Duration {
+        Duration::from_nanos(self.nanos.saturating_sub(earlier.nanos))
+    }
+
+    /// `self + d`, or `None` on overflow.
+    pub fn checked_add(self, d: Duration) -> Option<Instant> {
+        let d = u64::try_from(d.as_nanos()).ok()?;
+        self.nanos.checked_add(d).map(Instant::from_nanos)
+    }
+}
+
+fn duration_nanos_saturating(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+impl Add<Duration> for Instant {
+    type Output = Instant;
+    /// Saturates at the far future rather than wrapping.
+    fn add(self, rhs: Duration) -> Instant {
+        Instant::from_nanos(self.nanos.saturating_add(duration_nanos_saturating(rhs)))
+    }
+}
+
+impl AddAssign<Duration> for Instant {
+    fn add_assign(&mut self, rhs: Duration) {
+        *self = *self + rhs;
+    }
+}
+
+impl Sub<Duration> for Instant {
+    type Output = Instant;
+    /// Saturates at the epoch rather than wrapping.
+    fn sub(self, rhs: Duration) -> Instant {
+        Instant::from_nanos(self.nanos.saturating_sub(duration_nanos_saturating(rhs)))
+    }
+}
+
+impl Sub<Instant> for Instant {
+    type Output = Duration;
+    /// Saturating: an earlier `self` gives zero.
+    fn sub(self, rhs: Instant) -> Duration {
+        self.saturating_duration_since(rhs)
+    }
+}
+
+impl fmt::Debug for Instant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{:09}s", self.nanos / 1_000_000_000, self.nanos % 1_000_000_000)
+    }
+}
+
+impl fmt::Display for Instant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self, f)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arithmetic_saturates() {
+        let t = Instant::from_millis(5);
+        assert_eq!(t + Duration::from_millis(5), Instant::from_millis(10));
+        assert_eq!(t - Duration::from_secs(1), Instant::ZERO);
+        assert_eq!(Instant::ZERO - t, Duration::ZERO);
+        assert_eq!(t - Instant::ZERO, Duration::from_millis(5));
+        assert_eq!(
+            Instant::from_nanos(u64::MAX) + Duration::from_secs(1),
+            Instant::from_nanos(u64::MAX)
+        );
+        assert_eq!(format!("{t:?}"), "0.005000000s");
+    }
+}

@@ -1,0 +1,21 @@
+//! TCP segment format (RFC 9293) with the options ackwise uses.
+//!
+//! In the style of smoltcp: [`SegmentRepr`] is a plain, owned-by-borrow view
+//! of a parsed segment; [`SegmentRepr::parse`] validates bytes into it and
+//! [`SegmentRepr::emit`] writes it back. Header fields and the checksum go
+//! through `smoltcp::wire::TcpPacket`; the options are parsed here so that
+//! every malformed option maps to its own [`WireError`] and a four-block SACK
+//! option from a peer is kept whole.
+
+mod error;
+mod options;
+mod segment;
+mod seq;
+
+pub use error::WireError;
+pub use options::{
+    AckRequest, Options, SackBlocks, Timestamps, ACK_REQUEST_EXID, ACK_REQUEST_KIND,
+    MAX_SACK_BLOCKS_PARSED,
+};
+pub use segment::{Checksum, Flags, SegmentRepr, HEADER_LEN, MAX_OPTIONS_LEN};
+pub use seq::SeqNum;
