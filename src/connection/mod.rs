@@ -1,1 +1,552 @@
-//! Connection
+//! The sans-IO connection state machine (RFC 9293 section 3.3.2).
+//!
+//! A [`Connection`] never touches a socket or a clock. The driver feeds it
+//! arriving segments with [`Connection::handle_segment`], asks for segments
+//! to send with [`Connection::poll_transmit`], and calls
+//! [`Connection::handle_timeout`] when [`Connection::poll_timeout`] says so.
+//! The application side is [`Connection::write`], [`Connection::read`],
+//! [`Connection::close`] and [`Connection::poll_event`].
+
+mod config;
+mod rx;
+mod stats;
+mod tx;
+
+pub use config::{AckPolicyConfig, CongestionConfig, Config, ConfigError};
+pub use stats::Stats;
+
+use crate::receiver::{AckPolicy, Reassembly};
+use crate::sender::{Sender, SenderParams};
+use crate::time::{Duration, Instant};
+use crate::wire::{AckRequest, Checksum, Flags, SegmentRepr, SeqNum, WireError};
+use rand_core::RngCore;
+use std::collections::VecDeque;
+use thiserror::Error;
+
+/// RFC 9293 connection states.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum State {
+    /// Active open, SYN sent.
+    SynSent,
+    /// Passive open, SYN received and SYN-ACK sent.
+    SynReceived,
+    /// Data flows both ways.
+    Established,
+    /// We closed; our FIN is not yet acknowledged.
+    FinWait1,
+    /// Our FIN is acknowledged; waiting for the peer's.
+    FinWait2,
+    /// The peer closed; we may still send.
+    CloseWait,
+    /// Both closed at once; waiting for the ACK of our FIN.
+    Closing,
+    /// The peer closed first, then we did; waiting for the ACK of our FIN.
+    LastAck,
+    /// Both FINs acknowledged; lingering for retransmitted FINs.
+    TimeWait,
+    /// Nothing more will happen.
+    Closed,
+}
+
+/// Why a connection ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
+pub enum CloseReason {
+    /// Both sides closed and every byte was acknowledged.
+    #[error("closed normally")]
+    Normal,
+    /// The peer sent a reset.
+    #[error("connection reset by peer")]
+    Reset,
+    /// We aborted.
+    #[error("connection aborted locally")]
+    Aborted,
+    /// The handshake or the peer went silent for too long.
+    #[error("connection timed out")]
+    TimedOut,
+    /// The peer answered our SYN with a reset.
+    #[error("connection refused")]
+    Refused,
+}
+
+/// Something the application should know.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Event {
+    /// The handshake completed.
+    Connected,
+    /// The peer will send no more data (its FIN arrived in order).
+    PeerClosed,
+    /// The connection is over.
+    Closed(CloseReason),
+}
+
+/// Why an arriving segment was not processed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
+pub enum SegmentError {
+    /// It did not parse.
+    #[error("malformed segment: {0}")]
+    Malformed(#[from] WireError),
+    /// It belongs to another connection.
+    #[error("segment for another port pair")]
+    WrongPorts,
+    /// It is not a SYN, so it cannot open a connection.
+    #[error("not a SYN")]
+    NotSyn,
+}
+
+/// Options agreed during the handshake.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Negotiated {
+    /// Both ends offered window scaling.
+    pub window_scaling: bool,
+    /// Both ends offered SACK.
+    pub sack: bool,
+    /// Both ends sent timestamps.
+    pub timestamps: bool,
+    /// Shift we apply to the peer's window field.
+    pub send_window_shift: u8,
+    /// Shift the peer applies to ours.
+    pub recv_window_shift: u8,
+    /// The peer's MSS (payload bytes per segment we may send).
+    pub peer_mss: u16,
+    /// The peer understands the ACK-request option.
+    pub peer_ack_requests: bool,
+    /// Both ends understand the ACK-request option.
+    pub ack_requests: bool,
+}
+
+/// Receive-side state.
+#[derive(Debug)]
+struct RecvState {
+    /// Initial receive sequence number.
+    irs: SeqNum,
+    reassembly: Reassembly,
+    policy: Box<dyn AckPolicy>,
+    /// Offset of the peer's FIN, once seen.
+    fin_offset: Option<u64>,
+    /// The FIN has been reached in order.
+    fin_received: bool,
+    /// An ACK must go out at the next transmit opportunity.
+    ack_now: bool,
+    /// The ACK policy's deadline.
+    ack_deadline: Option<Instant>,
+    /// RFC 7323 TS.Recent.
+    ts_recent: u32,
+    /// RCV.NXT (as an offset) carried by the last ACK we sent.
+    last_ack_sent: u64,
+    /// Right edge of the window we last advertised.
+    last_window_edge: u64,
+}
+
+/// One end of a connection.
+#[derive(Debug)]
+pub struct Connection {
+    config: Config,
+    state: State,
+    local_port: u16,
+    remote_port: u16,
+    checksum: Checksum,
+    /// Initial send sequence number.
+    iss: SeqNum,
+    negotiated: Negotiated,
+    sender: Sender,
+    recv: Option<RecvState>,
+    /// SYN or SYN-ACK awaiting (re)transmission.
+    syn_due: bool,
+    syn_deadline: Option<Instant>,
+    syn_sent_count: u32,
+    syn_sent_at: Option<Instant>,
+    syn_rto: Duration,
+    /// A reset to send: (seq, ack, has_ack).
+    pending_rst: Option<(SeqNum, SeqNum, bool)>,
+    time_wait_deadline: Option<Instant>,
+    last_received: Instant,
+    /// Offset added to `now` in microseconds for our timestamps.
+    ts_offset: u32,
+    events: VecDeque<Event>,
+    stats: Stats,
+    scratch: Vec<u8>,
+    sack_scratch: Vec<(u64, u64)>,
+}
+
+impl Connection {
+    /// Starts an active open towards `remote_port`; the SYN comes out of
+    /// the first [`poll_transmit`](Self::poll_transmit).
+    pub fn connect(
+        config: Config,
+        now: Instant,
+        local_port: u16,
+        remote_port: u16,
+        rng: &mut dyn RngCore,
+    ) -> Result<Connection, ConfigError> {
+        config.validate()?;
+        let mut conn = Connection::new(config, now, local_port, remote_port, rng);
+        conn.state = State::SynSent;
+        conn.syn_due = true;
+        Ok(conn)
+    }
+
+    /// Answers a SYN that arrived at `local_port`: the returned connection
+    /// is in SYN-RECEIVED and sends its SYN-ACK from the first
+    /// [`poll_transmit`](Self::poll_transmit).
+    pub fn accept(
+        config: Config,
+        now: Instant,
+        syn: &[u8],
+        rng: &mut dyn RngCore,
+    ) -> Result<Connection, AcceptError> {
+        config.validate()?;
+        let checksum = checksum_mode(&config);
+        let seg = SegmentRepr::parse(syn, checksum).map_err(SegmentError::from)?;
+        if !seg.flags.contains(Flags::SYN)
+            || seg.flags.contains(Flags::ACK)
+            || seg.flags.contains(Flags::RST)
+        {
+            return Err(SegmentError::NotSyn.into());
+        }
+        let mut conn = Connection::new(config, now, seg.dst_port, seg.src_port, rng);
+        conn.state = State::SynReceived;
+        conn.negotiate(&seg);
+        conn.init_receiver(seg.seq, seg.options.timestamps.map(|t| t.tsval));
+        conn.syn_due = true;
+        conn.last_received = now;
+        Ok(conn)
+    }
+
+    fn new(config: Config, now: Instant, local_port: u16, remote_port: u16, rng: &mut dyn RngCore) -> Self {
+        let iss = SeqNum(rng.next_u32());
+        let ts_offset = rng.next_u32();
+        let params = SenderParams {
+            mss: usize::from(config.mss),
+            send_buffer: config.send_buffer,
+            dup_thresh: config.dup_thresh,
+            limited_transmit: config.limited_transmit,
+            nagle: config.nagle,
+            initial_rto: config.initial_rto,
+            min_rto: config.min_rto,
+            max_rto: config.max_rto,
+        };
+        let cc = config.congestion.build(u64::from(config.mss));
+        let sender = Sender::new(params, cc, config.sack, 0);
+        Connection {
+            checksum: checksum_mode(&config),
+            syn_rto: config.initial_rto,
+            state: State::Closed,
+            local_port,
+            remote_port,
+            iss,
+            negotiated: Negotiated::default(),
+            sender,
+            recv: None,
+            syn_due: false,
+            syn_deadline: None,
+            syn_sent_count: 0,
+            syn_sent_at: None,
+            pending_rst: None,
+            time_wait_deadline: None,
+            last_received: now,
+            ts_offset,
+            events: VecDeque::new(),
+            stats: Stats::default(),
+            scratch: vec![0; usize::from(config.mss)],
+            sack_scratch: Vec::with_capacity(4),
+            config,
+        }
+    }
+
+    /// Records what the peer's SYN (or SYN-ACK) offered and rebuilds the
+    /// sender for the agreed MSS and SACK setting.
+    fn negotiate(&mut self, seg: &SegmentRepr<'_>) {
+        let o = &seg.options;
+        let ws = self.config.window_scaling && o.window_scale.is_some();
+        let peer_mss = o.mss.unwrap_or(536).clamp(64, self.config.mss);
+        let peer_ack_requests = matches!(o.ack_request, Some(AckRequest::Supported));
+        self.negotiated = Negotiated {
+            window_scaling: ws,
+            sack: self.config.sack && o.sack_permitted,
+            timestamps: self.config.timestamps && o.timestamps.is_some(),
+            send_window_shift: if ws { o.window_scale.unwrap_or(0).min(14) } else { 0 },
+            recv_window_shift: if ws { self.config.window_shift() } else { 0 },
+            peer_mss,
+            peer_ack_requests,
+            ack_requests: peer_ack_requests && self.config.ack_requests,
+        };
+        let mss = usize::from(peer_mss) - if self.negotiated.timestamps { 12 } else { 0 };
+        let cc = self.config.congestion.build(mss as u64);
+        // The SYN's window field is never scaled (RFC 7323 2.2).
+        self.sender
+            .reconfigure(mss, self.negotiated.sack, cc, u64::from(seg.window));
+    }
+
+    fn init_receiver(&mut self, irs: SeqNum, ts: Option<u32>) {
+        let reassembly = Reassembly::new(self.config.recv_buffer, self.config.max_ooo_ranges);
+        let edge = reassembly.window() as u64;
+        self.recv = Some(RecvState {
+            irs,
+            reassembly,
+            policy: self.config.ack_policy.build(),
+            fin_offset: None,
+            fin_received: false,
+            ack_now: false,
+            ack_deadline: None,
+            ts_recent: ts.unwrap_or(0),
+            last_ack_sent: 0,
+            last_window_edge: edge,
+        });
+    }
+
+    /// Current state.
+    pub fn state(&self) -> State {
+        self.state
+    }
+
+    /// Options agreed in the handshake (meaningful once established).
+    pub fn negotiated(&self) -> Negotiated {
+        self.negotiated
+    }
+
+    /// Local port.
+    pub fn local_port(&self) -> u16 {
+        self.local_port
+    }
+
+    /// Remote port.
+    pub fn remote_port(&self) -> u16 {
+        self.remote_port
+    }
+
+    /// The configuration this connection runs with.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The sending half (congestion state, scoreboard, counters).
+    pub fn sender(&self) -> &Sender {
+        &self.sender
+    }
+
+    /// The handshake completed and the connection has not closed yet.
+    pub fn is_established(&self) -> bool {
+        !matches!(self.state, State::SynSent | State::SynReceived | State::Closed)
+    }
+
+    /// The connection is over.
+    pub fn is_closed(&self) -> bool {
+        self.state == State::Closed
+    }
+
+    /// Queues data for sending; returns how many bytes were taken (0 when
+    /// the send buffer is full or the connection is closing).
+    pub fn write(&mut self, data: &[u8]) -> usize {
+        match self.state {
+            State::SynSent | State::SynReceived | State::Established | State::CloseWait => {
+                self.sender.write(data)
+            }
+            _ => 0,
+        }
+    }
+
+    /// Room in the send buffer.
+    pub fn send_capacity(&self) -> usize {
+        match self.state {
+            State::SynSent | State::SynReceived | State::Established | State::CloseWait => {
+                self.sender.free_space()
+            }
+            _ => 0,
+        }
+    }
+
+    /// Reads in-order data; returns 0 when none is ready (see
+    /// [`peer_closed`](Self::peer_closed) for the end of the stream).
+    pub fn read(&mut self, buf: &mut [u8]) -> usize {
+        let Some(recv) = self.recv.as_mut() else {
+            return 0;
+        };
+        let n = recv.reassembly.read(buf);
+        if n > 0 {
+            self.maybe_window_update();
+        }
+        n
+    }
+
+    /// Bytes ready to [`read`](Self::read).
+    pub fn readable(&self) -> usize {
+        self.recv.as_ref().map_or(0, |r| r.reassembly.readable())
+    }
+
+    /// The peer's FIN arrived and every byte before it has been read.
+    pub fn peer_closed(&self) -> bool {
+        self.recv
+            .as_ref()
+            .is_some_and(|r| r.fin_received && r.reassembly.readable() == 0)
+    }
+
+    /// Graceful close: a FIN follows the data already written.
+    pub fn close(&mut self) {
+        match self.state {
+            State::SynSent => self.finish(CloseReason::Aborted),
+            State::SynReceived | State::Established => {
+                self.sender.queue_fin();
+                self.state = State::FinWait1;
+            }
+            State::CloseWait => {
+                self.sender.queue_fin();
+                self.state = State::LastAck;
+            }
+            _ => {}
+        }
+    }
+
+    /// Abort: a reset goes out and the connection closes at once.
+    pub fn abort(&mut self) {
+        if self.state == State::Closed {
+            return;
+        }
+        if self.state != State::SynSent {
+            let seq = self.snd_seq(self.sender.snd_nxt());
+            let ack = self.rcv_ack_seq();
+            self.pending_rst = Some((seq, ack, true));
+        }
+        self.finish(CloseReason::Aborted);
+    }
+
+    /// The next event for the application.
+    pub fn poll_event(&mut self) -> Option<Event> {
+        self.events.pop_front()
+    }
+
+    /// The earliest time [`handle_timeout`](Self::handle_timeout) must run.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        if self.state == State::Closed {
+            return None;
+        }
+        let mut t: Option<Instant> = None;
+        let mut consider = |x: Option<Instant>| {
+            if let Some(x) = x {
+                t = Some(t.map_or(x, |t| t.min(x)));
+            }
+        };
+        consider(self.syn_deadline);
+        consider(self.time_wait_deadline);
+        consider(self.recv.as_ref().and_then(|r| r.ack_deadline));
+        if self.is_established() {
+            consider(self.sender.poll_timeout());
+        }
+        consider(self.config.idle_timeout.map(|d| self.last_received + d));
+        t
+    }
+
+    /// Runs the timers that are due at `now`.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        if self.state == State::Closed {
+            return;
+        }
+        if let Some(idle) = self.config.idle_timeout {
+            if now >= self.last_received + idle {
+                tracing::debug!("idle timeout");
+                self.finish(CloseReason::TimedOut);
+                return;
+            }
+        }
+        if self.time_wait_deadline.is_some_and(|t| t <= now) {
+            self.time_wait_deadline = None;
+            self.finish(CloseReason::Normal);
+            return;
+        }
+        if self.syn_deadline.is_some_and(|t| t <= now) {
+            self.syn_deadline = None;
+            if self.syn_sent_count > self.config.syn_retries {
+                self.finish(CloseReason::TimedOut);
+                return;
+            }
+            self.syn_rto = (self.syn_rto * 2).min(self.config.max_rto);
+            self.syn_due = true;
+        }
+        if let Some(recv) = self.recv.as_mut() {
+            if recv.ack_deadline.is_some_and(|t| t <= now) {
+                recv.ack_deadline = None;
+                match recv.policy.on_timer(now) {
+                    crate::receiver::AckDecision::Now => recv.ack_now = true,
+                    crate::receiver::AckDecision::By(t) => recv.ack_deadline = Some(t),
+                }
+            }
+        }
+        if self.is_established() {
+            self.sender.handle_timeout(now);
+        }
+    }
+
+    /// A snapshot of the counters.
+    pub fn stats(&self) -> Stats {
+        let c = self.sender.counters();
+        Stats {
+            data_segments_sent: c.data_segments,
+            data_bytes_sent: c.data_bytes,
+            retransmissions: c.retransmissions,
+            fast_retransmits: c.fast_retransmits,
+            timeouts: c.timeouts,
+            duplicate_acks_received: c.duplicate_acks,
+            cwnd: self.sender.cwnd(),
+            ssthresh: self.sender.ssthresh(),
+            srtt: self.sender.rtt().srtt(),
+            rto: self.sender.rtt().rto(),
+            ..self.stats
+        }
+    }
+
+    fn finish(&mut self, reason: CloseReason) {
+        if self.state == State::Closed {
+            return;
+        }
+        tracing::debug!(?reason, state = ?self.state, "connection closed");
+        self.state = State::Closed;
+        self.syn_deadline = None;
+        self.time_wait_deadline = None;
+        self.events.push_back(Event::Closed(reason));
+    }
+
+    /// Our sequence number for stream offset `offset` (offset 0 = first
+    /// data byte, just after the SYN).
+    fn snd_seq(&self, offset: u64) -> SeqNum {
+        SeqNum::from_offset(self.iss.add(1), offset)
+    }
+
+    /// The acknowledgment number we send: next expected byte, plus one
+    /// for a received FIN.
+    fn rcv_ack_seq(&self) -> SeqNum {
+        match &self.recv {
+            Some(r) => seq_of(r.irs, r.reassembly.next_offset() + u64::from(r.fin_received)),
+            None => SeqNum(0),
+        }
+    }
+
+    fn timestamp_now(&self, now: Instant) -> u32 {
+        ((now.as_nanos() / 1_000) as u32).wrapping_add(self.ts_offset)
+    }
+}
+
+/// Why a SYN could not be accepted.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum AcceptError {
+    /// The configuration is invalid.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// The segment is not a valid SYN.
+    #[error(transparent)]
+    Segment(#[from] SegmentError),
+}
+
+/// The sequence number of receive-stream offset `offset`.
+fn seq_of(irs: SeqNum, offset: u64) -> SeqNum {
+    SeqNum::from_offset(irs.add(1), offset)
+}
+
+fn checksum_mode(config: &Config) -> Checksum {
+    if config.checksums {
+        Checksum::UNSPECIFIED
+    } else {
+        Checksum::Ignore
+    }
+}
+
+#[cfg(test)]
+mod tests;

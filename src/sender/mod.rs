@@ -2,9 +2,11 @@
 //! retransmission timer and congestion control.
 
 pub mod congestion;
+mod engine;
 mod scoreboard;
 mod send_buffer;
 
 pub use congestion::{CongestionControl, Reno};
 pub use scoreboard::{AckOutcome, Scoreboard};
 pub use send_buffer::SendBuffer;
+pub use engine::{AckEffect, AckInput, Sender, SenderCounters, SenderParams, TxSegment};

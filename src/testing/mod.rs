@@ -1,1 +1,6 @@
-//! Testing helpers
+//! Test fixtures that are useful outside the crate too: a deterministic
+//! in-memory pipe between two connections.
+
+pub mod pipe;
+
+pub use pipe::{transfer, Pipe, PipeConfig, PipeError, PipeStats, Side, TransferOutcome};

@@ -1,0 +1,230 @@
+//! Connection configuration: which algorithms run at each end, and with
+//! which parameters.
+
+use crate::receiver::{AckPolicy, Delayed, Every};
+use crate::sender::congestion::{Reno, RenoConfig};
+use crate::sender::CongestionControl;
+use crate::time::Duration;
+use thiserror::Error;
+
+/// How the receiver decides when to acknowledge.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AckPolicyConfig {
+    /// Acknowledge every segment (the papers' AE).
+    Every,
+    /// Delayed ACK (RFC 5681 4.2): every `segments`-th segment or after
+    /// `max_delay`, and at once for out-of-order data and gap fills.
+    Delayed {
+        /// Upper bound on holding an ACK (at most 500 ms, RFC 1122).
+        max_delay: Duration,
+        /// Segments per ACK (2 in standard TCP).
+        segments: u32,
+    },
+}
+
+impl AckPolicyConfig {
+    /// Standard delayed ACK: every second segment, 100 ms timer.
+    pub const DELAYED: AckPolicyConfig = AckPolicyConfig::Delayed {
+        max_delay: Duration::from_millis(100),
+        segments: 2,
+    };
+
+    pub(crate) fn build(&self) -> Box<dyn AckPolicy> {
+        match *self {
+            AckPolicyConfig::Every => Box::new(Every),
+            AckPolicyConfig::Delayed {
+                max_delay,
+                segments,
+            } => Box::new(Delayed::new(max_delay, segments)),
+        }
+    }
+}
+
+/// Congestion control parameters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CongestionConfig {
+    /// Initial window in bytes; `None` means RFC 6928's
+    /// `min(10 MSS, max(2 MSS, 14600))`.
+    pub initial_window: Option<u64>,
+    /// Appropriate Byte Counting limit L, in segments (RFC 3465; 2 by
+    /// default, the papers' DAL2).
+    pub byte_counting_limit: u32,
+}
+
+impl Default for CongestionConfig {
+    fn default() -> Self {
+        CongestionConfig {
+            initial_window: None,
+            byte_counting_limit: 2,
+        }
+    }
+}
+
+impl CongestionConfig {
+    pub(crate) fn build(&self, mss: u64) -> Box<dyn CongestionControl> {
+        let mut reno = RenoConfig::new(mss);
+        if let Some(iw) = self.initial_window {
+            reno.initial_window = iw.max(mss);
+        }
+        reno.byte_counting_limit = self.byte_counting_limit;
+        Box::new(Reno::new(reno))
+    }
+}
+
+/// Everything a connection needs to know before it starts.
+///
+/// ```
+/// use ackwise::connection::{AckPolicyConfig, Config};
+/// use std::time::Duration;
+///
+/// let mut config = Config::default();
+/// config.ack_policy = AckPolicyConfig::Every;
+/// config.min_rto = Duration::from_millis(200);
+/// config.validate().unwrap();
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Config {
+    /// Largest payload we accept per segment, advertised in the MSS option.
+    pub mss: u16,
+    /// Send buffer, bytes.
+    pub send_buffer: usize,
+    /// Receive buffer, bytes; the advertised window never exceeds it.
+    pub recv_buffer: usize,
+    /// Offer window scaling (RFC 7323).
+    pub window_scaling: bool,
+    /// Offer SACK (RFC 2018).
+    pub sack: bool,
+    /// Offer timestamps (RFC 7323).
+    pub timestamps: bool,
+    /// Advertise support for the experimental ACK-request option.
+    pub ack_requests: bool,
+    /// Receiver ACK policy.
+    pub ack_policy: AckPolicyConfig,
+    /// Sender congestion control.
+    pub congestion: CongestionConfig,
+    /// RFC 6675 DupThresh.
+    pub dup_thresh: u32,
+    /// RFC 3042 limited transmit.
+    pub limited_transmit: bool,
+    /// Nagle's algorithm (RFC 896).
+    pub nagle: bool,
+    /// Initial retransmission timeout (RFC 6298: 1 s).
+    pub initial_rto: Duration,
+    /// Minimum retransmission timeout (RFC 6298: 1 s; an emulator may go lower).
+    pub min_rto: Duration,
+    /// Maximum retransmission timeout.
+    pub max_rto: Duration,
+    /// SYN or SYN-ACK transmissions before giving up.
+    pub syn_retries: u32,
+    /// The connection is dropped when nothing arrives for this long.
+    pub idle_timeout: Option<Duration>,
+    /// How long TIME-WAIT lasts (2 MSL).
+    pub time_wait: Duration,
+    /// Out-of-order ranges the receiver keeps.
+    pub max_ooo_ranges: usize,
+    /// Compute and verify checksums (over an unspecified-address
+    /// pseudo-header).
+    pub checksums: bool,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            mss: 1460,
+            send_buffer: 1 << 20,
+            recv_buffer: 1 << 20,
+            window_scaling: true,
+            sack: true,
+            timestamps: true,
+            ack_requests: true,
+            ack_policy: AckPolicyConfig::DELAYED,
+            congestion: CongestionConfig::default(),
+            dup_thresh: 3,
+            limited_transmit: true,
+            nagle: true,
+            initial_rto: Duration::from_secs(1),
+            min_rto: Duration::from_secs(1),
+            max_rto: Duration::from_secs(60),
+            syn_retries: 6,
+            idle_timeout: Some(Duration::from_secs(120)),
+            time_wait: Duration::from_secs(2),
+            max_ooo_ranges: 64,
+            checksums: true,
+        }
+    }
+}
+
+/// A configuration value that cannot work.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum ConfigError {
+    /// A field is out of range.
+    #[error("config field `{field}`: {problem}")]
+    Invalid {
+        /// field name
+        field: &'static str,
+        /// what is wrong
+        problem: &'static str,
+    },
+}
+
+fn invalid(field: &'static str, problem: &'static str) -> Result<(), ConfigError> {
+    Err(ConfigError::Invalid { field, problem })
+}
+
+impl Config {
+    /// Checks that the configuration can work.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if self.mss < 64 {
+            return invalid("mss", "must be at least 64 bytes");
+        }
+        if self.send_buffer < usize::from(self.mss) {
+            return invalid("send_buffer", "must hold at least one segment");
+        }
+        if self.recv_buffer < usize::from(self.mss) {
+            return invalid("recv_buffer", "must hold at least one segment");
+        }
+        if self.recv_buffer > (1 << 30) {
+            return invalid("recv_buffer", "must be at most 1 GiB (window scale 14)");
+        }
+        if !self.window_scaling && self.recv_buffer > 65_535 {
+            return invalid("recv_buffer", "over 65535 bytes needs window_scaling");
+        }
+        if let AckPolicyConfig::Delayed {
+            max_delay,
+            segments,
+        } = self.ack_policy
+        {
+            if max_delay > Duration::from_millis(500) {
+                return invalid("ack_policy.max_delay", "must be at most 500 ms (RFC 1122)");
+            }
+            if segments == 0 {
+                return invalid("ack_policy.segments", "must be at least 1");
+            }
+        }
+        if self.congestion.byte_counting_limit == 0 {
+            return invalid("congestion.byte_counting_limit", "must be at least 1");
+        }
+        if self.dup_thresh == 0 {
+            return invalid("dup_thresh", "must be at least 1");
+        }
+        if self.min_rto.is_zero() || self.min_rto > self.max_rto {
+            return invalid("min_rto", "must be non-zero and at most max_rto");
+        }
+        if self.initial_rto.is_zero() {
+            return invalid("initial_rto", "must be non-zero");
+        }
+        if self.max_ooo_ranges == 0 {
+            return invalid("max_ooo_ranges", "must be at least 1");
+        }
+        Ok(())
+    }
+
+    /// Window scale shift needed to advertise the whole receive buffer.
+    pub(crate) fn window_shift(&self) -> u8 {
+        let mut shift = 0u8;
+        while (self.recv_buffer >> shift) > 65_535 && shift < 14 {
+            shift += 1;
+        }
+        shift
+    }
+}

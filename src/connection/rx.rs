@@ -1,0 +1,378 @@
+//! Arriving segments (RFC 9293 section 3.10.7), with the RFC 5961
+//! defences against blind resets and SYNs.
+
+use super::{CloseReason, Connection, Event, SegmentError, State};
+use crate::receiver::{AckDecision, ArrivalInfo};
+use crate::sender::AckInput;
+use crate::time::{Duration, Instant};
+use crate::wire::{Flags, SegmentRepr, SeqNum};
+
+impl Connection {
+    /// Processes one arriving segment. A segment that does not parse or is
+    /// not for this connection is dropped, counted and reported as an
+    /// error; the connection itself is unaffected.
+    pub fn handle_segment(&mut self, now: Instant, bytes: &[u8]) -> Result<(), SegmentError> {
+        let seg = match SegmentRepr::parse(bytes, self.checksum) {
+            Ok(seg) => seg,
+            Err(e) => {
+                self.stats.malformed_segments += 1;
+                return Err(e.into());
+            }
+        };
+        if seg.dst_port != self.local_port || seg.src_port != self.remote_port {
+            self.stats.discarded_segments += 1;
+            return Err(SegmentError::WrongPorts);
+        }
+        match self.state {
+            State::Closed => {}
+            State::SynSent => self.on_syn_sent(now, &seg),
+            _ => self.on_synchronized(now, &seg),
+        }
+        Ok(())
+    }
+
+    fn on_syn_sent(&mut self, now: Instant, seg: &SegmentRepr<'_>) {
+        let f = seg.flags;
+        let acks_syn = f.contains(Flags::ACK) && seg.ack == self.iss.add(1);
+        if f.contains(Flags::ACK) && !acks_syn {
+            if !f.contains(Flags::RST) {
+                self.pending_rst = Some((seg.ack, SeqNum(0), false));
+            }
+            self.stats.discarded_segments += 1;
+            return;
+        }
+        if f.contains(Flags::RST) {
+            if acks_syn {
+                self.finish(CloseReason::Refused);
+            }
+            return;
+        }
+        if !f.contains(Flags::SYN) || !acks_syn {
+            // A simultaneous open is not supported; ignore.
+            self.stats.discarded_segments += 1;
+            return;
+        }
+        self.last_received = now;
+        self.negotiate(seg);
+        self.init_receiver(seg.seq, seg.options.timestamps.map(|t| t.tsval));
+        self.syn_sample(now);
+        self.state = State::Established;
+        self.syn_due = false;
+        self.syn_deadline = None;
+        self.events.push_back(Event::Connected);
+        // The SYN-ACK is always answered at once.
+        if let Some(r) = self.recv.as_mut() {
+            r.ack_now = true;
+        }
+        tracing::debug!(peer = self.remote_port, "established (active open)");
+        if !seg.payload.is_empty() || seg.flags.contains(Flags::FIN) {
+            // Data on a SYN-ACK is legal but rare; process it as data.
+            let data_seg = SegmentRepr {
+                flags: seg.flags,
+                seq: seg.seq.add(1),
+                ..*seg
+            };
+            self.receive_data(now, &data_seg);
+        }
+    }
+
+    /// An RTT sample from the handshake when the SYN was not resent (Karn).
+    fn syn_sample(&mut self, now: Instant) {
+        if self.syn_sent_count == 1 {
+            if let Some(sent) = self.syn_sent_at {
+                self.sender.on_handshake_rtt(now - sent);
+            }
+        }
+    }
+
+    fn on_synchronized(&mut self, now: Instant, seg: &SegmentRepr<'_>) {
+        let Some(recv) = self.recv.as_ref() else {
+            return;
+        };
+        let f = seg.flags;
+        let rcv_nxt = recv.reassembly.next_offset() + u64::from(recv.fin_received);
+        let rcv_nxt_seq = super::seq_of(recv.irs, rcv_nxt);
+        let window = recv.reassembly.window() as u64;
+        let rel = seg.seq.diff(rcv_nxt_seq) as i64;
+        let seg_len = seg.payload.len() as i64 + i64::from(f.contains(Flags::FIN));
+
+        // A retransmitted SYN while we wait for the handshake's ACK.
+        if self.state == State::SynReceived && f.contains(Flags::SYN) && !f.contains(Flags::ACK) {
+            if seg.seq == recv.irs && !f.contains(Flags::RST) {
+                self.syn_due = true;
+            }
+            return;
+        }
+
+        // RFC 9293 3.10.7.4, first check: sequence acceptability.
+        let acceptable = if seg_len == 0 {
+            if window == 0 {
+                rel == 0
+            } else {
+                rel >= 0 && rel < window as i64
+            }
+        } else if window == 0 {
+            false
+        } else {
+            let last = rel + seg_len - 1;
+            (rel >= 0 && rel < window as i64) || (last >= 0 && last < window as i64)
+        };
+        if f.contains(Flags::RST) {
+            if rel == 0 {
+                self.finish(CloseReason::Reset);
+            } else if acceptable {
+                // RFC 5961 3.2: a reset inside the window but not exactly
+                // at RCV.NXT gets a challenge ACK.
+                self.challenge_ack();
+            } else {
+                self.stats.discarded_segments += 1;
+            }
+            return;
+        }
+        if !acceptable {
+            // Keep-alives and retransmissions of data we already have land
+            // here: tell the peer where we are.
+            self.stats.discarded_segments += 1;
+            if seg_len > 0 {
+                self.stats.data_segments_received += 1;
+                self.stats.data_bytes_received += seg.payload.len() as u64;
+            }
+            self.ack_immediately();
+            return;
+        }
+        if f.contains(Flags::SYN) {
+            // RFC 5961 4.2.
+            self.challenge_ack();
+            return;
+        }
+        if !f.contains(Flags::ACK) {
+            self.stats.discarded_segments += 1;
+            return;
+        }
+        self.last_received = now;
+
+        if self.state == State::SynReceived {
+            if seg.ack != self.iss.add(1) {
+                self.pending_rst = Some((seg.ack, SeqNum(0), false));
+                return;
+            }
+            self.state = State::Established;
+            self.syn_due = false;
+            self.syn_deadline = None;
+            self.syn_sample(now);
+            self.events.push_back(Event::Connected);
+            tracing::debug!(peer = self.remote_port, "established (passive open)");
+        }
+
+        if !self.process_ack(now, seg) {
+            return;
+        }
+        self.update_ts_recent(seg, rel);
+        if seg_len > 0 {
+            self.receive_data(now, seg);
+        } else if seg.payload.is_empty() {
+            self.stats.pure_acks_received += 1;
+        }
+    }
+
+    /// The ACK field of a synchronized segment. Returns false when the
+    /// segment must be dropped.
+    fn process_ack(&mut self, now: Instant, seg: &SegmentRepr<'_>) -> bool {
+        let una = self.sender.snd_una();
+        let una_seq = self.snd_seq(una);
+        let rel = seg.ack.diff(una_seq) as i64;
+        if rel < 0 {
+            // An old duplicate ACK; its data may still be useful.
+            return true;
+        }
+        let ack = una + rel as u64;
+        if ack > self.sender.max_sent() {
+            // Acknowledges something never sent (RFC 9293): answer, drop.
+            self.ack_immediately();
+            return false;
+        }
+        let mut sack = std::mem::take(&mut self.sack_scratch);
+        sack.clear();
+        if self.negotiated.sack {
+            for &(l, r) in seg.options.sack.as_slice() {
+                let (l, r) = (l.diff(una_seq) as i64, r.diff(una_seq) as i64);
+                if l >= 0 && r > l {
+                    sack.push((una + l as u64, una + r as u64));
+                }
+            }
+        }
+        let rtt_sample = self.ts_rtt_sample(now, seg, ack > una);
+        let window = u64::from(seg.window) << self.negotiated.send_window_shift;
+        let carries_data = !seg.payload.is_empty() || seg.flags.contains(Flags::FIN);
+        self.sender.on_ack(
+            now,
+            AckInput {
+                ack,
+                sack: &sack,
+                window,
+                carries_data,
+                rtt_sample,
+            },
+        );
+        self.sack_scratch = sack;
+        if self.sender.fin_acked() {
+            self.on_fin_acked(now);
+        }
+        true
+    }
+
+    fn ts_rtt_sample(&self, now: Instant, seg: &SegmentRepr<'_>, advances: bool) -> Option<Duration> {
+        if !self.negotiated.timestamps || !advances {
+            return None;
+        }
+        let ts = seg.options.timestamps?;
+        if ts.tsecr == 0 {
+            return None;
+        }
+        let elapsed = self.timestamp_now(now).wrapping_sub(ts.tsecr);
+        // An echo from the future or from long ago is not a sample.
+        if elapsed > 1 << 30 {
+            return None;
+        }
+        Some(Duration::from_micros(u64::from(elapsed)))
+    }
+
+    /// RFC 7323 section 4.3: remember the timestamp of the segment that
+    /// our next ACK will acknowledge first.
+    fn update_ts_recent(&mut self, seg: &SegmentRepr<'_>, rel: i64) {
+        let Some(ts) = seg.options.timestamps else {
+            return;
+        };
+        let Some(recv) = self.recv.as_mut() else {
+            return;
+        };
+        let rcv_nxt = recv.reassembly.next_offset() + u64::from(recv.fin_received);
+        let start = rcv_nxt as i64 + rel;
+        if start <= recv.last_ack_sent as i64 {
+            recv.ts_recent = ts.tsval;
+        }
+    }
+
+    fn on_fin_acked(&mut self, now: Instant) {
+        match self.state {
+            State::FinWait1 => self.state = State::FinWait2,
+            State::Closing => self.enter_time_wait(now),
+            State::LastAck => self.finish(CloseReason::Normal),
+            _ => {}
+        }
+    }
+
+    fn enter_time_wait(&mut self, now: Instant) {
+        self.state = State::TimeWait;
+        self.time_wait_deadline = Some(now + self.config.time_wait);
+    }
+
+    fn receive_data(&mut self, now: Instant, seg: &SegmentRepr<'_>) {
+        // What the peer sends as a full segment: our MSS less its timestamps.
+        let full_sized = usize::from(self.config.mss)
+            - if self.negotiated.timestamps { 12 } else { 0 };
+        let accepts_data = matches!(
+            self.state,
+            State::Established | State::FinWait1 | State::FinWait2
+        );
+        let Some(recv) = self.recv.as_mut() else {
+            return;
+        };
+        self.stats.data_segments_received += 1;
+        self.stats.data_bytes_received += seg.payload.len() as u64;
+        let rcv_nxt = recv.reassembly.next_offset();
+        let start_rel = seg.seq.diff(super::seq_of(recv.irs, rcv_nxt)) as i64;
+        let fin = seg.flags.contains(Flags::FIN);
+        if !accepts_data || recv.fin_received {
+            // After the peer's FIN nothing new can arrive; a retransmitted
+            // FIN still deserves an ACK.
+            recv.ack_now = true;
+            return;
+        }
+        // Drop bytes below RCV.NXT; the reassembly trims the top.
+        let (offset, payload) = if start_rel < 0 {
+            let skip = (-start_rel) as usize;
+            (rcv_nxt, seg.payload.get(skip..).unwrap_or(&[]))
+        } else {
+            (rcv_nxt + start_rel as u64, seg.payload)
+        };
+        let outcome = recv.reassembly.insert(offset, payload);
+        self.stats.bytes_delivered += outcome.advanced;
+        if fin {
+            let fin_at = (rcv_nxt as i64 + start_rel + seg.payload.len() as i64).max(0) as u64;
+            // Only a FIN inside the window we offered is believed.
+            if fin_at <= recv.reassembly.next_offset() + recv.reassembly.window() as u64 {
+                recv.fin_offset = Some(fin_at);
+            }
+        }
+        let mut peer_closed = false;
+        if recv.fin_offset == Some(recv.reassembly.next_offset()) && !recv.fin_received {
+            recv.fin_received = true;
+            peer_closed = true;
+        }
+        let info = ArrivalInfo {
+            now,
+            payload_len: seg.payload.len(),
+            full_sized: seg.payload.len() >= full_sized,
+            out_of_order: outcome.out_of_order,
+            filled_gap: outcome.filled_gap,
+            duplicate: outcome.duplicate && !peer_closed,
+            has_gaps: recv.reassembly.has_gaps(),
+            fin: peer_closed,
+            push: seg.flags.contains(Flags::PSH),
+            ack_request: seg.options.ack_request,
+        };
+        let decision = recv.policy.on_segment(&info);
+        tracing::debug!(
+            policy = recv.policy.name(),
+            ?decision,
+            len = info.payload_len,
+            ooo = info.out_of_order,
+            "ack decision"
+        );
+        match decision {
+            AckDecision::Now => recv.ack_now = true,
+            AckDecision::By(t) => {
+                recv.ack_deadline = Some(recv.ack_deadline.map_or(t, |d| d.min(t)));
+            }
+        }
+        if peer_closed {
+            self.events.push_back(Event::PeerClosed);
+            match self.state {
+                State::Established => self.state = State::CloseWait,
+                State::FinWait1 => self.state = State::Closing,
+                State::FinWait2 => self.enter_time_wait(now),
+                _ => {}
+            }
+        }
+    }
+
+    fn challenge_ack(&mut self) {
+        self.stats.discarded_segments += 1;
+        self.ack_immediately();
+    }
+
+    fn ack_immediately(&mut self) {
+        if let Some(r) = self.recv.as_mut() {
+            r.ack_now = true;
+        }
+    }
+
+    /// After the application read, tell a peer that believes our window is
+    /// nearly closed that it has opened again (receiver-side silly window
+    /// avoidance, RFC 9293 3.8.6.2.2: only for a substantial opening).
+    pub(super) fn maybe_window_update(&mut self) {
+        let mss = u64::from(self.config.mss);
+        let Some(recv) = self.recv.as_mut() else {
+            return;
+        };
+        let rcv_nxt = recv.reassembly.next_offset();
+        let cap = recv.reassembly.capacity() as u64;
+        let peer_view = recv.last_window_edge.saturating_sub(rcv_nxt);
+        let edge = rcv_nxt + recv.reassembly.window() as u64;
+        let opened = edge.saturating_sub(recv.last_window_edge);
+        if peer_view < (cap / 4).max(2 * mss).min(cap) && opened >= (cap / 2).min(4 * mss).max(1) {
+            recv.ack_now = true;
+        }
+    }
+}

@@ -1,0 +1,46 @@
+//! Per-connection counters, readable at any time.
+
+use crate::time::Duration;
+
+/// A snapshot of one connection's counters and congestion state.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Segments carrying data or FIN that we sent, retransmissions included.
+    pub data_segments_sent: u64,
+    /// Payload bytes sent, retransmissions included.
+    pub data_bytes_sent: u64,
+    /// Segments carrying data or FIN that arrived (duplicates included).
+    pub data_segments_received: u64,
+    /// Payload bytes that arrived (duplicates included).
+    pub data_bytes_received: u64,
+    /// Payload bytes delivered in order to the application's buffer.
+    pub bytes_delivered: u64,
+    /// Retransmitted segments.
+    pub retransmissions: u64,
+    /// Fast retransmits (entries into fast recovery).
+    pub fast_retransmits: u64,
+    /// Retransmission timeouts.
+    pub timeouts: u64,
+    /// Segments we sent that acknowledged without carrying data, SYN or FIN.
+    pub pure_acks_sent: u64,
+    /// Every segment we sent with a new or repeated acknowledgment,
+    /// piggybacked ones included.
+    pub acks_sent: u64,
+    /// Pure ACKs that arrived.
+    pub pure_acks_received: u64,
+    /// Duplicate ACKs that arrived.
+    pub duplicate_acks_received: u64,
+    /// Segments dropped because they did not parse.
+    pub malformed_segments: u64,
+    /// Segments dropped for other reasons (wrong ports, out of window,
+    /// challenge ACK sent).
+    pub discarded_segments: u64,
+    /// Congestion window, bytes.
+    pub cwnd: u64,
+    /// Slow-start threshold, bytes (`u64::MAX` until the first loss).
+    pub ssthresh: u64,
+    /// Smoothed RTT.
+    pub srtt: Option<Duration>,
+    /// Current retransmission timeout.
+    pub rto: Duration,
+}

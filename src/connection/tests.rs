@@ -1,0 +1,304 @@
+use super::*;
+use crate::testing::{transfer, Pipe, PipeConfig};
+use crate::wire::{Options, SegmentRepr};
+use rand_chacha::ChaCha8Rng;
+use rand_core::SeedableRng;
+
+fn rng() -> ChaCha8Rng {
+    ChaCha8Rng::seed_from_u64(7)
+}
+
+fn fast_config() -> Config {
+    Config {
+        min_rto: Duration::from_millis(200),
+        initial_rto: Duration::from_millis(500),
+        time_wait: Duration::from_millis(500),
+        ..Config::default()
+    }
+}
+
+fn established_pipe(client: Config, server: Config) -> Pipe {
+    let mut pipe = Pipe::new(PipeConfig::default(), client, server).unwrap();
+    let ok = pipe
+        .run_until(Instant::from_millis(5_000), |p| {
+            p.client().is_established() && p.server().is_some_and(|s| s.is_established())
+        })
+        .unwrap();
+    assert!(ok, "handshake did not complete");
+    pipe
+}
+
+#[test]
+fn negotiation_when_both_support_everything() {
+    let mut pipe = established_pipe(fast_config(), fast_config());
+    let c = pipe.client().negotiated();
+    let s = pipe.server().unwrap().negotiated();
+    for n in [c, s] {
+        assert!(n.sack);
+        assert!(n.timestamps);
+        assert!(n.window_scaling);
+        assert!(n.ack_requests);
+        assert!(n.peer_ack_requests);
+        assert_eq!(n.peer_mss, 1460);
+    }
+    // 1 MiB needs shift 5 to fit in 16 bits.
+    assert_eq!(c.recv_window_shift, 5);
+    assert_eq!(c.send_window_shift, s.recv_window_shift);
+    assert_eq!(pipe.client().poll_event(), Some(Event::Connected));
+}
+
+#[test]
+fn ack_request_negotiation_needs_both_ends() {
+    let mut without = fast_config();
+    without.ack_requests = false;
+    // Only the client supports it.
+    let mut pipe = established_pipe(fast_config(), without.clone());
+    assert!(!pipe.client().negotiated().ack_requests);
+    assert!(pipe.client().negotiated().peer_ack_requests == false);
+    let s = pipe.server().unwrap().negotiated();
+    assert!(s.peer_ack_requests, "server saw the client's offer");
+    assert!(!s.ack_requests, "but does not support it itself");
+    // Only the server supports it: it must not advertise on the SYN-ACK.
+    let mut pipe = established_pipe(without, fast_config());
+    assert!(!pipe.client().negotiated().peer_ack_requests);
+    assert!(!pipe.server().unwrap().negotiated().ack_requests);
+    assert!(!pipe.server().unwrap().negotiated().peer_ack_requests);
+}
+
+#[test]
+fn options_are_only_used_when_both_offer_them() {
+    let mut plain = fast_config();
+    plain.sack = false;
+    plain.timestamps = false;
+    plain.window_scaling = false;
+    plain.recv_buffer = 65_535;
+    plain.mss = 1000;
+    let mut pipe = established_pipe(fast_config(), plain);
+    let c = pipe.client().negotiated();
+    assert!(!c.sack && !c.timestamps && !c.window_scaling);
+    assert_eq!(c.peer_mss, 1000);
+    assert_eq!(c.send_window_shift, 0);
+    assert_eq!(c.recv_window_shift, 0);
+}
+
+#[test]
+fn syn_to_nowhere_times_out_after_retries() {
+    let mut config = fast_config();
+    config.syn_retries = 2;
+    let mut conn = Connection::connect(config, Instant::ZERO, 1, 2, &mut rng()).unwrap();
+    let mut buf = [0u8; 2000];
+    let mut syns = 0;
+    let mut now = Instant::ZERO;
+    for _ in 0..20 {
+        while conn.poll_transmit(now, &mut buf).is_some() {
+            syns += 1;
+        }
+        match conn.poll_timeout() {
+            Some(t) => {
+                now = t;
+                conn.handle_timeout(now);
+            }
+            None => break,
+        }
+    }
+    assert_eq!(syns, 3);
+    assert_eq!(conn.state(), State::Closed);
+    assert_eq!(conn.poll_event(), Some(Event::Closed(CloseReason::TimedOut)));
+    // 0.5 + 1 + 2 seconds of backoff.
+    assert_eq!(now, Instant::from_millis(3_500));
+}
+
+fn segment(src: u16, dst: u16, seq: SeqNum, ack: SeqNum, flags: Flags) -> Vec<u8> {
+    let repr = SegmentRepr {
+        src_port: src,
+        dst_port: dst,
+        seq,
+        ack,
+        flags,
+        window: 1000,
+        options: Options::default(),
+        payload: &[],
+    };
+    let mut buf = vec![0u8; repr.buffer_len()];
+    repr.emit(&mut buf, Checksum::UNSPECIFIED).unwrap();
+    buf
+}
+
+#[test]
+fn reset_answering_syn_is_connection_refused() {
+    let mut conn = Connection::connect(fast_config(), Instant::ZERO, 1, 2, &mut rng()).unwrap();
+    let mut buf = [0u8; 2000];
+    let n = conn.poll_transmit(Instant::ZERO, &mut buf).unwrap();
+    let syn = SegmentRepr::parse(&buf[..n], Checksum::UNSPECIFIED).unwrap();
+    assert!(syn.flags.contains(Flags::SYN));
+    assert_eq!(syn.options.ack_request, Some(crate::wire::AckRequest::Supported));
+    // A reset that does not acknowledge our SYN is ignored.
+    let bogus = segment(2, 1, SeqNum(0), syn.seq.add(7), Flags::RST | Flags::ACK);
+    conn.handle_segment(Instant::ZERO, &bogus).unwrap();
+    assert_eq!(conn.state(), State::SynSent);
+    let rst = segment(2, 1, SeqNum(0), syn.seq.add(1), Flags::RST | Flags::ACK);
+    conn.handle_segment(Instant::ZERO, &rst).unwrap();
+    assert_eq!(conn.poll_event(), Some(Event::Closed(CloseReason::Refused)));
+}
+
+#[test]
+fn blind_reset_gets_a_challenge_ack_and_exact_reset_closes() {
+    let mut pipe = established_pipe(fast_config(), fast_config());
+    let now = pipe.now();
+    let client = pipe.client();
+    let ack_before = client.stats().acks_sent;
+    let rcv_nxt = client.rcv_ack_seq();
+    // In the window but not at RCV.NXT: challenge ACK (RFC 5961 3.2).
+    let rst = segment(80, 40_000, rcv_nxt.add(100), SeqNum(0), Flags::RST);
+    client.handle_segment(now, &rst).unwrap();
+    assert_eq!(client.state(), State::Established);
+    let mut buf = [0u8; 2000];
+    let n = client.poll_transmit(now, &mut buf).expect("challenge ACK");
+    let ack = SegmentRepr::parse(&buf[..n], Checksum::UNSPECIFIED).unwrap();
+    assert!(ack.flags.contains(Flags::ACK) && ack.payload.is_empty());
+    assert_eq!(client.stats().acks_sent, ack_before + 1);
+    // Exactly at RCV.NXT: the connection is reset.
+    let rst = segment(80, 40_000, rcv_nxt, SeqNum(0), Flags::RST);
+    client.handle_segment(now, &rst).unwrap();
+    assert_eq!(client.state(), State::Closed);
+    assert!(std::iter::from_fn(|| client.poll_event())
+        .any(|e| e == Event::Closed(CloseReason::Reset)));
+}
+
+#[test]
+fn malformed_and_foreign_segments_are_counted_not_fatal() {
+    let mut pipe = established_pipe(fast_config(), fast_config());
+    let now = pipe.now();
+    let client = pipe.client();
+    assert!(matches!(
+        client.handle_segment(now, &[1, 2, 3]),
+        Err(SegmentError::Malformed(_))
+    ));
+    let foreign = segment(81, 40_000, SeqNum(0), SeqNum(0), Flags::ACK);
+    assert_eq!(client.handle_segment(now, &foreign), Err(SegmentError::WrongPorts));
+    let s = client.stats();
+    assert_eq!(s.malformed_segments, 1);
+    assert_eq!(s.discarded_segments, 1);
+    assert_eq!(client.state(), State::Established);
+}
+
+#[test]
+fn accept_rejects_non_syn() {
+    let ack = segment(1, 2, SeqNum(5), SeqNum(5), Flags::ACK);
+    assert!(matches!(
+        Connection::accept(fast_config(), Instant::ZERO, &ack, &mut rng()),
+        Err(AcceptError::Segment(SegmentError::NotSyn))
+    ));
+    assert!(matches!(
+        Connection::accept(fast_config(), Instant::ZERO, &[0u8; 3], &mut rng()),
+        Err(AcceptError::Segment(SegmentError::Malformed(_)))
+    ));
+}
+
+#[test]
+fn invalid_config_is_a_typed_error() {
+    let mut config = fast_config();
+    config.ack_policy = AckPolicyConfig::Delayed {
+        max_delay: Duration::from_secs(1),
+        segments: 2,
+    };
+    assert!(matches!(
+        Connection::connect(config, Instant::ZERO, 1, 2, &mut rng()),
+        Err(ConfigError::Invalid { field: "ack_policy.max_delay", .. })
+    ));
+}
+
+#[test]
+fn idle_peer_times_out() {
+    let mut config = fast_config();
+    config.idle_timeout = Some(Duration::from_secs(3));
+    let mut pipe = established_pipe(config.clone(), config);
+    // Silence the server by dropping everything from now on.
+    let start = pipe.now();
+    let client = pipe.client();
+    let mut now = start;
+    while let Some(t) = client.poll_timeout() {
+        now = t;
+        client.handle_timeout(now);
+        let mut buf = [0u8; 2000];
+        while client.poll_transmit(now, &mut buf).is_some() {}
+        if client.is_closed() {
+            break;
+        }
+    }
+    assert!(client.is_closed());
+    assert!(now - start <= Duration::from_secs(3) + Duration::from_millis(1));
+    assert!(std::iter::from_fn(|| client.poll_event())
+        .any(|e| e == Event::Closed(CloseReason::TimedOut)));
+}
+
+#[test]
+fn both_directions_deliver_and_close_cleanly() {
+    let a: Vec<u8> = (0..300_000u32).map(|i| (i * 7 + 3) as u8).collect();
+    let b: Vec<u8> = (0..123_457u32).map(|i| (i * 13 + 1) as u8).collect();
+    for policy in [AckPolicyConfig::Every, AckPolicyConfig::DELAYED] {
+        let mut config = fast_config();
+        config.ack_policy = policy;
+        let out = transfer(
+            PipeConfig::default(),
+            config.clone(),
+            config,
+            &a,
+            &b,
+            Duration::from_secs(600),
+        )
+        .unwrap();
+        assert_eq!(out.server_received, a, "{policy:?}");
+        assert_eq!(out.client_received, b, "{policy:?}");
+        assert!(out.closed_cleanly, "{policy:?}");
+        assert_eq!(out.client_stats.retransmissions, 0);
+    }
+}
+
+#[test]
+fn delayed_ack_sends_about_half_the_acks_of_every() {
+    let data = vec![0x5au8; 1_000_000];
+    let mut acks = Vec::new();
+    for policy in [AckPolicyConfig::Every, AckPolicyConfig::DELAYED] {
+        let mut config = fast_config();
+        config.ack_policy = policy;
+        let out = transfer(
+            PipeConfig::default(),
+            config.clone(),
+            config,
+            &data,
+            &[],
+            Duration::from_secs(600),
+        )
+        .unwrap();
+        assert_eq!(out.server_received.len(), data.len());
+        acks.push(out.server_stats.pure_acks_sent as f64);
+    }
+    let ratio = acks[1] / acks[0];
+    assert!((0.4..0.65).contains(&ratio), "delayed/every ACK ratio {ratio}, acks {acks:?}");
+}
+
+#[test]
+fn loss_is_repaired_by_fast_retransmit() {
+    let data: Vec<u8> = (0..2_000_000u32).map(|i| (i % 251) as u8).collect();
+    let out = transfer(
+        PipeConfig {
+            loss: 0.01,
+            seed: 3,
+            ..PipeConfig::default()
+        },
+        fast_config(),
+        fast_config(),
+        &data,
+        &[],
+        Duration::from_secs(600),
+    )
+    .unwrap();
+    assert_eq!(out.server_received, data);
+    assert!(out.closed_cleanly);
+    let s = out.client_stats;
+    assert!(s.fast_retransmits > 0, "{s:?}");
+    assert!(s.retransmissions >= s.fast_retransmits);
+    // With SACK, most losses are repaired without a timeout.
+    assert!(s.timeouts * 4 <= s.fast_retransmits, "{s:?}");
+}

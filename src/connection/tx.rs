@@ -1,0 +1,200 @@
+//! Building outgoing segments.
+
+use super::{seq_of, Connection, State};
+use crate::sender::TxSegment;
+use crate::time::Instant;
+use crate::wire::{AckRequest, Flags, Options, SegmentRepr, SeqNum, Timestamps, HEADER_LEN, MAX_OPTIONS_LEN};
+
+/// The largest header a segment can have.
+const MAX_HEADER: usize = HEADER_LEN + MAX_OPTIONS_LEN;
+
+impl Connection {
+    /// Writes the next segment to send into `buf` and returns its length,
+    /// or `None` when nothing is due. `buf` should hold at least the MSS
+    /// plus 60 bytes of header; a smaller buffer gets smaller segments.
+    pub fn poll_transmit(&mut self, now: Instant, buf: &mut [u8]) -> Option<usize> {
+        if buf.len() < MAX_HEADER + 1 {
+            return None;
+        }
+        if let Some((seq, ack, has_ack)) = self.pending_rst.take() {
+            return self.emit_rst(seq, ack, has_ack, buf);
+        }
+        match self.state {
+            State::Closed => None,
+            State::SynSent | State::SynReceived => {
+                if self.syn_due {
+                    self.emit_syn(now, buf)
+                } else {
+                    None
+                }
+            }
+            _ => self.transmit_synchronized(now, buf),
+        }
+    }
+
+    fn emit_rst(&mut self, seq: SeqNum, ack: SeqNum, has_ack: bool, buf: &mut [u8]) -> Option<usize> {
+        let flags = if has_ack { Flags::RST | Flags::ACK } else { Flags::RST };
+        let repr = SegmentRepr {
+            src_port: self.local_port,
+            dst_port: self.remote_port,
+            seq,
+            ack,
+            flags,
+            window: 0,
+            options: Options::default(),
+            payload: &[],
+        };
+        repr.emit(buf, self.checksum).ok()
+    }
+
+    fn emit_syn(&mut self, now: Instant, buf: &mut [u8]) -> Option<usize> {
+        let passive = self.state == State::SynReceived;
+        let mut options = Options {
+            mss: Some(self.config.mss),
+            ..Options::default()
+        };
+        if passive {
+            // Offer only what the peer offered (RFC 7323, RFC 2018).
+            let n = self.negotiated;
+            options.window_scale = n.window_scaling.then_some(n.recv_window_shift);
+            options.sack_permitted = n.sack;
+            options.timestamps = n.timestamps.then(|| Timestamps {
+                tsval: self.timestamp_now(now),
+                tsecr: self.recv.as_ref().map_or(0, |r| r.ts_recent),
+            });
+            options.ack_request = n.ack_requests.then_some(AckRequest::Supported);
+        } else {
+            options.window_scale = self.config.window_scaling.then(|| self.config.window_shift());
+            options.sack_permitted = self.config.sack;
+            options.timestamps = self.config.timestamps.then(|| Timestamps {
+                tsval: self.timestamp_now(now),
+                tsecr: 0,
+            });
+            options.ack_request = self.config.ack_requests.then_some(AckRequest::Supported);
+        }
+        let (flags, ack) = if passive {
+            (Flags::SYN | Flags::ACK, self.rcv_ack_seq())
+        } else {
+            (Flags::SYN, SeqNum(0))
+        };
+        let repr = SegmentRepr {
+            src_port: self.local_port,
+            dst_port: self.remote_port,
+            seq: self.iss,
+            ack,
+            flags,
+            // Never scaled on a SYN (RFC 7323 2.2).
+            window: self.config.recv_buffer.min(65_535) as u16,
+            options,
+            payload: &[],
+        };
+        let n = repr.emit(buf, self.checksum).ok()?;
+        self.syn_due = false;
+        self.syn_sent_count += 1;
+        if self.syn_sent_count == 1 {
+            self.syn_sent_at = Some(now);
+        }
+        self.syn_deadline = Some(now + self.syn_rto);
+        if passive {
+            self.stats.acks_sent += 1;
+        }
+        Some(n)
+    }
+
+    fn transmit_synchronized(&mut self, now: Instant, buf: &mut [u8]) -> Option<usize> {
+        let may_send_data = matches!(
+            self.state,
+            State::Established | State::CloseWait | State::FinWait1 | State::Closing | State::LastAck
+        );
+        if may_send_data {
+            let max_payload = buf.len() - MAX_HEADER;
+            if let Some(tx) = self.sender.poll_transmit(now, max_payload) {
+                return self.emit_data(now, tx, buf);
+            }
+        }
+        let ack_due = self.recv.as_ref().is_some_and(|r| r.ack_now);
+        if ack_due {
+            let seq = self.snd_seq(self.sender.snd_nxt());
+            return self.emit_ack(now, seq, Flags::ACK, None, buf);
+        }
+        None
+    }
+
+    fn emit_data(&mut self, now: Instant, tx: TxSegment, buf: &mut [u8]) -> Option<usize> {
+        let mut flags = Flags::ACK;
+        if tx.fin {
+            flags = flags | Flags::FIN;
+        }
+        if tx.start + tx.len as u64 >= self.sender.data_end() {
+            flags = flags | Flags::PSH;
+        }
+        let seq = self.snd_seq(tx.start);
+        self.emit_ack(now, seq, flags, Some(tx), buf)
+    }
+
+    /// Emits a segment that carries our acknowledgment, with or without
+    /// data, and tells the ACK policy about it.
+    fn emit_ack(
+        &mut self,
+        now: Instant,
+        seq: SeqNum,
+        flags: Flags,
+        tx: Option<TxSegment>,
+        buf: &mut [u8],
+    ) -> Option<usize> {
+        let recv = self.recv.as_mut()?;
+        let rcv_nxt = recv.reassembly.next_offset();
+        let mut options = Options::default();
+        if self.negotiated.timestamps {
+            options.timestamps = Some(Timestamps {
+                tsval: ((now.as_nanos() / 1_000) as u32).wrapping_add(self.ts_offset),
+                tsecr: recv.ts_recent,
+            });
+        }
+        if self.negotiated.sack && recv.reassembly.has_gaps() {
+            let mut blocks = [(0u64, 0u64); 4];
+            let n = recv.reassembly.sack_blocks(&mut blocks);
+            for &(l, r) in &blocks[..n] {
+                options.sack.push(seq_of(recv.irs, l), seq_of(recv.irs, r));
+            }
+        }
+        let shift = self.negotiated.recv_window_shift;
+        let window_field = ((recv.reassembly.window() as u64) >> shift).min(65_535);
+        let ack = seq_of(recv.irs, rcv_nxt + u64::from(recv.fin_received));
+
+        let mut scratch = std::mem::take(&mut self.scratch);
+        let len = tx.map_or(0, |t| t.len);
+        if scratch.len() < len {
+            scratch.resize(len, 0);
+        }
+        if let Some(t) = tx {
+            let copied = self.sender.copy_payload(t.start, &mut scratch[..len]);
+            debug_assert_eq!(copied, len);
+        }
+        let repr = SegmentRepr {
+            src_port: self.local_port,
+            dst_port: self.remote_port,
+            seq,
+            ack,
+            flags,
+            window: window_field as u16,
+            options,
+            payload: &scratch[..len],
+        };
+        let result = repr.emit(buf, self.checksum);
+        self.scratch = scratch;
+        let n = result.ok()?;
+
+        let recv = self.recv.as_mut()?;
+        recv.ack_now = false;
+        recv.ack_deadline = None;
+        recv.last_ack_sent = rcv_nxt + u64::from(recv.fin_received);
+        recv.last_window_edge = rcv_nxt + (window_field << shift);
+        recv.policy.on_ack_sent(now);
+        self.stats.acks_sent += 1;
+        if tx.is_none() {
+            self.stats.pure_acks_sent += 1;
+        }
+        Some(n)
+    }
+}

@@ -1,0 +1,625 @@
+//! The sending half of a connection: what to transmit next, what an ACK
+//! means, and when the retransmission timer fires.
+//!
+//! Loss recovery follows RFC 6675 when the peer supports SACK: a duplicate
+//! ACK is one that SACKs new data, recovery starts at DupThresh duplicates or
+//! when `IsLost(HighACK)` holds, and transmission during recovery is clocked
+//! by `cwnd - pipe` with `NextSeg` choosing between lost segments, new data
+//! and other unSACKed segments. Without SACK the same loop runs NewReno
+//! (RFC 6582): every duplicate ACK counts one segment as having left the
+//! network, and each partial ACK retransmits the next hole.
+//!
+//! Limited transmit (RFC 3042) lets the first two duplicate ACKs release new
+//! data. The retransmission timer follows RFC 6298; after it fires the
+//! sender goes back to the cumulative ACK point and resends in order, as the
+//! SACK information may no longer be trusted (RFC 2018 section 8).
+
+use super::{AckOutcome, CongestionControl, Scoreboard, SendBuffer};
+use crate::estimators::RttEstimator;
+use crate::time::{Duration, Instant};
+
+/// Parameters of the sending half.
+#[derive(Debug, Clone)]
+pub struct SenderParams {
+    /// Sender maximum segment size, bytes of payload.
+    pub mss: usize,
+    /// Send buffer size, bytes.
+    pub send_buffer: usize,
+    /// RFC 6675 DupThresh.
+    pub dup_thresh: u32,
+    /// RFC 3042 limited transmit.
+    pub limited_transmit: bool,
+    /// Nagle's algorithm (RFC 896): hold a partial segment while data is
+    /// unacknowledged. Off means every write may leave as a small segment.
+    pub nagle: bool,
+    /// Initial retransmission timeout (RFC 6298: 1 s).
+    pub initial_rto: Duration,
+    /// Lower bound of the retransmission timeout (RFC 6298: 1 s).
+    pub min_rto: Duration,
+    /// Upper bound of the retransmission timeout.
+    pub max_rto: Duration,
+}
+
+/// One segment the sender wants on the wire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TxSegment {
+    /// Stream offset of the first payload byte (or of the FIN when empty).
+    pub start: u64,
+    /// Payload bytes.
+    pub len: usize,
+    /// The segment carries the FIN.
+    pub fin: bool,
+    /// Some of it was sent before.
+    pub retransmission: bool,
+}
+
+/// What an arriving acknowledgment carried, in stream offsets.
+#[derive(Debug, Clone, Copy)]
+pub struct AckInput<'a> {
+    /// Cumulative acknowledgment.
+    pub ack: u64,
+    /// SACK blocks, stream offsets.
+    pub sack: &'a [(u64, u64)],
+    /// Peer's receive window, already scaled, bytes beyond `ack`.
+    pub window: u64,
+    /// The segment also carried data or SYN/FIN (so it is not a duplicate
+    /// ACK in the RFC 5681 sense).
+    pub carries_data: bool,
+    /// RTT measured from the timestamp echo, when timestamps are on.
+    pub rtt_sample: Option<Duration>,
+}
+
+/// How the sender classified an acknowledgment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct AckEffect {
+    /// Bytes newly acknowledged cumulatively (the FIN counts as one).
+    pub newly_acked: u64,
+    /// The ACK counted as a duplicate.
+    pub duplicate: bool,
+    /// The ACK started fast recovery.
+    pub entered_recovery: bool,
+    /// The ACK ended fast recovery.
+    pub exited_recovery: bool,
+    /// The ACK acknowledged something never sent; it was ignored.
+    pub invalid: bool,
+}
+
+/// Counters kept by the sender.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SenderCounters {
+    /// Segments carrying data or FIN, including retransmissions.
+    pub data_segments: u64,
+    /// Payload bytes sent, including retransmissions.
+    pub data_bytes: u64,
+    /// Segments that were retransmissions.
+    pub retransmissions: u64,
+    /// Fast retransmits (entries into fast recovery).
+    pub fast_retransmits: u64,
+    /// Retransmission timeouts.
+    pub timeouts: u64,
+    /// Duplicate acknowledgments seen.
+    pub duplicate_acks: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Recovery {
+    /// Normal operation.
+    Open,
+    /// Fast recovery until the cumulative ACK reaches `point`.
+    Fast { point: u64 },
+}
+
+/// The sending half of a connection.
+#[derive(Debug)]
+pub struct Sender {
+    params: SenderParams,
+    mss: u64,
+    buffer: SendBuffer,
+    board: Scoreboard,
+    cc: Box<dyn CongestionControl>,
+    rtt: RttEstimator,
+    sack: bool,
+    /// Right edge of the peer's receive window, stream offset.
+    window_edge: u64,
+    /// The application will write no more; the FIN sits at `buffer.end()`.
+    fin_queued: bool,
+    recovery: Recovery,
+    /// Highest offset ever transmitted, across go-back-N after a timeout;
+    /// what lies below it is a retransmission.
+    max_sent: u64,
+    /// RFC 6582 "recover": no new fast recovery for losses detected by ACKs
+    /// below this point after a timeout.
+    recover: u64,
+    dup_acks: u32,
+    /// Duplicate ACKs counted as departed segments when the peer has no
+    /// SACK (NewReno's window inflation, expressed in bytes).
+    reno_departed: u64,
+    /// The segment at the cumulative ACK point must be resent now
+    /// (fast retransmit, or a NewReno partial ACK).
+    retransmit_head: bool,
+    rto_deadline: Option<Instant>,
+    /// A window probe is due at this time (peer window closed).
+    persist_deadline: Option<Instant>,
+    /// Karn-safe RTT timing when timestamps are off: (end offset, sent at).
+    rtt_probe: Option<(u64, Instant)>,
+    counters: SenderCounters,
+}
+
+impl Sender {
+    /// A sender whose first data byte has stream offset 0.
+    pub fn new(
+        params: SenderParams,
+        cc: Box<dyn CongestionControl>,
+        sack: bool,
+        peer_window: u64,
+    ) -> Self {
+        let mss = params.mss.max(1) as u64;
+        Sender {
+            buffer: SendBuffer::new(params.send_buffer),
+            board: Scoreboard::new(mss as usize, params.dup_thresh),
+            rtt: RttEstimator::new(params.initial_rto, params.min_rto, params.max_rto),
+            params,
+            mss,
+            cc,
+            sack,
+            window_edge: peer_window,
+            fin_queued: false,
+            recovery: Recovery::Open,
+            max_sent: 0,
+            recover: 0,
+            dup_acks: 0,
+            reno_departed: 0,
+            retransmit_head: false,
+            rto_deadline: None,
+            persist_deadline: None,
+            rtt_probe: None,
+            counters: SenderCounters::default(),
+        }
+    }
+
+    /// Applies what the handshake agreed: segment size, SACK, a congestion
+    /// controller sized for that MSS, and the peer's first window. Only
+    /// valid before anything was transmitted; data already written stays.
+    pub fn reconfigure(
+        &mut self,
+        mss: usize,
+        sack: bool,
+        cc: Box<dyn CongestionControl>,
+        peer_window: u64,
+    ) {
+        debug_assert_eq!(self.max_sent, 0, "reconfigure after transmission");
+        self.params.mss = mss.max(1);
+        self.mss = self.params.mss as u64;
+        self.board = Scoreboard::new(self.params.mss, self.params.dup_thresh);
+        self.sack = sack;
+        self.cc = cc;
+        self.window_edge = peer_window;
+    }
+
+    /// An RTT measured on the handshake (RFC 6298 2.1 allows it as the
+    /// first sample when the SYN was not retransmitted).
+    pub fn on_handshake_rtt(&mut self, rtt: Duration) {
+        self.rtt.on_sample(rtt);
+    }
+
+    /// Queues application data; returns the bytes accepted.
+    pub fn write(&mut self, data: &[u8]) -> usize {
+        if self.fin_queued {
+            return 0;
+        }
+        self.buffer.write(data)
+    }
+
+    /// Room in the send buffer.
+    pub fn free_space(&self) -> usize {
+        if self.fin_queued {
+            0
+        } else {
+            self.buffer.free()
+        }
+    }
+
+    /// No more data will be written; a FIN follows the last byte.
+    pub fn queue_fin(&mut self) {
+        self.fin_queued = true;
+    }
+
+    /// The FIN was queued.
+    pub fn fin_queued(&self) -> bool {
+        self.fin_queued
+    }
+
+    /// Everything written, and the FIN if queued, is acknowledged.
+    pub fn all_acked(&self) -> bool {
+        self.board.snd_una() >= self.stream_end()
+    }
+
+    /// Our FIN has been acknowledged.
+    pub fn fin_acked(&self) -> bool {
+        self.fin_queued && self.all_acked()
+    }
+
+    /// Offset one past everything that will ever be sent so far (data end,
+    /// plus one for a queued FIN).
+    fn stream_end(&self) -> u64 {
+        self.buffer.end() + u64::from(self.fin_queued)
+    }
+
+    /// Offset one past the last data byte written.
+    pub fn data_end(&self) -> u64 {
+        self.buffer.end()
+    }
+
+    /// Cumulative acknowledgment point.
+    pub fn snd_una(&self) -> u64 {
+        self.board.snd_una()
+    }
+
+    /// Next new offset to send.
+    pub fn snd_nxt(&self) -> u64 {
+        self.board.high_data()
+    }
+
+    /// Highest offset ever sent.
+    pub fn max_sent(&self) -> u64 {
+        self.max_sent
+    }
+
+    /// Congestion window, bytes.
+    pub fn cwnd(&self) -> u64 {
+        self.cc.window()
+    }
+
+    /// Slow-start threshold, bytes.
+    pub fn ssthresh(&self) -> u64 {
+        self.cc.ssthresh()
+    }
+
+    /// The congestion controller.
+    pub fn congestion(&self) -> &dyn CongestionControl {
+        self.cc.as_ref()
+    }
+
+    /// The congestion controller, for run-time tuning (e.g. the
+    /// byte-counting limit).
+    pub fn congestion_mut(&mut self) -> &mut dyn CongestionControl {
+        self.cc.as_mut()
+    }
+
+    /// RTT estimator.
+    pub fn rtt(&self) -> &RttEstimator {
+        &self.rtt
+    }
+
+    /// Counters.
+    pub fn counters(&self) -> SenderCounters {
+        self.counters
+    }
+
+    /// Fast recovery is in progress.
+    pub fn in_recovery(&self) -> bool {
+        matches!(self.recovery, Recovery::Fast { .. })
+    }
+
+    /// Bytes in flight as RFC 6675 `pipe` estimates them.
+    pub fn pipe(&self) -> u64 {
+        self.board.pipe().saturating_sub(self.reno_departed)
+    }
+
+    /// Copies payload for a segment starting at `offset`.
+    pub fn copy_payload(&self, offset: u64, buf: &mut [u8]) -> usize {
+        self.buffer.copy_out(offset, buf)
+    }
+
+    /// The earliest sender timer (retransmission or persist).
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        match (self.rto_deadline, self.persist_deadline) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Processes an acknowledgment.
+    pub fn on_ack(&mut self, now: Instant, input: AckInput<'_>) -> AckEffect {
+        let mut effect = AckEffect::default();
+        if input.ack > self.max_sent {
+            effect.invalid = true;
+            return effect;
+        }
+        let una_before = self.board.snd_una();
+        // The window edge never moves left (RFC 9293 3.8.6 discourages
+        // shrinking; we simply don't honour it).
+        self.window_edge = self.window_edge.max(input.ack + input.window);
+        if input.window > 0 {
+            self.persist_deadline = None;
+        }
+        let sack: &[(u64, u64)] = if self.sack { input.sack } else { &[] };
+        let outcome = if input.ack > self.board.high_data() {
+            // After a go-back-N rewind the peer may acknowledge data it
+            // holds from before the timeout, beyond what was resent.
+            let newly_acked = input.ack - una_before;
+            self.board.reset_to(input.ack);
+            AckOutcome {
+                newly_acked,
+                ..AckOutcome::default()
+            }
+        } else {
+            self.board.on_ack(input.ack, sack)
+        };
+        effect.newly_acked = outcome.newly_acked;
+
+        if outcome.newly_acked > 0 {
+            self.on_new_ack(now, &input, &mut effect);
+        } else if self.is_duplicate(&input, &outcome, una_before) {
+            effect.duplicate = true;
+            self.counters.duplicate_acks += 1;
+            self.dup_acks += 1;
+            if !self.sack && self.in_recovery() {
+                self.reno_departed += self.mss;
+            }
+            if !self.in_recovery() && self.should_enter_recovery() {
+                self.enter_recovery(now);
+                effect.entered_recovery = true;
+            }
+        }
+        effect
+    }
+
+    fn on_new_ack(&mut self, now: Instant, input: &AckInput<'_>, effect: &mut AckEffect) {
+        let acked = effect.newly_acked;
+        self.buffer.release_to(input.ack.min(self.buffer.end()));
+        self.dup_acks = 0;
+        if let Some(rtt) = input.rtt_sample {
+            self.rtt.on_sample(rtt);
+        } else if let Some((end, sent)) = self.rtt_probe {
+            if input.ack >= end {
+                self.rtt.on_sample(now - sent);
+                self.rtt_probe = None;
+            }
+        }
+        self.rtt.reset_backoff();
+
+        match self.recovery {
+            Recovery::Fast { point } if input.ack >= point => {
+                self.recovery = Recovery::Open;
+                self.reno_departed = 0;
+                self.cc.on_recovery_exit(now);
+                effect.exited_recovery = true;
+                tracing::debug!(ack = input.ack, "fast recovery complete");
+            }
+            Recovery::Fast { .. } => {
+                // Partial ACK. Without SACK it names the next hole (RFC 6582
+                // 3.2 step 3); with SACK the scoreboard already knows.
+                if !self.sack {
+                    let segs = acked.div_ceil(self.mss) * self.mss;
+                    self.reno_departed = self.reno_departed.saturating_sub(segs);
+                    self.retransmit_head = true;
+                }
+            }
+            Recovery::Open => self.cc.on_ack(now, acked),
+        }
+
+        // RFC 6298 5.2 / 5.3.
+        if self.board.snd_una() >= self.board.high_data() {
+            self.rto_deadline = None;
+        } else {
+            self.rto_deadline = Some(now + self.rtt.rto());
+        }
+    }
+
+    /// RFC 6675 section 2 (with SACK) or RFC 5681 section 2 (without).
+    fn is_duplicate(&self, input: &AckInput<'_>, outcome: &AckOutcome, una_before: u64) -> bool {
+        let outstanding = self.board.high_data() > una_before;
+        if !outstanding || input.ack != una_before {
+            return false;
+        }
+        if self.sack {
+            outcome.newly_sacked > 0
+        } else {
+            !input.carries_data
+        }
+    }
+
+    fn should_enter_recovery(&self) -> bool {
+        if self.board.snd_una() < self.recover {
+            // Losses from before a timeout are being repaired by go-back-N.
+            return false;
+        }
+        self.dup_acks >= self.params.dup_thresh
+            || (self.sack && self.board.is_lost(self.board.snd_una()))
+    }
+
+    fn enter_recovery(&mut self, now: Instant) {
+        let flight = self.board.high_data() - self.board.snd_una();
+        let point = self.board.high_data();
+        self.recovery = Recovery::Fast { point };
+        self.recover = point;
+        self.cc.on_congestion_event(now, flight);
+        self.board.begin_recovery();
+        self.counters.fast_retransmits += 1;
+        self.retransmit_head = true;
+        if !self.sack {
+            self.reno_departed = u64::from(self.dup_acks) * self.mss;
+        }
+        tracing::debug!(recovery_point = point, flight, "entering fast recovery");
+    }
+
+    /// Fires due timers. Returns true when a retransmission timeout
+    /// happened.
+    pub fn handle_timeout(&mut self, now: Instant) -> bool {
+        if let Some(t) = self.persist_deadline {
+            if t <= now {
+                self.persist_deadline = None;
+                // The probe goes out from poll_transmit with the window
+                // forced open by one byte.
+                self.window_edge = self.window_edge.max(self.board.high_data() + 1);
+            }
+        }
+        match self.rto_deadline {
+            Some(t) if t <= now => {}
+            _ => return false,
+        }
+        self.rto_deadline = None;
+        if self.board.snd_una() >= self.board.high_data() {
+            return false;
+        }
+        let flight = self.board.high_data() - self.board.snd_una();
+        self.counters.timeouts += 1;
+        self.cc.on_retransmission_timeout(now, flight);
+        self.rtt.on_timeout();
+        self.recover = self.board.high_data();
+        self.recovery = Recovery::Open;
+        self.dup_acks = 0;
+        self.reno_departed = 0;
+        self.retransmit_head = false;
+        self.rtt_probe = None;
+        // Go back to the cumulative ACK point (RFC 5681 3.1, RFC 6675 5.1).
+        let una = self.board.snd_una();
+        self.board.reset_to(una);
+        tracing::debug!(flight, rto = ?self.rtt.rto(), "retransmission timeout");
+        true
+    }
+
+    /// The next segment to send, if any, of at most `max_payload` bytes.
+    /// The caller must transmit it (the sender records it as sent).
+    pub fn poll_transmit(&mut self, now: Instant, max_payload: usize) -> Option<TxSegment> {
+        let max_payload = max_payload.min(self.params.mss).max(1);
+        if self.retransmit_head {
+            self.retransmit_head = false;
+            let una = self.board.snd_una();
+            if una < self.board.high_data() {
+                let end = self.record_end(una, max_payload);
+                return Some(self.emit(now, una, end));
+            }
+        }
+        if self.in_recovery() && self.sack {
+            if self.cc.window().saturating_sub(self.pipe()) < self.mss {
+                return None;
+            }
+            // NextSeg rule 1: a segment presumed lost.
+            if let Some((start, end)) = self.board.next_lost() {
+                let end = self.clip(start, end, max_payload);
+                return Some(self.emit(now, start, end));
+            }
+            // Rule 2: new data.
+            if let Some(seg) = self.next_new(now, max_payload, true) {
+                return Some(seg);
+            }
+            // Rule 3: an unSACKed segment below the highest SACK.
+            if let Some((start, end)) = self.board.next_unsacked_rule3() {
+                let end = self.clip(start, end, max_payload);
+                return Some(self.emit(now, start, end));
+            }
+            return None;
+        }
+        self.next_new(now, max_payload, false)
+    }
+
+    /// Limits a resent range to one segment's payload, keeping a FIN that
+    /// directly follows it.
+    fn clip(&self, start: u64, end: u64, max_payload: usize) -> u64 {
+        let cap = start + max_payload as u64;
+        let data_end = self.buffer.end();
+        if end <= cap || (self.fin_queued && end == data_end + 1 && cap >= data_end) {
+            end
+        } else {
+            cap
+        }
+    }
+
+    /// End of the range to resend starting at `start`: the data of one
+    /// segment, plus the FIN when that segment reaches it.
+    fn record_end(&self, start: u64, max_payload: usize) -> u64 {
+        let data_end = self.buffer.end();
+        let end = (start + max_payload as u64).min(data_end);
+        if self.fin_queued && end == data_end {
+            end + 1
+        } else {
+            end.max(start)
+        }
+    }
+
+    fn next_new(&mut self, now: Instant, max_payload: usize, in_recovery: bool) -> Option<TxSegment> {
+        let start = self.board.high_data();
+        let data_end = self.buffer.end();
+        let fin_pending = self.fin_queued && start <= data_end;
+        if start >= data_end && !fin_pending {
+            return None;
+        }
+        let cwnd_room = if in_recovery {
+            self.mss
+        } else {
+            // RFC 3042: the first two duplicate ACKs may each release one
+            // new segment beyond cwnd; not during recovery.
+            let allowance = if self.params.limited_transmit && !self.in_recovery() {
+                u64::from(self.dup_acks.min(2)) * self.mss
+            } else {
+                0
+            };
+            (self.cc.window() + allowance).saturating_sub(self.pipe())
+        };
+        let window_room = self.window_edge.saturating_sub(start);
+        let mut len = (data_end - start).min(max_payload as u64).min(cwnd_room);
+        if len < (data_end - start).min(max_payload as u64) {
+            // Window-limited: only send a full segment's worth unless what
+            // is left is smaller (avoids silly windows).
+            if len < max_payload as u64 {
+                len = 0;
+            }
+        }
+        len = len.min(window_room);
+        // The FIN needs no window room: it is accepted at a closed window.
+        let fin = fin_pending && start + len == data_end;
+        if len == 0 && !fin {
+            if window_room == 0 && self.board.snd_una() >= start && self.persist_deadline.is_none() {
+                // Peer window closed with nothing in flight: probe later.
+                self.persist_deadline = Some(now + self.rtt.rto());
+            }
+            return None;
+        }
+        // Nagle (RFC 896): hold a partial segment while data is unacked,
+        // unless the FIN goes with it.
+        if self.params.nagle
+            && (len as usize) < max_payload
+            && !fin
+            && self.board.snd_una() < start
+        {
+            return None;
+        }
+        let end = start + len + u64::from(fin);
+        Some(self.emit(now, start, end))
+    }
+
+    /// Records and describes the transmission of `[start, end)`, where `end`
+    /// may include the FIN's unit.
+    fn emit(&mut self, now: Instant, start: u64, end: u64) -> TxSegment {
+        let data_end = self.buffer.end();
+        let fin = self.fin_queued && end > data_end;
+        let len = (end.min(data_end)).saturating_sub(start) as usize;
+        let retransmission = start < self.max_sent;
+        self.board.on_transmit(start, end);
+        if end > self.max_sent {
+            self.max_sent = end;
+        }
+        self.counters.data_segments += 1;
+        self.counters.data_bytes += len as u64;
+        if retransmission {
+            self.counters.retransmissions += 1;
+            if matches!(self.rtt_probe, Some((probe_end, _)) if probe_end > start) {
+                // Karn: a retransmitted range gives no RTT sample.
+                self.rtt_probe = None;
+            }
+        } else if self.rtt_probe.is_none() {
+            self.rtt_probe = Some((end, now));
+        }
+        if self.rto_deadline.is_none() {
+            self.rto_deadline = Some(now + self.rtt.rto());
+        }
+        TxSegment {
+            start,
+            len,
+            fin,
+            retransmission,
+        }
+    }
+}
