@@ -1,13 +1,327 @@
 //! Reassembly of in-order and out-of-order data.
+//!
+//! All received bytes live in one ring of `capacity` bytes. The byte at
+//! stream offset `o` always sits at ring index `o % capacity`; because the
+//! receive window (RFC 9293 section 3.8.6) never extends past
+//! `read offset + capacity`, every acceptable offset maps to a distinct slot,
+//! so out-of-order bytes are written straight to their final place and
+//! become readable without any copy once the hole below them is filled.
+//!
+//! Which out-of-order bytes are held is tracked as a short sorted list of
+//! disjoint, non-adjacent ranges above `RCV.NXT`. The list is bounded by
+//! `max_ranges` and its storage is reserved up front, so steady-state
+//! operation does not allocate. The same list yields the SACK blocks of
+//! RFC 2018.
+//!
+//! Offsets are 64-bit stream offsets (0 = first data byte); sequence-number
+//! wrap-around and FIN are handled by the connection.
 
-/// Result of inserting one segment's payload.
+/// Result of inserting one segment's payload with [`Reassembly::insert`].
+///
+/// The flags feed the ACK policy (RFC 5681 section 4.2 lists out-of-order
+/// arrivals and gap fills as reasons for an immediate ACK).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct InsertOutcome {
-    _todo: (),
+    /// `RCV.NXT` moved forward by this many bytes, including queued
+    /// out-of-order data that this segment made contiguous.
+    pub advanced: u64,
+    /// Bytes of this segment that were not held before and are held now.
+    pub new_bytes: u64,
+    /// The segment started above `RCV.NXT`, i.e. with a hole before it.
+    pub out_of_order: bool,
+    /// Out-of-order data was held and this segment filled all or part of a
+    /// hole below it (RFC 5681 section 4.2, second immediate-ACK case).
+    pub filled_gap: bool,
+    /// The segment carried bytes, none of them new, and nothing was refused:
+    /// a retransmission of data already held.
+    pub duplicate: bool,
+    /// Some new bytes were refused, because they lay beyond the receive
+    /// window or because holding them would exceed the out-of-order range
+    /// limit. The sender will retransmit them.
+    pub dropped: bool,
+}
+
+/// One held out-of-order range `[start, end)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Range {
+    start: u64,
+    end: u64,
+    /// Value of the change counter when a segment last touched this range;
+    /// orders SACK blocks by recency (RFC 2018 section 4).
+    stamp: u64,
 }
 
 /// In-order delivery buffer with a bounded out-of-order store.
+///
+/// Invariants: `read_offset <= next <= read_offset + capacity`; every range
+/// satisfies `next < start < end <= read_offset + capacity`; ranges are
+/// sorted, disjoint and separated by at least one missing byte.
 #[derive(Debug)]
 pub struct Reassembly {
-    _todo: (),
+    /// The ring; its length is the capacity.
+    buf: Vec<u8>,
+    /// Stream offset of the first byte not yet read by the application.
+    read_offset: u64,
+    /// `RCV.NXT` as a stream offset: one past the last in-order byte.
+    next: u64,
+    /// Held out-of-order ranges, sorted by start.
+    ranges: Vec<Range>,
+    max_ranges: usize,
+    /// One past the highest offset ever stored.
+    highest: u64,
+    /// Source of [`Range::stamp`] values; strictly increasing.
+    change_counter: u64,
 }
+
+impl Reassembly {
+    /// A buffer of `capacity_bytes` bytes that holds at most `max_ranges`
+    /// separate out-of-order ranges (e.g. 64).
+    ///
+    /// `max_ranges` bounds the bookkeeping a peer can force on us by
+    /// sending many small scattered segments. Since two ranges need at least
+    /// one missing byte between them, no more than `capacity / 2 + 1` can
+    /// ever exist; the limit is clamped to that so an absurd value cannot
+    /// reserve absurd memory.
+    pub fn new(capacity_bytes: usize, max_ranges: usize) -> Self {
+        let max_ranges = max_ranges.min(capacity_bytes / 2 + 1);
+        Reassembly {
+            buf: vec![0; capacity_bytes],
+            read_offset: 0,
+            next: 0,
+            ranges: Vec::with_capacity(max_ranges),
+            max_ranges,
+            highest: 0,
+            change_counter: 0,
+        }
+    }
+
+    /// `RCV.NXT` (RFC 9293 section 3.3.1) as a stream offset: every byte
+    /// below it has been received.
+    pub fn next_offset(&self) -> u64 {
+        self.next
+    }
+
+    /// Total size of the ring in bytes.
+    pub fn capacity(&self) -> usize {
+        self.buf.len()
+    }
+
+    /// The effective limit on held out-of-order ranges (after clamping).
+    pub fn max_ranges(&self) -> usize {
+        self.max_ranges
+    }
+
+    /// Number of out-of-order ranges currently held.
+    pub fn range_count(&self) -> usize {
+        self.ranges.len()
+    }
+
+    /// In-order bytes waiting for the application.
+    pub fn readable(&self) -> usize {
+        // Bounded by the capacity, so the conversion cannot fail.
+        usize::try_from(self.next - self.read_offset).unwrap_or(usize::MAX)
+    }
+
+    /// Bytes acceptable beyond [`next_offset`](Self::next_offset): the
+    /// receive window `RCV.WND` (RFC 9293 section 3.8.6), `capacity -
+    /// readable`. Out-of-order data held inside the window does not shrink
+    /// it, because that data already occupies its final slot.
+    pub fn window(&self) -> usize {
+        self.capacity() - self.readable()
+    }
+
+    /// Out-of-order data is held above a hole (RFC 5681 section 4.2: while
+    /// holes exist, every segment should be acknowledged at once).
+    pub fn has_gaps(&self) -> bool {
+        !self.ranges.is_empty()
+    }
+
+    /// One past the highest offset ever stored (in order or not); equals
+    /// [`next_offset`](Self::next_offset) when nothing was ever held out of
+    /// order.
+    pub fn highest_received(&self) -> u64 {
+        self.highest
+    }
+
+    /// Stores a segment's payload that starts at stream offset `offset`.
+    ///
+    /// The payload is trimmed to `[next_offset, next_offset + window)`
+    /// (RFC 9293 section 3.10.7.4: bytes below `RCV.NXT` are old, bytes past
+    /// the window are not acceptable). Only bytes not already held are
+    /// written, so a peer resending different data for a held offset cannot
+    /// change what was accepted. A segment that would need a new
+    /// out-of-order range while `max_ranges` are held is refused as a whole
+    /// (`dropped`); extending or merging existing ranges is always allowed.
+    ///
+    /// An empty payload changes nothing and only reports `out_of_order`.
+    pub fn insert(&mut self, offset: u64, data: &[u8]) -> InsertOutcome {
+        let mut outcome = InsertOutcome {
+            out_of_order: offset > self.next,
+            ..InsertOutcome::default()
+        };
+        if data.is_empty() {
+            return outcome;
+        }
+        let len = u64::try_from(data.len()).unwrap_or(u64::MAX);
+        let end = offset.saturating_add(len);
+        let window = u64::try_from(self.window()).unwrap_or(u64::MAX);
+        let window_end = self.next.saturating_add(window);
+        // Nothing is ever held at or past the window's edge, so whatever the
+        // segment carries there is new data we have to refuse.
+        outcome.dropped = end > window_end;
+        let start = offset.max(self.next);
+        let end = end.min(window_end);
+        if start >= end {
+            outcome.duplicate = !outcome.dropped;
+            return outcome;
+        }
+
+        // Ranges touching [start, end], adjacency included, are
+        // ranges[first..past]: they merge with the segment.
+        let first = self.ranges.partition_point(|r| r.end < start);
+        let past = self.ranges.partition_point(|r| r.start <= end);
+        let in_order = start == self.next;
+        if !in_order && first == past && self.ranges.len() >= self.max_ranges {
+            tracing::trace!(
+                offset,
+                len,
+                ranges = self.ranges.len(),
+                "out-of-order segment refused: range limit reached"
+            );
+            outcome.dropped = true;
+            return outcome;
+        }
+
+        let top_start = self.ranges.last().map(|r| r.start);
+        let Reassembly { buf, ranges, .. } = self;
+        let mut cursor = start;
+        let mut store = |from: u64, to: u64| {
+            let src = &data[slice_index(from - offset)..slice_index(to - offset)];
+            write_ring(buf, from, src);
+            outcome.new_bytes += to - from;
+            // A new byte below the highest held range lies in a hole.
+            if top_start.is_some_and(|top| from < top) {
+                outcome.filled_gap = true;
+            }
+        };
+        for r in &ranges[first..past] {
+            if r.start > cursor {
+                store(cursor, r.start);
+            }
+            cursor = cursor.max(r.end);
+        }
+        if cursor < end {
+            store(cursor, end);
+        }
+
+        if in_order {
+            let old_next = self.next;
+            self.next = match past.checked_sub(1) {
+                Some(last) => end.max(self.ranges[last].end),
+                None => end,
+            };
+            self.ranges.drain(..past);
+            outcome.advanced = self.next - old_next;
+        } else {
+            self.change_counter = self.change_counter.wrapping_add(1);
+            let stamp = self.change_counter;
+            if first < past {
+                let merged = Range {
+                    start: start.min(self.ranges[first].start),
+                    end: end.max(self.ranges[past - 1].end),
+                    stamp,
+                };
+                self.ranges[first] = merged;
+                self.ranges.drain(first + 1..past);
+            } else {
+                // Capacity was reserved for max_ranges entries and the limit
+                // was checked above, so this does not allocate.
+                self.ranges.insert(first, Range { start, end, stamp });
+            }
+        }
+        self.highest = self.highest.max(end);
+        outcome.duplicate = outcome.new_bytes == 0 && !outcome.dropped;
+        outcome
+    }
+
+    /// Copies in-order bytes to the application; returns how many.
+    ///
+    /// Reading frees ring space, which opens the window by as much.
+    pub fn read(&mut self, buf: &mut [u8]) -> usize {
+        let n = buf.len().min(self.readable());
+        if n == 0 {
+            return 0;
+        }
+        let at = ring_index(self.buf.len(), self.read_offset);
+        let first = n.min(self.buf.len() - at);
+        buf[..first].copy_from_slice(&self.buf[at..at + first]);
+        buf[first..n].copy_from_slice(&self.buf[..n - first]);
+        self.read_offset += n as u64;
+        n
+    }
+
+    /// Fills `out` with SACK blocks `[left, right)` in stream offsets and
+    /// returns how many were written (at most `out.len()`).
+    ///
+    /// Order follows RFC 2018 section 4: the first block contains the most
+    /// recently received segment (unless that segment advanced `RCV.NXT`,
+    /// in which case it is in no block), and the others follow in order of
+    /// their most recent change, so blocks reported first in earlier ACKs
+    /// are repeated. Each held range is reported at most once. Does not
+    /// allocate.
+    pub fn sack_blocks(&self, out: &mut [(u64, u64)]) -> usize {
+        // Selection by descending stamp; the range list is short (bounded
+        // by max_ranges) and this keeps the call allocation-free.
+        let mut below = u64::MAX;
+        let mut written = 0;
+        for slot in out.iter_mut() {
+            let Some(r) = self
+                .ranges
+                .iter()
+                .filter(|r| r.stamp < below)
+                .max_by_key(|r| r.stamp)
+            else {
+                break;
+            };
+            *slot = (r.start, r.end);
+            below = r.stamp;
+            written += 1;
+        }
+        written
+    }
+
+    /// The byte held at stream offset `offset` (tests only).
+    #[cfg(test)]
+    fn byte_at(&self, offset: u64) -> u8 {
+        self.buf[ring_index(self.buf.len(), offset)]
+    }
+}
+
+/// Ring slot of stream offset `offset`; `capacity` must be non-zero.
+fn ring_index(capacity: usize, offset: u64) -> usize {
+    // The remainder is below `capacity`, so it fits in usize.
+    (offset % capacity as u64) as usize
+}
+
+/// Converts an in-segment distance to a slice index. The distance is at
+/// most the slice length, so it always fits.
+fn slice_index(distance: u64) -> usize {
+    usize::try_from(distance).unwrap_or(usize::MAX)
+}
+
+/// Writes `src` into the ring starting at the slot of stream offset `at`,
+/// wrapping around the end. `src` is never longer than the ring because it
+/// lies within the receive window.
+fn write_ring(ring: &mut [u8], at: u64, src: &[u8]) {
+    if src.is_empty() || ring.is_empty() {
+        return;
+    }
+    let idx = ring_index(ring.len(), at);
+    let first = src.len().min(ring.len() - idx);
+    ring[idx..idx + first].copy_from_slice(&src[..first]);
+    let rest = (src.len() - first).min(idx);
+    ring[..rest].copy_from_slice(&src[first..first + rest]);
+}
+
+#[cfg(test)]
+mod tests;
