@@ -31,8 +31,8 @@ impl SeqNum {
         self.diff(other) <= 0
     }
 
-    /// The sequence number of stream offset `offset` when the initial
-    /// sequence number is `isn` (offset 0 is the SYN itself).
+    /// The sequence number of stream offset `offset` when the
+    /// stream starts at sequence number `isn` (offset 0 maps to `isn`).
     pub const fn from_offset(isn: SeqNum, offset: u64) -> SeqNum {
         SeqNum(isn.0.wrapping_add(offset as u32))
     }
