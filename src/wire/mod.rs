@@ -13,6 +13,8 @@ mod error;
 mod options;
 mod segment;
 mod seq;
+#[cfg(test)]
+mod tests;
 
 pub use error::WireError;
 pub use options::{

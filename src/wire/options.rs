@@ -103,7 +103,10 @@ pub enum AckRequest {
 }
 
 /// Up to four SACK blocks `[left, right)`, most recent first (RFC 2018).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+///
+/// Equality and `Debug` look only at the blocks held, not at stale entries
+/// left in the backing array by [`truncate`](Self::truncate).
+#[derive(Clone, Copy, Default)]
 pub struct SackBlocks {
     blocks: [(SeqNum, SeqNum); MAX_SACK_BLOCKS_PARSED],
     len: u8,
@@ -147,6 +150,20 @@ impl SackBlocks {
     /// Keeps only the first `n` blocks.
     pub fn truncate(&mut self, n: usize) {
         self.len = self.len.min(n as u8);
+    }
+}
+
+impl PartialEq for SackBlocks {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_slice() == other.as_slice()
+    }
+}
+
+impl Eq for SackBlocks {}
+
+impl core::fmt::Debug for SackBlocks {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_list().entries(self.as_slice()).finish()
     }
 }
 
