@@ -15,7 +15,7 @@ use rand_core::{RngCore, SeedableRng};
 use std::net::Ipv4Addr;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-const DEFAULT_SEED: u64 = 0xac5_15_600d;
+const DEFAULT_SEED: u64 = 0x0ac5_1560_0d00;
 const RANDOM_INPUTS: usize = 500_000;
 const MUTATED_INPUTS: usize = 500_000;
 /// Valid segments to mutate; regenerated from the seed, not stored.

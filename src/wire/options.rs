@@ -11,44 +11,7 @@
 //! - RFC 6994: shared experimental options (kinds 253 and 254) carrying a
 //!   16-bit experiment identifier (ExID) right after the length byte.
 //!
-//! # Parsing
-//!
-//! The option loop is our own rather than smoltcp's, because smoltcp keeps
-//! only three SACK blocks and reports every malformation as one untyped
-//! error. The checks, in the order they are applied to each option:
-//!
-//! 1. kind 0 (EOL) ends the list; kind 1 (NOP) is one byte;
-//! 2. no length byte before the end of the header: [`WireError::OptionOverrun`];
-//! 3. length 0 or 1: [`WireError::BadOptionLength`] (it would loop forever or
-//!    overlap its own length byte);
-//! 4. a SACK whose length is `2 + 8n` with `n > 4`:
-//!    [`WireError::TooManySackBlocks`] (checked before the overrun, because
-//!    such an option can never fit in 40 bytes and would otherwise always be
-//!    reported as an overrun);
-//! 5. length running past the end of the header: [`WireError::OptionOverrun`];
-//! 6. a length that is wrong for a known kind: [`WireError::BadOptionLength`].
-//!
-//! Unknown kinds, kind 254, and kind 253 with another ExID (or too short to
-//! hold one) are skipped. When an option appears twice, the last one wins
-//! (including SACK: a later SACK option replaces the blocks of an earlier
-//! one), which is what a single pass that overwrites fields gives for free
-//! and matches what common stacks do. A window-scale shift above 14 is
-//! clamped to 14 as RFC 7323 section 2.3 requires.
-//!
-//! # Emitting
-//!
-//! Options are written in the order MSS, window scale, SACK-permitted,
-//! timestamps, ACK request, SACK, then padded with EOL (zero) bytes to a
-//! multiple of four. Where the 40-byte option space allows, NOPs are
-//! inserted so that multi-byte fields are aligned the way common stacks
-//! align them (`NOP NOP TS`, `NOP WS`, `NOP NOP SACK`, `SACK-permitted TS`).
-//! Alignment is a convenience, not a requirement: when it would cost a SACK
-//! block, the options are packed without NOPs instead. So the number of
-//! SACK blocks emitted depends only on which other options are present
-//! (see [`Options::sack_capacity`]), and anything that parsed from a
-//! 40-byte option area can be emitted again without losing a block.
-//! Blocks that still do not fit are dropped from the end of the list, since
-//! the first block reports the most recent data (RFC 2018 section 4).
+//! The parse and emit rules are documented on [`Options`].
 
 use super::{SeqNum, WireError, MAX_OPTIONS_LEN};
 use smoltcp::wire::TcpOption;
@@ -169,6 +132,45 @@ impl core::fmt::Debug for SackBlocks {
 
 /// The options of one segment. Unknown options are skipped on parse
 /// (RFC 9293 section 3.2) and never emitted.
+///
+/// # Parsing
+///
+/// The option loop is our own rather than smoltcp's, because smoltcp keeps
+/// only three SACK blocks and reports every malformation as one untyped
+/// error. The checks, in the order they are applied to each option:
+///
+/// 1. kind 0 (EOL) ends the list; kind 1 (NOP) is one byte;
+/// 2. no length byte before the end of the header: [`WireError::OptionOverrun`];
+/// 3. length 0 or 1: [`WireError::BadOptionLength`] (it would loop forever or
+///    overlap its own length byte);
+/// 4. a SACK whose length is `2 + 8n` with `n > 4`:
+///    [`WireError::TooManySackBlocks`] (checked before the overrun, because
+///    such an option can never fit in 40 bytes and would otherwise always be
+///    reported as an overrun);
+/// 5. length running past the end of the header: [`WireError::OptionOverrun`];
+/// 6. a length that is wrong for a known kind: [`WireError::BadOptionLength`].
+///
+/// Unknown kinds, kind 254, and kind 253 with another ExID (or too short to
+/// hold one) are skipped. When an option appears twice, the last one wins
+/// (including SACK: a later SACK option replaces the blocks of an earlier
+/// one): a single pass that overwrites fields gives that for free, and no
+/// RFC asks for duplicates to be rejected. A window-scale shift above 14 is
+/// clamped to 14 as RFC 7323 section 2.3 requires.
+///
+/// # Emitting
+///
+/// Options are written in the order MSS, window scale, SACK-permitted,
+/// timestamps, ACK request, SACK, then padded with EOL (zero) bytes to a
+/// multiple of four. Where the 40-byte option space allows, NOPs are
+/// inserted so that multi-byte fields are aligned the way common stacks
+/// align them (`NOP NOP TS`, `NOP WS`, `NOP NOP SACK`, `SACK-permitted TS`).
+/// Alignment is a convenience, not a requirement: when it would cost a SACK
+/// block, the options are packed without NOPs instead. So the number of
+/// SACK blocks emitted depends only on which other options are present
+/// (see [`sack_capacity`](Self::sack_capacity)), and anything that parsed
+/// from a 40-byte option area can be emitted again without losing a block.
+/// Blocks that still do not fit are dropped from the end of the list, since
+/// the first block reports the most recent data (RFC 2018 section 4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Options {
     /// maximum segment size (SYN only)

@@ -3,8 +3,8 @@
 //! The fixed 20-byte header and the checksum are read and written through
 //! `smoltcp::wire::TcpPacket`, so the bit layout of the data offset and the
 //! control bits, and the ones-complement sum over the IPv4 pseudo-header,
-//! come from a widely used implementation. The options are handled in
-//! [`options`](super::options) (RFC 2018, RFC 7323, RFC 6994).
+//! come from a widely used implementation. The options are handled in the
+//! `options` module (RFC 2018, RFC 7323, RFC 6994); see [`Options`].
 //!
 //! The urgent pointer is neither represented nor acted upon: it is ignored
 //! on parse and written as zero. The NS bit and the reserved bits are
@@ -118,7 +118,7 @@ impl<'a> SegmentRepr<'a> {
     /// field is trusted, so that a corrupted segment is reported as
     /// corrupted rather than as whatever the corruption happens to look
     /// like; the data offset ([`WireError::BadDataOffset`]); then the
-    /// options (see the [`options`](super::options) module docs).
+    /// options (see [`Options`] for the rules).
     pub fn parse(bytes: &'a [u8], checksum: Checksum) -> Result<SegmentRepr<'a>, WireError> {
         let len = bytes.len();
         if len < HEADER_LEN {
