@@ -322,7 +322,7 @@ impl Options {
     }
 
     /// Parses the option area of a TCP header (everything between the fixed
-    /// 20 bytes and the data offset). See the module docs for the rules.
+    /// 20 bytes and the data offset). The rules are in the [`Options`] docs.
     pub(super) fn parse(bytes: &[u8]) -> Result<Options, WireError> {
         let mut opts = Options::default();
         let mut i = 0;
