@@ -1,4 +1,6 @@
-//! TCP segment format (RFC 9293) with the options ackwise uses.
+//! TCP segment format (RFC 9293) with the options ackwise uses: MSS, window
+//! scale and timestamps (RFC 7323), SACK-permitted and SACK (RFC 2018), and
+//! an ACK-request option in the shared experimental kind 253 (RFC 6994).
 //!
 //! In the style of smoltcp: [`SegmentRepr`] is a plain, owned-by-borrow view
 //! of a parsed segment; [`SegmentRepr::parse`] validates bytes into it and
@@ -11,11 +13,13 @@ mod error;
 mod options;
 mod segment;
 mod seq;
+#[cfg(test)]
+mod tests;
 
 pub use error::WireError;
 pub use options::{
     AckRequest, Options, SackBlocks, Timestamps, ACK_REQUEST_EXID, ACK_REQUEST_KIND,
-    MAX_SACK_BLOCKS_PARSED,
+    MAX_SACK_BLOCKS_PARSED, MAX_WINDOW_SCALE,
 };
 pub use segment::{Checksum, Flags, SegmentRepr, HEADER_LEN, MAX_OPTIONS_LEN};
 pub use seq::SeqNum;

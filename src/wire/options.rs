@@ -1,7 +1,20 @@
 //! TCP options: MSS, window scale, SACK-permitted, SACK, timestamps and the
 //! experimental ACK-request option (kind 253, RFC 6994).
+//!
+//! References:
+//! - RFC 9293 section 3.2: option syntax (kind, length, EOL and NOP), MSS,
+//!   and the rule that unknown options are skipped using their length.
+//! - RFC 2018: SACK-permitted (kind 4) and SACK (kind 5) with `[left, right)`
+//!   blocks, most recent first.
+//! - RFC 7323: window scale (kind 3, shift at most 14) and timestamps
+//!   (kind 8).
+//! - RFC 6994: shared experimental options (kinds 253 and 254) carrying a
+//!   16-bit experiment identifier (ExID) right after the length byte.
+//!
+//! The parse and emit rules are documented on [`Options`].
 
-use super::SeqNum;
+use super::{SeqNum, WireError, MAX_OPTIONS_LEN};
+use smoltcp::wire::TcpOption;
 
 /// RFC 6994 shared experimental option kind used for the ACK request.
 pub const ACK_REQUEST_KIND: u8 = 253;
@@ -9,6 +22,24 @@ pub const ACK_REQUEST_KIND: u8 = 253;
 pub const ACK_REQUEST_EXID: u16 = 0xACC5;
 /// A SACK option in a 40-byte option space holds at most four blocks.
 pub const MAX_SACK_BLOCKS_PARSED: usize = 4;
+/// Largest window-scale shift (RFC 7323 section 2.3); larger shifts are
+/// clamped to it on parse and on emit.
+pub const MAX_WINDOW_SCALE: u8 = 14;
+
+/// End of option list (RFC 9293).
+const KIND_EOL: u8 = 0;
+/// No-operation, used for alignment (RFC 9293).
+const KIND_NOP: u8 = 1;
+/// Maximum segment size (RFC 9293).
+const KIND_MSS: u8 = 2;
+/// Window scale (RFC 7323).
+const KIND_WINDOW_SCALE: u8 = 3;
+/// SACK-permitted (RFC 2018).
+const KIND_SACK_PERMITTED: u8 = 4;
+/// SACK blocks (RFC 2018).
+const KIND_SACK: u8 = 5;
+/// Timestamps (RFC 7323).
+const KIND_TIMESTAMPS: u8 = 8;
 
 /// RFC 7323 timestamps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -35,7 +66,10 @@ pub enum AckRequest {
 }
 
 /// Up to four SACK blocks `[left, right)`, most recent first (RFC 2018).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+///
+/// Equality and `Debug` look only at the blocks held, not at stale entries
+/// left in the backing array by [`truncate`](Self::truncate).
+#[derive(Clone, Copy, Default)]
 pub struct SackBlocks {
     blocks: [(SeqNum, SeqNum); MAX_SACK_BLOCKS_PARSED],
     len: u8,
@@ -82,8 +116,61 @@ impl SackBlocks {
     }
 }
 
+impl PartialEq for SackBlocks {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_slice() == other.as_slice()
+    }
+}
+
+impl Eq for SackBlocks {}
+
+impl core::fmt::Debug for SackBlocks {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_list().entries(self.as_slice()).finish()
+    }
+}
+
 /// The options of one segment. Unknown options are skipped on parse
 /// (RFC 9293 section 3.2) and never emitted.
+///
+/// # Parsing
+///
+/// The option loop is our own rather than smoltcp's, because smoltcp keeps
+/// only three SACK blocks and reports every malformation as one untyped
+/// error. The checks, in the order they are applied to each option:
+///
+/// 1. kind 0 (EOL) ends the list; kind 1 (NOP) is one byte;
+/// 2. no length byte before the end of the header: [`WireError::OptionOverrun`];
+/// 3. length 0 or 1: [`WireError::BadOptionLength`] (it would loop forever or
+///    overlap its own length byte);
+/// 4. a SACK whose length is `2 + 8n` with `n > 4`:
+///    [`WireError::TooManySackBlocks`] (checked before the overrun, because
+///    such an option can never fit in 40 bytes and would otherwise always be
+///    reported as an overrun);
+/// 5. length running past the end of the header: [`WireError::OptionOverrun`];
+/// 6. a length that is wrong for a known kind: [`WireError::BadOptionLength`].
+///
+/// Unknown kinds, kind 254, and kind 253 with another ExID (or too short to
+/// hold one) are skipped. When an option appears twice, the last one wins
+/// (including SACK: a later SACK option replaces the blocks of an earlier
+/// one): a single pass that overwrites fields gives that for free, and no
+/// RFC asks for duplicates to be rejected. A window-scale shift above 14 is
+/// clamped to 14 as RFC 7323 section 2.3 requires.
+///
+/// # Emitting
+///
+/// Options are written in the order MSS, window scale, SACK-permitted,
+/// timestamps, ACK request, SACK, then padded with EOL (zero) bytes to a
+/// multiple of four. Where the 40-byte option space allows, NOPs are
+/// inserted so that multi-byte fields are aligned the way common stacks
+/// align them (`NOP NOP TS`, `NOP WS`, `NOP NOP SACK`, `SACK-permitted TS`).
+/// Alignment is a convenience, not a requirement: when it would cost a SACK
+/// block, the options are packed without NOPs instead. So the number of
+/// SACK blocks emitted depends only on which other options are present
+/// (see [`sack_capacity`](Self::sack_capacity)), and anything that parsed
+/// from a 40-byte option area can be emitted again without losing a block.
+/// Blocks that still do not fit are dropped from the end of the list, since
+/// the first block reports the most recent data (RFC 2018 section 4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Options {
     /// maximum segment size (SYN only)
@@ -98,4 +185,294 @@ pub struct Options {
     pub timestamps: Option<Timestamps>,
     /// experimental ACK request
     pub ack_request: Option<AckRequest>,
+}
+
+impl Options {
+    /// Bytes that [`SegmentRepr::emit`](super::SegmentRepr::emit) writes
+    /// for these options, including alignment NOPs and EOL padding (always a
+    /// multiple of four, at most 40 when emit can succeed). SACK blocks
+    /// beyond [`sack_capacity`](Self::sack_capacity) are not counted, as
+    /// they are not written.
+    ///
+    /// If the options cannot fit at all (emit would fail with
+    /// [`WireError::OptionsTooLong`]), this is the length they would need.
+    /// With the options defined today that cannot happen: MSS, window scale,
+    /// SACK-permitted, timestamps and a countdown take at most 25 bytes.
+    pub fn encoded_len(&self) -> usize {
+        match self.plan() {
+            Ok(plan) => plan.len,
+            Err(_) => self.layout(Packing::Tight, &[], None),
+        }
+    }
+
+    /// How many SACK blocks (0 to 4) fit in the option space beside the
+    /// other options of `self`, whatever `self.sack` holds. Emit writes the
+    /// first `min(self.sack.len(), self.sack_capacity())` blocks.
+    ///
+    /// This is the room left after packing the other options without
+    /// alignment padding: 4 with no other options, 3 beside timestamps,
+    /// 2 beside timestamps and a countdown ACK request.
+    pub fn sack_capacity(&self) -> usize {
+        let dummy = [(SeqNum(0), SeqNum(0)); MAX_SACK_BLOCKS_PARSED];
+        (0..=MAX_SACK_BLOCKS_PARSED)
+            .rev()
+            .find(|&n| self.layout(Packing::Tight, &dummy[..n], None) <= MAX_OPTIONS_LEN)
+            .unwrap_or(0)
+    }
+
+    /// Decides how the options will be laid out: aligned when that keeps
+    /// every SACK block that fits at all, packed otherwise.
+    pub(super) fn plan(&self) -> Result<Plan, WireError> {
+        let base = self.layout(Packing::Tight, &[], None);
+        if base > MAX_OPTIONS_LEN {
+            return Err(WireError::OptionsTooLong { len: base });
+        }
+        let blocks = self.sack.as_slice();
+        let fit = |packing: Packing| {
+            (0..=blocks.len())
+                .rev()
+                .find(|&n| self.layout(packing, &blocks[..n], None) <= MAX_OPTIONS_LEN)
+        };
+        // The packed layout always fits zero blocks (checked above), so
+        // `fit(Tight)` is never None; the fallback only keeps this panic-free.
+        let tight = fit(Packing::Tight).unwrap_or(0);
+        let (packing, sack_blocks) = match fit(Packing::Aligned) {
+            Some(aligned) if aligned == tight => (Packing::Aligned, aligned),
+            _ => (Packing::Tight, tight),
+        };
+        let len = self.layout(packing, &blocks[..sack_blocks], None);
+        Ok(Plan {
+            packing,
+            sack_blocks,
+            len,
+        })
+    }
+
+    /// Writes the options as planned into `out`, which must be exactly
+    /// `plan.len` bytes long and zeroed (zero is EOL, so the padding is
+    /// already in place).
+    pub(super) fn emit(&self, plan: Plan, out: &mut [u8]) {
+        let blocks = &self.sack.as_slice()[..plan.sack_blocks];
+        let written = self.layout(plan.packing, blocks, Some(out));
+        debug_assert_eq!(written, plan.len);
+    }
+
+    /// The one place that knows the option layout. With `out` it writes;
+    /// without it only counts, so that lengths and bytes cannot disagree.
+    /// Returns the padded length.
+    fn layout(&self, packing: Packing, sack: &[(SeqNum, SeqNum)], out: Option<&mut [u8]>) -> usize {
+        let mut w = Writer {
+            out,
+            pos: 0,
+            packing,
+        };
+        if let Some(mss) = self.mss {
+            w.align(0);
+            w.option(TcpOption::MaxSegmentSize(mss));
+        }
+        if let Some(shift) = self.window_scale {
+            // NOP + 3-byte option keeps whatever follows on a word boundary.
+            w.align(1);
+            w.option(TcpOption::WindowScale(shift.min(MAX_WINDOW_SCALE)));
+        }
+        if self.sack_permitted {
+            // No alignment of its own: two bytes that, before timestamps,
+            // take the place of the two NOPs timestamps would need.
+            w.option(TcpOption::SackPermitted);
+        }
+        if let Some(ts) = self.timestamps {
+            // Start at 2 mod 4 so that TSval and TSecr are word-aligned.
+            w.align(2);
+            w.option(TcpOption::TimeStamp {
+                tsval: ts.tsval,
+                tsecr: ts.tsecr,
+            });
+        }
+        if let Some(request) = self.ack_request {
+            let [e0, e1] = ACK_REQUEST_EXID.to_be_bytes();
+            w.align(0);
+            match request {
+                AckRequest::Supported => w.option(TcpOption::Unknown {
+                    kind: ACK_REQUEST_KIND,
+                    data: &[e0, e1],
+                }),
+                AckRequest::Countdown(n) => {
+                    let [n0, n1] = n.to_be_bytes();
+                    // Six bytes ending at 2 mod 4: exactly where a following
+                    // SACK option wants to start.
+                    w.option(TcpOption::Unknown {
+                        kind: ACK_REQUEST_KIND,
+                        data: &[e0, e1, n0, n1],
+                    });
+                }
+            }
+        }
+        if !sack.is_empty() {
+            // Start at 2 mod 4 so that the blocks are word-aligned. Written
+            // by hand: smoltcp's `SackRange` holds only three blocks.
+            w.align(2);
+            w.put(&[KIND_SACK, (2 + 8 * sack.len()) as u8]);
+            for (left, right) in sack {
+                w.put(&left.0.to_be_bytes());
+                w.put(&right.0.to_be_bytes());
+            }
+        }
+        // EOL padding: the caller's buffer is zeroed, so just count it.
+        w.pos.next_multiple_of(4)
+    }
+
+    /// Parses the option area of a TCP header (everything between the fixed
+    /// 20 bytes and the data offset). The rules are in the [`Options`] docs.
+    pub(super) fn parse(bytes: &[u8]) -> Result<Options, WireError> {
+        let mut opts = Options::default();
+        let mut i = 0;
+        while let Some(&kind) = bytes.get(i) {
+            match kind {
+                KIND_EOL => break,
+                KIND_NOP => {
+                    i += 1;
+                    continue;
+                }
+                _ => {}
+            }
+            let Some(&len_byte) = bytes.get(i + 1) else {
+                return Err(WireError::OptionOverrun { kind });
+            };
+            let len = usize::from(len_byte);
+            let bad_len = WireError::BadOptionLength {
+                kind,
+                len: len_byte,
+            };
+            if len < 2 {
+                return Err(bad_len);
+            }
+            if kind == KIND_SACK && (len - 2) % 8 == 0 && (len - 2) / 8 > MAX_SACK_BLOCKS_PARSED {
+                return Err(WireError::TooManySackBlocks {
+                    blocks: (len - 2) / 8,
+                });
+            }
+            let Some(body) = bytes.get(i + 2..i + len) else {
+                return Err(WireError::OptionOverrun { kind });
+            };
+            match kind {
+                KIND_MSS => match *body {
+                    [a, b] => opts.mss = Some(u16::from_be_bytes([a, b])),
+                    _ => return Err(bad_len),
+                },
+                KIND_WINDOW_SCALE => match *body {
+                    [shift] => opts.window_scale = Some(shift.min(MAX_WINDOW_SCALE)),
+                    _ => return Err(bad_len),
+                },
+                KIND_SACK_PERMITTED => match *body {
+                    [] => opts.sack_permitted = true,
+                    _ => return Err(bad_len),
+                },
+                KIND_TIMESTAMPS => match *body {
+                    [a, b, c, d, e, f, g, h] => {
+                        opts.timestamps = Some(Timestamps {
+                            tsval: u32::from_be_bytes([a, b, c, d]),
+                            tsecr: u32::from_be_bytes([e, f, g, h]),
+                        })
+                    }
+                    _ => return Err(bad_len),
+                },
+                KIND_SACK => {
+                    if body.is_empty() || body.len() % 8 != 0 {
+                        return Err(bad_len);
+                    }
+                    let mut sack = SackBlocks::new();
+                    for block in body.chunks_exact(8) {
+                        if let [a, b, c, d, e, f, g, h] = *block {
+                            sack.push(
+                                SeqNum(u32::from_be_bytes([a, b, c, d])),
+                                SeqNum(u32::from_be_bytes([e, f, g, h])),
+                            );
+                        }
+                    }
+                    opts.sack = sack;
+                }
+                ACK_REQUEST_KIND => {
+                    // Shorter than an ExID: some other experiment's (or
+                    // nobody's) business, so skip it like an unknown option.
+                    if let [x0, x1, ref rest @ ..] = *body {
+                        if u16::from_be_bytes([x0, x1]) == ACK_REQUEST_EXID {
+                            opts.ack_request = Some(match *rest {
+                                [] => AckRequest::Supported,
+                                [n0, n1] => AckRequest::Countdown(u16::from_be_bytes([n0, n1])),
+                                _ => return Err(bad_len),
+                            });
+                        }
+                    }
+                }
+                // Unknown kinds (and kind 254) are skipped (RFC 9293 3.2).
+                _ => {}
+            }
+            i += len;
+        }
+        Ok(opts)
+    }
+}
+
+/// Whether alignment NOPs are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Packing {
+    /// NOPs before options so that their fields are word-aligned.
+    Aligned,
+    /// No NOPs; used only when alignment would cost a SACK block.
+    Tight,
+}
+
+/// How [`Options::emit`] will lay the options out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Plan {
+    /// alignment or not
+    pub(super) packing: Packing,
+    /// SACK blocks written (a prefix of `Options::sack`)
+    pub(super) sack_blocks: usize,
+    /// padded length in bytes
+    pub(super) len: usize,
+}
+
+/// Option writer that either writes into a buffer or only counts bytes.
+struct Writer<'b> {
+    out: Option<&'b mut [u8]>,
+    pos: usize,
+    packing: Packing,
+}
+
+impl Writer<'_> {
+    /// Appends raw bytes.
+    fn put(&mut self, bytes: &[u8]) {
+        let end = self.pos + bytes.len();
+        if let Some(dst) = self
+            .out
+            .as_deref_mut()
+            .and_then(|out| out.get_mut(self.pos..end))
+        {
+            dst.copy_from_slice(bytes);
+        }
+        self.pos = end;
+    }
+
+    /// Appends one option through smoltcp's encoder.
+    fn option(&mut self, option: TcpOption<'_>) {
+        let end = self.pos + option.buffer_len();
+        if let Some(dst) = self
+            .out
+            .as_deref_mut()
+            .and_then(|out| out.get_mut(self.pos..end))
+        {
+            option.emit(dst);
+        }
+        self.pos = end;
+    }
+
+    /// In the aligned layout, NOPs until the position is `residue` mod 4.
+    fn align(&mut self, residue: usize) {
+        if self.packing == Packing::Aligned {
+            while self.pos % 4 != residue {
+                self.put(&[KIND_NOP]);
+            }
+        }
+    }
 }

@@ -1,6 +1,17 @@
-//! The TCP segment representation.
+//! The TCP segment representation (RFC 9293 section 3.1).
+//!
+//! The fixed 20-byte header and the checksum are read and written through
+//! `smoltcp::wire::TcpPacket`, so the bit layout of the data offset and the
+//! control bits, and the ones-complement sum over the IPv4 pseudo-header,
+//! come from a widely used implementation. The options are handled in the
+//! `options` module (RFC 2018, RFC 7323, RFC 6994); see [`Options`].
+//!
+//! The urgent pointer is neither represented nor acted upon: it is ignored
+//! on parse and written as zero. The NS bit and the reserved bits are
+//! likewise ignored on parse and written as zero.
 
 use super::{Options, SeqNum, WireError};
+use smoltcp::wire::{IpAddress, TcpPacket, TcpSeqNumber};
 use std::net::Ipv4Addr;
 
 /// Length of a TCP header without options.
@@ -98,18 +109,67 @@ pub struct SegmentRepr<'a> {
 }
 
 impl<'a> SegmentRepr<'a> {
-    /// Parses and validates `bytes`. Never panics; every malformed input is
-    /// a [`WireError`].
+    /// Parses and validates `bytes`, which must hold exactly one segment
+    /// (header and payload, nothing after it). Never panics and never
+    /// allocates; every malformed input is a [`WireError`].
+    ///
+    /// Checks, in order: at least 20 bytes ([`WireError::Truncated`]); the
+    /// checksum, when asked for ([`WireError::BadChecksum`]), before any
+    /// field is trusted, so that a corrupted segment is reported as
+    /// corrupted rather than as whatever the corruption happens to look
+    /// like; the data offset ([`WireError::BadDataOffset`]); then the
+    /// options (see [`Options`] for the rules).
     pub fn parse(bytes: &'a [u8], checksum: Checksum) -> Result<SegmentRepr<'a>, WireError> {
-        let _ = (bytes, checksum);
-        todo!("wire helper")
+        let len = bytes.len();
+        if len < HEADER_LEN {
+            return Err(WireError::Truncated { len });
+        }
+        let packet = TcpPacket::new_unchecked(bytes);
+        if let Checksum::Ipv4 { src, dst } = checksum {
+            if !packet.verify_checksum(&IpAddress::Ipv4(src), &IpAddress::Ipv4(dst)) {
+                return Err(WireError::BadChecksum);
+            }
+        }
+        let header_len = usize::from(packet.header_len());
+        if header_len < HEADER_LEN || header_len > len {
+            return Err(WireError::BadDataOffset { header_len, len });
+        }
+        // In bounds: HEADER_LEN <= header_len <= len was checked above.
+        let options = Options::parse(&bytes[HEADER_LEN..header_len])?;
+
+        let mut flags = Flags::empty();
+        for (set, flag) in [
+            (packet.fin(), Flags::FIN),
+            (packet.syn(), Flags::SYN),
+            (packet.rst(), Flags::RST),
+            (packet.psh(), Flags::PSH),
+            (packet.ack(), Flags::ACK),
+            (packet.urg(), Flags::URG),
+            (packet.ece(), Flags::ECE),
+            (packet.cwr(), Flags::CWR),
+        ] {
+            if set {
+                flags = flags.with(flag);
+            }
+        }
+
+        Ok(SegmentRepr {
+            src_port: packet.src_port(),
+            dst_port: packet.dst_port(),
+            seq: SeqNum(packet.seq_number().0 as u32),
+            ack: SeqNum(packet.ack_number().0 as u32),
+            flags,
+            window: packet.window_len(),
+            options,
+            payload: packet.payload(),
+        })
     }
 
     /// Header length in bytes (20 + padded options) that [`emit`](Self::emit)
     /// will write. SACK blocks that do not fit beside the other options are
-    /// not counted (and not written).
+    /// not counted (and not written); see [`Options::sack_capacity`].
     pub fn header_len(&self) -> usize {
-        todo!("wire helper")
+        HEADER_LEN + self.options.encoded_len()
     }
 
     /// Total encoded length: header plus payload.
@@ -117,9 +177,52 @@ impl<'a> SegmentRepr<'a> {
         self.header_len() + self.payload.len()
     }
 
-    /// Writes the segment into `buf`, returning the bytes written.
+    /// Writes the segment into the first [`buffer_len`](Self::buffer_len)
+    /// bytes of `buf`, returning that length. Whatever `buf` held before is
+    /// overwritten: padding, the urgent pointer and reserved bits are zero,
+    /// and so is the checksum under [`Checksum::Ignore`].
+    ///
+    /// SACK blocks beyond [`Options::sack_capacity`] are dropped from the
+    /// end of the list. Errors: [`WireError::OptionsTooLong`] if even the
+    /// options other than SACK do not fit (impossible with today's option
+    /// set), [`WireError::BufferTooSmall`] if `buf` is shorter than the
+    /// segment.
     pub fn emit(&self, buf: &mut [u8], checksum: Checksum) -> Result<usize, WireError> {
-        let _ = (buf, checksum);
-        todo!("wire helper")
+        let plan = self.options.plan()?;
+        let header_len = HEADER_LEN + plan.len;
+        let need = header_len + self.payload.len();
+        let have = buf.len();
+        let Some(buf) = buf.get_mut(..need) else {
+            return Err(WireError::BufferTooSmall { need, have });
+        };
+        // Zero the header first: EOL padding, urgent pointer, reserved bits
+        // and (for `Checksum::Ignore`) the checksum are all zero.
+        buf[..header_len].fill(0);
+
+        // The packet spans exactly the segment, so that the checksum covers
+        // exactly the segment.
+        let mut packet = TcpPacket::new_unchecked(buf);
+        packet.set_src_port(self.src_port);
+        packet.set_dst_port(self.dst_port);
+        packet.set_seq_number(TcpSeqNumber(self.seq.0 as i32));
+        packet.set_ack_number(TcpSeqNumber(self.ack.0 as i32));
+        // header_len <= 60 because plan.len <= MAX_OPTIONS_LEN.
+        packet.set_header_len(header_len as u8);
+        let f = self.flags;
+        packet.set_fin(f.contains(Flags::FIN));
+        packet.set_syn(f.contains(Flags::SYN));
+        packet.set_rst(f.contains(Flags::RST));
+        packet.set_psh(f.contains(Flags::PSH));
+        packet.set_ack(f.contains(Flags::ACK));
+        packet.set_urg(f.contains(Flags::URG));
+        packet.set_ece(f.contains(Flags::ECE));
+        packet.set_cwr(f.contains(Flags::CWR));
+        packet.set_window_len(self.window);
+        self.options.emit(plan, packet.options_mut());
+        packet.payload_mut().copy_from_slice(self.payload);
+        if let Checksum::Ipv4 { src, dst } = checksum {
+            packet.fill_checksum(&IpAddress::Ipv4(src), &IpAddress::Ipv4(dst));
+        }
+        Ok(need)
     }
 }
