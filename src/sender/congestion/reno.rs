@@ -1,7 +1,451 @@
 //! Reno (RFC 5681) with Appropriate Byte Counting (RFC 3465).
+//!
+//! Growth is driven by the number of bytes each ACK newly acknowledges, not
+//! by the number of ACKs. That is what lets ackwise thin out ACKs without
+//! slowing the sender down: a stretch ACK covering four segments is worth
+//! as much as four ACKs, up to the byte-counting limit L.
 
-/// Reno with ABC.
-#[derive(Debug)]
+use super::CongestionControl;
+use crate::time::Instant;
+
+/// Parameters of [`Reno`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RenoConfig {
+    /// SMSS in bytes.
+    pub mss: u64,
+    /// Initial window IW in bytes (RFC 5681 section 3.1, RFC 6928).
+    pub initial_window: u64,
+    /// Byte-counting limit L in segments (RFC 3465 section 2.2).
+    pub byte_counting_limit: u32,
+    /// Initial ssthresh in bytes; RFC 5681 section 3.1 says "arbitrarily
+    /// high", e.g. `u64::MAX`.
+    pub initial_ssthresh: u64,
+}
+
+impl RenoConfig {
+    /// The RFC 6928 section 2 initial window:
+    /// min(10 * MSS, max(2 * MSS, 14600)).
+    pub fn rfc6928_initial_window(mss: u64) -> u64 {
+        mss.saturating_mul(10)
+            .min(mss.saturating_mul(2).max(14_600))
+    }
+
+    /// Defaults for a given SMSS: IW per RFC 6928, L = 2 (the largest value
+    /// RFC 3465 section 2.2 recommends) and an unbounded initial ssthresh
+    /// (RFC 5681 section 3.1).
+    pub fn new(mss: u64) -> Self {
+        RenoConfig {
+            mss,
+            initial_window: Self::rfc6928_initial_window(mss),
+            byte_counting_limit: 2,
+            initial_ssthresh: u64::MAX,
+        }
+    }
+}
+
+/// Reno congestion control with Appropriate Byte Counting.
+///
+/// * Slow start (RFC 3465 section 2.2): each ACK grows cwnd by
+///   min(acked bytes, L * SMSS), and growth stops at ssthresh.
+/// * Congestion avoidance (RFC 3465 section 2.1): acknowledged bytes are
+///   accumulated in `bytes_acked`; whenever a full cwnd's worth has been
+///   acknowledged, cwnd grows by one SMSS.
+/// * Floors: cwnd never drops below 1 SMSS and ssthresh never below 2 SMSS
+///   (RFC 5681 section 3.1).
+#[derive(Debug, Clone)]
 pub struct Reno {
-    _todo: (),
+    config: RenoConfig,
+    cwnd: u64,
+    ssthresh: u64,
+    /// RFC 3465 `bytes_acked`: bytes acknowledged since cwnd last grew in
+    /// congestion avoidance.
+    bytes_acked: u64,
+    /// The configured limit L, in segments.
+    limit: u32,
+    /// Set by a retransmission timeout, cleared when ssthresh is reached or
+    /// at the next fast-retransmit congestion event. While set, slow start
+    /// uses L = 1 SMSS regardless of `limit` (RFC 3465 section 2.3), because
+    /// an ACK after an RTO may cover segments that were never lost but
+    /// merely delayed, and counting them all would burst.
+    post_rto_slow_start: bool,
+    /// An RTO happened and no new data has been acknowledged since. A second
+    /// timeout in that state is a repeated timeout of the same segment, for
+    /// which RFC 5681 section 3.1 holds ssthresh constant.
+    rto_without_progress: bool,
+}
+
+impl Reno {
+    /// A controller with `config`, repaired where inconsistent: SMSS of at
+    /// least 1 byte, cwnd of at least 1 SMSS, ssthresh of at least 2 SMSS and
+    /// L of at least 1 segment.
+    pub fn new(config: RenoConfig) -> Self {
+        let mss = config.mss.max(1);
+        let config = RenoConfig { mss, ..config };
+        Reno {
+            config,
+            cwnd: config.initial_window.max(mss),
+            ssthresh: config.initial_ssthresh.max(mss.saturating_mul(2)),
+            bytes_acked: 0,
+            limit: config.byte_counting_limit.max(1),
+            post_rto_slow_start: false,
+            rto_without_progress: false,
+        }
+    }
+
+    /// The configuration in use (after repair by [`new`](Self::new)).
+    pub fn config(&self) -> &RenoConfig {
+        &self.config
+    }
+
+    /// SMSS in bytes.
+    pub fn mss(&self) -> u64 {
+        self.config.mss
+    }
+
+    /// The RFC 3465 section 2.1 congestion-avoidance byte counter.
+    pub fn bytes_acked(&self) -> u64 {
+        self.bytes_acked
+    }
+
+    /// Whether the RFC 3465 section 2.3 rule (L = 1 SMSS in the slow start
+    /// that follows an RTO) is currently in force.
+    pub fn in_post_rto_slow_start(&self) -> bool {
+        self.post_rto_slow_start
+    }
+
+    /// The L, in segments, that applies to slow start right now.
+    ///
+    /// This is the single place that decides the slow-start increase limit,
+    /// so a different rule (ackwise's extended ABC) replaces only this.
+    pub fn effective_slow_start_limit(&self) -> u32 {
+        if self.post_rto_slow_start {
+            1
+        } else {
+            self.limit
+        }
+    }
+
+    fn floor_cwnd(&self) -> u64 {
+        self.config.mss
+    }
+
+    fn floor_ssthresh(&self) -> u64 {
+        self.config.mss.saturating_mul(2)
+    }
+
+    /// RFC 5681 equation 4: ssthresh = max(FlightSize / 2, 2 * SMSS).
+    fn reduced_ssthresh(&self, flight_size: u64) -> u64 {
+        (flight_size / 2).max(self.floor_ssthresh())
+    }
+
+    fn set(&mut self, cwnd: u64, ssthresh: u64, reason: &'static str) {
+        let cwnd = cwnd.max(self.floor_cwnd());
+        let ssthresh = ssthresh.max(self.floor_ssthresh());
+        if cwnd == self.cwnd && ssthresh == self.ssthresh {
+            return;
+        }
+        self.cwnd = cwnd;
+        self.ssthresh = ssthresh;
+        tracing::debug!(cwnd, ssthresh, reason, "reno window update");
+    }
+}
+
+impl CongestionControl for Reno {
+    fn window(&self) -> u64 {
+        self.cwnd
+    }
+
+    fn ssthresh(&self) -> u64 {
+        self.ssthresh
+    }
+
+    fn in_slow_start(&self) -> bool {
+        self.cwnd < self.ssthresh
+    }
+
+    fn on_ack(&mut self, _now: Instant, acked_bytes: u64) {
+        if acked_bytes == 0 {
+            return;
+        }
+        self.rto_without_progress = false;
+        if self.in_slow_start() {
+            let limit =
+                u64::from(self.effective_slow_start_limit()).saturating_mul(self.config.mss);
+            // Stopping at ssthresh keeps an ACK that straddles the threshold
+            // from overshooting into congestion avoidance by up to L * SMSS.
+            let cwnd = self
+                .cwnd
+                .saturating_add(acked_bytes.min(limit))
+                .min(self.ssthresh);
+            self.set(cwnd, self.ssthresh, "slow start");
+            if !self.in_slow_start() {
+                self.post_rto_slow_start = false;
+            }
+        } else {
+            self.bytes_acked = self.bytes_acked.saturating_add(acked_bytes);
+            // At most one SMSS per ACK, as in RFC 3465 section 2.1; any
+            // excess stays in the counter for the next ACK.
+            if self.bytes_acked >= self.cwnd {
+                self.bytes_acked -= self.cwnd;
+                let cwnd = self.cwnd.saturating_add(self.config.mss);
+                self.set(cwnd, self.ssthresh, "congestion avoidance");
+            }
+        }
+    }
+
+    fn on_congestion_event(&mut self, _now: Instant, flight_size: u64) {
+        let ssthresh = self.reduced_ssthresh(flight_size);
+        self.bytes_acked = 0;
+        self.post_rto_slow_start = false;
+        self.rto_without_progress = false;
+        self.set(ssthresh, ssthresh, "fast retransmit");
+    }
+
+    fn on_recovery_exit(&mut self, _now: Instant) {
+        self.bytes_acked = 0;
+        self.set(self.ssthresh, self.ssthresh, "recovery exit");
+    }
+
+    fn on_retransmission_timeout(&mut self, _now: Instant, flight_size: u64) {
+        // RFC 5681 section 3.1: ssthresh is reduced only on the first timeout
+        // of a segment; when the retransmission itself times out, FlightSize
+        // no longer says anything about the path and ssthresh is held.
+        let ssthresh = if self.rto_without_progress {
+            self.ssthresh
+        } else {
+            self.reduced_ssthresh(flight_size)
+        };
+        self.bytes_acked = 0;
+        self.post_rto_slow_start = true;
+        self.rto_without_progress = true;
+        self.set(self.config.mss, ssthresh, "retransmission timeout");
+    }
+
+    fn set_byte_counting_limit(&mut self, segments: u32) {
+        // L = 0 would freeze slow start; one segment is the RFC 3465 minimum.
+        self.limit = segments.max(1);
+    }
+
+    fn byte_counting_limit(&self) -> u32 {
+        self.limit
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MSS: u64 = 1000;
+    const T: Instant = Instant::ZERO;
+
+    fn reno(cwnd_segments: u64, limit: u32) -> Reno {
+        Reno::new(RenoConfig {
+            mss: MSS,
+            initial_window: cwnd_segments * MSS,
+            byte_counting_limit: limit,
+            initial_ssthresh: u64::MAX,
+        })
+    }
+
+    #[test]
+    fn rfc6928_initial_window() {
+        assert_eq!(RenoConfig::rfc6928_initial_window(1460), 14_600);
+        assert_eq!(RenoConfig::rfc6928_initial_window(1000), 10_000);
+        assert_eq!(RenoConfig::rfc6928_initial_window(9000), 18_000);
+        assert_eq!(RenoConfig::rfc6928_initial_window(536), 5_360);
+        let c = RenoConfig::new(1460);
+        assert_eq!(c.byte_counting_limit, 2);
+        assert_eq!(c.initial_ssthresh, u64::MAX);
+        let r = Reno::new(c);
+        assert_eq!(r.window(), 14_600);
+        assert!(r.in_slow_start());
+    }
+
+    #[test]
+    fn slow_start_limit_one_vs_two() {
+        let mut one = reno(10, 1);
+        let mut two = reno(10, 2);
+        one.on_ack(T, 2 * MSS);
+        two.on_ack(T, 2 * MSS);
+        assert_eq!(one.window(), 11 * MSS);
+        assert_eq!(two.window(), 12 * MSS);
+        // A stretch ACK of 4 segments is capped at L = 2.
+        two.on_ack(T, 4 * MSS);
+        assert_eq!(two.window(), 14 * MSS);
+        // A small ACK counts its bytes, not a full segment.
+        two.on_ack(T, 100);
+        assert_eq!(two.window(), 14 * MSS + 100);
+    }
+
+    #[test]
+    fn limit_changes_at_run_time() {
+        let mut r = reno(10, 2);
+        r.set_byte_counting_limit(8);
+        assert_eq!(r.byte_counting_limit(), 8);
+        r.on_ack(T, 8 * MSS);
+        assert_eq!(r.window(), 18 * MSS);
+        r.set_byte_counting_limit(0);
+        assert_eq!(r.byte_counting_limit(), 1);
+    }
+
+    #[test]
+    fn slow_start_stops_at_ssthresh() {
+        let mut r = Reno::new(RenoConfig {
+            initial_ssthresh: 11 * MSS + 500,
+            ..RenoConfig::new(MSS)
+        });
+        r.on_ack(T, 2 * MSS);
+        assert_eq!(r.window(), 11 * MSS + 500);
+        assert!(!r.in_slow_start());
+    }
+
+    /// One RTT of ACKs, each acknowledging `per_ack` bytes, covering one
+    /// full window of data.
+    fn one_rtt(r: &mut Reno, per_ack: u64) {
+        let window = r.window();
+        let mut acked = 0;
+        while acked < window {
+            let n = per_ack.min(window - acked);
+            r.on_ack(T, n);
+            acked += n;
+        }
+    }
+
+    #[test]
+    fn congestion_avoidance_grows_one_mss_per_window() {
+        for per_ack in [MSS, 2 * MSS, 300, 7 * MSS] {
+            let mut r = Reno::new(RenoConfig {
+                initial_ssthresh: 20 * MSS,
+                ..reno(20, 2).config
+            });
+            assert!(!r.in_slow_start());
+            for rtt in 1..=5 {
+                one_rtt(&mut r, per_ack);
+                assert_eq!(r.window(), (20 + rtt) * MSS, "per_ack {per_ack}");
+            }
+        }
+        // Less than a window of ACKed data does not grow cwnd.
+        let mut r = Reno::new(RenoConfig {
+            initial_ssthresh: 10 * MSS,
+            ..reno(10, 2).config
+        });
+        r.on_ack(T, 10 * MSS - 1);
+        assert_eq!(r.window(), 10 * MSS);
+        assert_eq!(r.bytes_acked(), 10 * MSS - 1);
+        r.on_ack(T, 2);
+        assert_eq!(r.window(), 11 * MSS);
+        assert_eq!(r.bytes_acked(), 1);
+    }
+
+    #[test]
+    fn congestion_event_halves_flight_size_not_cwnd() {
+        let mut r = reno(40, 2);
+        r.on_congestion_event(T, 16 * MSS);
+        assert_eq!(r.ssthresh(), 8 * MSS);
+        assert_eq!(r.window(), 8 * MSS);
+        assert!(!r.in_slow_start());
+        // Floor: ssthresh >= 2 SMSS even for a tiny flight.
+        r.on_congestion_event(T, MSS);
+        assert_eq!(r.ssthresh(), 2 * MSS);
+        assert_eq!(r.window(), 2 * MSS);
+    }
+
+    #[test]
+    fn congestion_event_resets_ca_counter_and_recovery_exit_deflates() {
+        let mut r = Reno::new(RenoConfig {
+            initial_ssthresh: 10 * MSS,
+            ..reno(10, 2).config
+        });
+        r.on_ack(T, 5 * MSS);
+        assert_eq!(r.bytes_acked(), 5 * MSS);
+        r.on_congestion_event(T, 10 * MSS);
+        assert_eq!(r.bytes_acked(), 0);
+        r.on_recovery_exit(T);
+        assert_eq!(r.window(), 5 * MSS);
+        assert_eq!(r.ssthresh(), 5 * MSS);
+        // A full new window is needed before the next increase.
+        r.on_ack(T, 5 * MSS - 1);
+        assert_eq!(r.window(), 5 * MSS);
+    }
+
+    #[test]
+    fn rto_sets_loss_window_and_uses_flight_size() {
+        let mut r = reno(40, 2);
+        r.on_retransmission_timeout(T, 30 * MSS);
+        assert_eq!(r.window(), MSS);
+        assert_eq!(r.ssthresh(), 15 * MSS);
+        assert!(r.in_slow_start());
+        assert_eq!(r.bytes_acked(), 0);
+    }
+
+    #[test]
+    fn repeated_rto_holds_ssthresh() {
+        let mut r = reno(40, 2);
+        r.on_retransmission_timeout(T, 30 * MSS);
+        // The retransmission timed out too; FlightSize is now tiny.
+        r.on_retransmission_timeout(T, MSS);
+        assert_eq!(r.ssthresh(), 15 * MSS);
+        assert_eq!(r.window(), MSS);
+        // After progress a new timeout reduces ssthresh again.
+        r.on_ack(T, MSS);
+        r.on_retransmission_timeout(T, 6 * MSS);
+        assert_eq!(r.ssthresh(), 3 * MSS);
+    }
+
+    #[test]
+    fn limit_is_one_segment_after_rto_until_ssthresh() {
+        let mut r = reno(40, 2);
+        r.on_retransmission_timeout(T, 8 * MSS);
+        assert!(r.in_post_rto_slow_start());
+        assert_eq!(r.effective_slow_start_limit(), 1);
+        assert_eq!(r.byte_counting_limit(), 2, "configured L is kept");
+        r.on_ack(T, 2 * MSS);
+        assert_eq!(r.window(), 2 * MSS);
+        r.on_ack(T, 4 * MSS);
+        assert_eq!(r.window(), 3 * MSS);
+        r.on_ack(T, MSS);
+        assert_eq!(r.window(), 4 * MSS);
+        assert_eq!(r.ssthresh(), 4 * MSS);
+        assert!(!r.in_post_rto_slow_start());
+        // Reaching ssthresh restores the configured L for later slow starts.
+        assert_eq!(r.effective_slow_start_limit(), 2);
+    }
+
+    #[test]
+    fn fast_retransmit_ends_post_rto_rule() {
+        let mut r = reno(40, 2);
+        r.on_retransmission_timeout(T, 20 * MSS);
+        r.on_ack(T, MSS);
+        r.on_congestion_event(T, 2 * MSS);
+        assert!(!r.in_post_rto_slow_start());
+        assert_eq!(r.effective_slow_start_limit(), 2);
+    }
+
+    #[test]
+    fn floors_hold() {
+        let mut r = Reno::new(RenoConfig {
+            mss: MSS,
+            initial_window: 0,
+            byte_counting_limit: 0,
+            initial_ssthresh: 0,
+        });
+        assert_eq!(r.window(), MSS);
+        assert_eq!(r.ssthresh(), 2 * MSS);
+        assert_eq!(r.byte_counting_limit(), 1);
+        r.on_retransmission_timeout(T, 0);
+        assert_eq!(r.window(), MSS);
+        assert_eq!(r.ssthresh(), 2 * MSS);
+        r.on_congestion_event(T, 0);
+        assert_eq!(r.window(), 2 * MSS);
+        let z = Reno::new(RenoConfig::new(0));
+        assert_eq!(z.mss(), 1);
+        assert!(z.window() >= 1);
+    }
+
+    #[test]
+    fn usable_as_trait_object() {
+        let mut cc: Box<dyn CongestionControl> = Box::new(Reno::new(RenoConfig::new(MSS)));
+        cc.on_ack(T, MSS);
+        assert_eq!(cc.window(), 11 * MSS);
+    }
 }
