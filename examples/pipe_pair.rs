@@ -44,7 +44,10 @@ fn main() -> ExitCode {
         "{:<8} {:>10} {:>10} {:>9} {:>9} {:>8} {:>8} {:>8} {:>10}",
         "policy", "time_s", "goodput", "data_seg", "acks", "retx", "fast_rx", "rto", "verified"
     );
-    for (name, policy) in [("every", AckPolicyConfig::Every), ("delayed", AckPolicyConfig::DELAYED)] {
+    for (name, policy) in [
+        ("every", AckPolicyConfig::Every),
+        ("delayed", AckPolicyConfig::DELAYED),
+    ] {
         let config = Config {
             ack_policy: policy,
             min_rto: Duration::from_millis(200),
@@ -55,7 +58,14 @@ fn main() -> ExitCode {
             seed,
             ..PipeConfig::default()
         };
-        let out = match transfer(pipe, config.clone(), config, &data, &[], Duration::from_secs(3_600)) {
+        let out = match transfer(
+            pipe,
+            config.clone(),
+            config,
+            &data,
+            &[],
+            Duration::from_secs(3_600),
+        ) {
             Ok(out) => out,
             Err(e) => {
                 eprintln!("pipe_pair: {e}");

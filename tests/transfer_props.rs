@@ -63,8 +63,15 @@ fn run(
     };
     let a = payload(up, seed ^ 0xA);
     let b = payload(down, seed ^ 0xB);
-    let out = transfer(pipe, config(policy), config(policy), &a, &b, Duration::from_secs(36_000))
-        .expect("pipe setup");
+    let out = transfer(
+        pipe,
+        config(policy),
+        config(policy),
+        &a,
+        &b,
+        Duration::from_secs(36_000),
+    )
+    .expect("pipe setup");
     (a, b, out)
 }
 
@@ -111,7 +118,8 @@ fn same_seed_same_outcome() {
 #[test]
 fn regression() {
     // Cases that once failed: (seed, loss, reorder, duplicate, up, down, delayed).
-    let cases: &[(u64, f64, f64, f64, usize, usize, bool)] = &[(1, 0.3, 0.3, 0.2, 50_000, 50_000, true)];
+    let cases: &[(u64, f64, f64, f64, usize, usize, bool)] =
+        &[(1, 0.3, 0.3, 0.2, 50_000, 50_000, true)];
     for &(seed, loss, reorder, dup, up, down, delayed) in cases {
         let (a, b, out) = run(seed, loss, reorder, dup, up, down, delayed);
         assert_eq!(digest(&out.server_received), digest(&a), "seed {seed}");

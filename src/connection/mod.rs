@@ -12,7 +12,7 @@ mod rx;
 mod stats;
 mod tx;
 
-pub use config::{AckPolicyConfig, CongestionConfig, Config, ConfigError};
+pub use config::{AckPolicyConfig, Config, ConfigError, CongestionConfig};
 pub use stats::Stats;
 
 use crate::receiver::{AckPolicy, Reassembly};
@@ -212,7 +212,13 @@ impl Connection {
         Ok(conn)
     }
 
-    fn new(config: Config, now: Instant, local_port: u16, remote_port: u16, rng: &mut dyn RngCore) -> Self {
+    fn new(
+        config: Config,
+        now: Instant,
+        local_port: u16,
+        remote_port: u16,
+        rng: &mut dyn RngCore,
+    ) -> Self {
         let iss = SeqNum(rng.next_u32());
         let ts_offset = rng.next_u32();
         let params = SenderParams {
@@ -264,7 +270,11 @@ impl Connection {
             window_scaling: ws,
             sack: self.config.sack && o.sack_permitted,
             timestamps: self.config.timestamps && o.timestamps.is_some(),
-            send_window_shift: if ws { o.window_scale.unwrap_or(0).min(14) } else { 0 },
+            send_window_shift: if ws {
+                o.window_scale.unwrap_or(0).min(14)
+            } else {
+                0
+            },
             recv_window_shift: if ws { self.config.window_shift() } else { 0 },
             peer_mss,
             peer_ack_requests,
@@ -326,7 +336,10 @@ impl Connection {
 
     /// The handshake completed and the connection has not closed yet.
     pub fn is_established(&self) -> bool {
-        !matches!(self.state, State::SynSent | State::SynReceived | State::Closed)
+        !matches!(
+            self.state,
+            State::SynSent | State::SynReceived | State::Closed
+        )
     }
 
     /// The connection is over.
@@ -514,7 +527,10 @@ impl Connection {
     /// for a received FIN.
     fn rcv_ack_seq(&self) -> SeqNum {
         match &self.recv {
-            Some(r) => seq_of(r.irs, r.reassembly.next_offset() + u64::from(r.fin_received)),
+            Some(r) => seq_of(
+                r.irs,
+                r.reassembly.next_offset() + u64::from(r.fin_received),
+            ),
             None => SeqNum(0),
         }
     }

@@ -221,7 +221,12 @@ impl Connection {
         true
     }
 
-    fn ts_rtt_sample(&self, now: Instant, seg: &SegmentRepr<'_>, advances: bool) -> Option<Duration> {
+    fn ts_rtt_sample(
+        &self,
+        now: Instant,
+        seg: &SegmentRepr<'_>,
+        advances: bool,
+    ) -> Option<Duration> {
         if !self.negotiated.timestamps || !advances {
             return None;
         }
@@ -269,8 +274,8 @@ impl Connection {
 
     fn receive_data(&mut self, now: Instant, seg: &SegmentRepr<'_>) {
         // What the peer sends as a full segment: our MSS less its timestamps.
-        let full_sized = usize::from(self.config.mss)
-            - if self.negotiated.timestamps { 12 } else { 0 };
+        let full_sized =
+            usize::from(self.config.mss) - if self.negotiated.timestamps { 12 } else { 0 };
         let accepts_data = matches!(
             self.state,
             State::Established | State::FinWait1 | State::FinWait2

@@ -103,7 +103,10 @@ fn syn_to_nowhere_times_out_after_retries() {
     }
     assert_eq!(syns, 3);
     assert_eq!(conn.state(), State::Closed);
-    assert_eq!(conn.poll_event(), Some(Event::Closed(CloseReason::TimedOut)));
+    assert_eq!(
+        conn.poll_event(),
+        Some(Event::Closed(CloseReason::TimedOut))
+    );
     // 0.5 + 1 + 2 seconds of backoff.
     assert_eq!(now, Instant::from_millis(3_500));
 }
@@ -131,7 +134,10 @@ fn reset_answering_syn_is_connection_refused() {
     let n = conn.poll_transmit(Instant::ZERO, &mut buf).unwrap();
     let syn = SegmentRepr::parse(&buf[..n], Checksum::UNSPECIFIED).unwrap();
     assert!(syn.flags.contains(Flags::SYN));
-    assert_eq!(syn.options.ack_request, Some(crate::wire::AckRequest::Supported));
+    assert_eq!(
+        syn.options.ack_request,
+        Some(crate::wire::AckRequest::Supported)
+    );
     // A reset that does not acknowledge our SYN is ignored.
     let bogus = segment(2, 1, SeqNum(0), syn.seq.add(7), Flags::RST | Flags::ACK);
     conn.handle_segment(Instant::ZERO, &bogus).unwrap();
@@ -161,8 +167,9 @@ fn blind_reset_gets_a_challenge_ack_and_exact_reset_closes() {
     let rst = segment(80, 40_000, rcv_nxt, SeqNum(0), Flags::RST);
     client.handle_segment(now, &rst).unwrap();
     assert_eq!(client.state(), State::Closed);
-    assert!(std::iter::from_fn(|| client.poll_event())
-        .any(|e| e == Event::Closed(CloseReason::Reset)));
+    assert!(
+        std::iter::from_fn(|| client.poll_event()).any(|e| e == Event::Closed(CloseReason::Reset))
+    );
 }
 
 #[test]
@@ -175,7 +182,10 @@ fn malformed_and_foreign_segments_are_counted_not_fatal() {
         Err(SegmentError::Malformed(_))
     ));
     let foreign = segment(81, 40_000, SeqNum(0), SeqNum(0), Flags::ACK);
-    assert_eq!(client.handle_segment(now, &foreign), Err(SegmentError::WrongPorts));
+    assert_eq!(
+        client.handle_segment(now, &foreign),
+        Err(SegmentError::WrongPorts)
+    );
     let s = client.stats();
     assert_eq!(s.malformed_segments, 1);
     assert_eq!(s.discarded_segments, 1);
@@ -204,7 +214,10 @@ fn invalid_config_is_a_typed_error() {
     };
     assert!(matches!(
         Connection::connect(config, Instant::ZERO, 1, 2, &mut rng()),
-        Err(ConfigError::Invalid { field: "ack_policy.max_delay", .. })
+        Err(ConfigError::Invalid {
+            field: "ack_policy.max_delay",
+            ..
+        })
     ));
 }
 
@@ -275,7 +288,10 @@ fn delayed_ack_sends_about_half_the_acks_of_every() {
         acks.push(out.server_stats.pure_acks_sent as f64);
     }
     let ratio = acks[1] / acks[0];
-    assert!((0.4..0.65).contains(&ratio), "delayed/every ACK ratio {ratio}, acks {acks:?}");
+    assert!(
+        (0.4..0.65).contains(&ratio),
+        "delayed/every ACK ratio {ratio}, acks {acks:?}"
+    );
 }
 
 #[test]

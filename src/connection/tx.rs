@@ -3,7 +3,9 @@
 use super::{seq_of, Connection, State};
 use crate::sender::TxSegment;
 use crate::time::Instant;
-use crate::wire::{AckRequest, Flags, Options, SegmentRepr, SeqNum, Timestamps, HEADER_LEN, MAX_OPTIONS_LEN};
+use crate::wire::{
+    AckRequest, Flags, Options, SegmentRepr, SeqNum, Timestamps, HEADER_LEN, MAX_OPTIONS_LEN,
+};
 
 /// The largest header a segment can have.
 const MAX_HEADER: usize = HEADER_LEN + MAX_OPTIONS_LEN;
@@ -32,8 +34,18 @@ impl Connection {
         }
     }
 
-    fn emit_rst(&mut self, seq: SeqNum, ack: SeqNum, has_ack: bool, buf: &mut [u8]) -> Option<usize> {
-        let flags = if has_ack { Flags::RST | Flags::ACK } else { Flags::RST };
+    fn emit_rst(
+        &mut self,
+        seq: SeqNum,
+        ack: SeqNum,
+        has_ack: bool,
+        buf: &mut [u8],
+    ) -> Option<usize> {
+        let flags = if has_ack {
+            Flags::RST | Flags::ACK
+        } else {
+            Flags::RST
+        };
         let repr = SegmentRepr {
             src_port: self.local_port,
             dst_port: self.remote_port,
@@ -64,7 +76,10 @@ impl Connection {
             });
             options.ack_request = n.ack_requests.then_some(AckRequest::Supported);
         } else {
-            options.window_scale = self.config.window_scaling.then(|| self.config.window_shift());
+            options.window_scale = self
+                .config
+                .window_scaling
+                .then(|| self.config.window_shift());
             options.sack_permitted = self.config.sack;
             options.timestamps = self.config.timestamps.then(|| Timestamps {
                 tsval: self.timestamp_now(now),
@@ -104,7 +119,11 @@ impl Connection {
     fn transmit_synchronized(&mut self, now: Instant, buf: &mut [u8]) -> Option<usize> {
         let may_send_data = matches!(
             self.state,
-            State::Established | State::CloseWait | State::FinWait1 | State::Closing | State::LastAck
+            State::Established
+                | State::CloseWait
+                | State::FinWait1
+                | State::Closing
+                | State::LastAck
         );
         if may_send_data {
             let max_payload = buf.len() - MAX_HEADER;

@@ -539,7 +539,12 @@ impl Sender {
         }
     }
 
-    fn next_new(&mut self, now: Instant, max_payload: usize, in_recovery: bool) -> Option<TxSegment> {
+    fn next_new(
+        &mut self,
+        now: Instant,
+        max_payload: usize,
+        in_recovery: bool,
+    ) -> Option<TxSegment> {
         let start = self.board.high_data();
         let data_end = self.buffer.end();
         let fin_pending = self.fin_queued && start <= data_end;
@@ -571,7 +576,8 @@ impl Sender {
         // The FIN needs no window room: it is accepted at a closed window.
         let fin = fin_pending && start + len == data_end;
         if len == 0 && !fin {
-            if window_room == 0 && self.board.snd_una() >= start && self.persist_deadline.is_none() {
+            if window_room == 0 && self.board.snd_una() >= start && self.persist_deadline.is_none()
+            {
                 // Peer window closed with nothing in flight: probe later.
                 self.persist_deadline = Some(now + self.rtt.rto());
             }
@@ -579,10 +585,7 @@ impl Sender {
         }
         // Nagle (RFC 896): hold a partial segment while data is unacked,
         // unless the FIN goes with it.
-        if self.params.nagle
-            && (len as usize) < max_payload
-            && !fin
-            && self.board.snd_una() < start
+        if self.params.nagle && (len as usize) < max_payload && !fin && self.board.snd_una() < start
         {
             return None;
         }

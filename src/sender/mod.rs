@@ -7,6 +7,6 @@ mod scoreboard;
 mod send_buffer;
 
 pub use congestion::{CongestionControl, Reno};
+pub use engine::{AckEffect, AckInput, Sender, SenderCounters, SenderParams, TxSegment};
 pub use scoreboard::{AckOutcome, Scoreboard};
 pub use send_buffer::SendBuffer;
-pub use engine::{AckEffect, AckInput, Sender, SenderCounters, SenderParams, TxSegment};

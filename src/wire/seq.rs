@@ -85,7 +85,17 @@ mod tests {
     #[test]
     fn offsets_round_trip_across_wraps() {
         let isn = SeqNum(u32::MAX - 100);
-        for &off in &[0u64, 1, 100, 101, 5_000, (1 << 32) - 1, 1 << 32, (1 << 33) + 7, 1 << 40] {
+        for &off in &[
+            0u64,
+            1,
+            100,
+            101,
+            5_000,
+            (1 << 32) - 1,
+            1 << 32,
+            (1 << 33) + 7,
+            1 << 40,
+        ] {
             let s = SeqNum::from_offset(isn, off);
             assert_eq!(s.to_offset(isn, off), off);
             assert_eq!(s.to_offset(isn, off.saturating_sub(1_000_000)), off);
