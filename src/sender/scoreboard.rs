@@ -11,13 +11,22 @@
 //! # Cost model
 //!
 //! Without SACK information (the common case) nothing can be lost, so
-//! `on_ack`, `pipe` and `is_lost` are O(1) amortized. When SACK marks change,
-//! one backward pass recomputes the *lost boundary*: both IsLost criteria
+//! `on_ack`, `pipe` and `is_lost` are O(1) amortized (O(records
+//! acknowledged) for `on_ack`).
+//!
+//! With SACK information the scoreboard also keeps the *SACKed runs*: the
+//! merged ranges of adjacent SACKed records. A SACK block only walks the
+//! records in the gaps between runs (the ones that can change), NextSeg
+//! jumps over runs instead of stepping through SACKed records, and the
+//! *lost boundary* is found from the top runs alone: both IsLost criteria
 //! only weaken as the position rises, so the lost records are exactly the
-//! unSACKed records below some offset, and the pass stops at the highest lost
-//! record. Cumulative ACKs never invalidate that boundary (they remove records
-//! below it), so they stay O(records acknowledged). Nothing allocates per ACK
-//! once the record queue has grown to the window size.
+//! unSACKed records below the point where, counting down from the highest
+//! SACKed record, DupThresh records or more than (DupThresh - 1) * SMSS
+//! bytes have been seen. Cumulative ACKs remove records below that point
+//! and never move it. The costs are therefore O(log window) binary searches
+//! plus work proportional to the number of holes touched, not to the
+//! window. Nothing allocates per ACK once the queues have reached the window
+//! size.
 
 use std::collections::VecDeque;
 
@@ -65,20 +74,20 @@ pub struct Scoreboard {
     snd_una: u64,
     high_data: u64,
     high_rxt: u64,
-    /// End of the highest SACKed record; exact while `sacked_count > 0`
-    /// (only cumulative ACKs can remove that record, and they remove every
-    /// SACKed record below it first).
-    high_sacked: u64,
+    /// Maximal ranges of adjacent SACKed records, sorted and disjoint, never
+    /// touching (touching runs are merged). Their union is exactly the set
+    /// of SACKed records, so run edges are record edges.
+    runs: VecDeque<(u64, u64)>,
     sacked_bytes: u64,
-    sacked_count: usize,
     /// Bytes of records that were retransmitted and are neither SACKed nor
     /// cumulatively acknowledged: the second term of SetPipe.
     rxt_bytes: u64,
-    /// Every unSACKed record ending at or below this offset is lost, none
-    /// above it is. `snd_una` when nothing is lost.
+    /// Every unSACKed record below this offset is lost, none above it is.
+    /// It is the start of a SACKed record (or `snd_una` when nothing is
+    /// lost), so no record straddles it.
     lost_end: u64,
-    /// SACKed bytes above `lost_end`; with `sacked_bytes` this gives the
-    /// lost bytes in O(1) after cumulative ACKs.
+    /// SACKed bytes at or above `lost_end`; with `sacked_bytes` this gives
+    /// the lost bytes in O(1) after cumulative ACKs.
     sacked_above_lost: u64,
     /// HighData when recovery (or an RTO) began: RFC 6675 RecoveryPoint.
     recovery_point: u64,
@@ -104,9 +113,8 @@ impl Scoreboard {
             snd_una: offset,
             high_data: offset,
             high_rxt: offset,
-            high_sacked: offset,
+            runs: VecDeque::new(),
             sacked_bytes: 0,
-            sacked_count: 0,
             rxt_bytes: 0,
             lost_end: offset,
             sacked_above_lost: 0,
@@ -150,7 +158,7 @@ impl Scoreboard {
     /// One past the highest SACKed octet, if anything above `snd_una()` is
     /// SACKed (RFC 6675 NextSeg rule 1.b bound).
     pub fn highest_sacked(&self) -> Option<u64> {
-        (self.sacked_count > 0).then_some(self.high_sacked)
+        self.runs.back().map(|&(_, end)| end)
     }
 
     /// Bytes sent and not cumulatively acknowledged (RFC 5681 FlightSize).
@@ -239,36 +247,16 @@ impl Scoreboard {
         if cum > self.snd_una {
             self.advance(cum, &mut out);
         }
-        let prev_high_sacked = self.high_sacked;
+        let prev_high_sacked = self.highest_sacked();
         for &(left, right) in sack {
             let left = left.max(self.snd_una);
             let right = right.min(self.high_data);
-            if right <= left {
-                continue;
-            }
-            // First record starting at or after `left`; walk while wholly
-            // inside the block.
-            let mut i = self.records.partition_point(|r| r.start < left);
-            while let Some(r) = self.records.get_mut(i) {
-                if r.end > right {
-                    break;
-                }
-                if !r.sacked {
-                    r.sacked = true;
-                    let len = r.len();
-                    if r.retransmitted {
-                        self.rxt_bytes -= len;
-                    }
-                    self.sacked_bytes += len;
-                    self.sacked_count += 1;
-                    self.high_sacked = self.high_sacked.max(r.end);
-                    out.newly_sacked += len;
-                }
-                i += 1;
+            if right > left {
+                self.apply_sack_block(left, right, &mut out);
             }
         }
         if out.newly_sacked > 0 {
-            out.highest_sack_advanced = self.high_sacked > prev_high_sacked;
+            out.highest_sack_advanced = self.highest_sacked() > prev_high_sacked;
             self.recompute_lost_boundary();
         }
         out
@@ -323,7 +311,7 @@ impl Scoreboard {
 
     /// Any SACKed record above `snd_una()`.
     pub fn has_sacked(&self) -> bool {
-        self.sacked_count > 0
+        !self.runs.is_empty()
     }
 
     /// RFC 6675 NextSeg rule 1: the lowest unSACKed, lost range at or above
@@ -331,19 +319,14 @@ impl Scoreboard {
     /// range, trimmed to start at HighRxt; the caller cuts it to SMSS.
     /// Rule 1.b (below the highest SACKed octet) is implied by IsLost.
     pub fn next_lost(&self) -> Option<(u64, u64)> {
-        let from = self.high_rxt.max(self.snd_una);
-        self.first_unsacked_from(from, self.lost_end)
+        self.first_unsacked_below(self.lost_end)
     }
 
     /// RFC 6675 NextSeg rule 3: the lowest unSACKed range at or above HighRxt
     /// and below the highest SACKed octet, lost or not. For use when rules 1
     /// and 2 (new data) yield nothing.
     pub fn next_unsacked_rule3(&self) -> Option<(u64, u64)> {
-        if self.sacked_count == 0 {
-            return None;
-        }
-        let from = self.high_rxt.max(self.snd_una);
-        self.first_unsacked_from(from, self.high_sacked)
+        self.first_unsacked_below(self.highest_sacked()?)
     }
 
     /// RFC 6675 NextSeg rule 4: the range of the highest unSACKed record,
@@ -354,11 +337,17 @@ impl Scoreboard {
         if self.rescue_rxt.is_some_and(|r| self.snd_una <= r) {
             return None;
         }
-        self.records
-            .iter()
-            .rev()
-            .find(|r| !r.sacked)
-            .map(|r| (r.start, r.end))
+        // The highest unSACKed record ends at HighData unless the top run
+        // reaches HighData, in which case it ends where that run starts.
+        let top = match self.runs.back() {
+            Some(&(start, end)) if end == self.high_data => start,
+            _ => self.high_data,
+        };
+        if top <= self.snd_una {
+            return None;
+        }
+        let i = self.records.partition_point(|r| r.end < top);
+        self.records.get(i).map(|r| (r.start, r.end))
     }
 
     /// Entering loss recovery (RFC 6675 section 5 step 4.1): HighRxt =
@@ -378,11 +367,10 @@ impl Scoreboard {
             r.sacked = false;
             r.retransmitted = false;
         }
+        self.runs.clear();
         self.sacked_bytes = 0;
-        self.sacked_count = 0;
         self.rxt_bytes = 0;
         self.high_rxt = self.snd_una;
-        self.high_sacked = self.snd_una;
         self.lost_end = self.snd_una;
         self.sacked_above_lost = 0;
         self.recovery_point = self.high_data;
@@ -406,12 +394,17 @@ impl Scoreboard {
                 self.rxt_bytes -= acked;
             }
             if front.end <= cum {
-                if front.sacked {
-                    self.sacked_count -= 1;
-                }
                 self.records.pop_front();
             } else {
                 front.start = cum;
+                break;
+            }
+        }
+        while let Some(run) = self.runs.front_mut() {
+            if run.1 <= cum {
+                self.runs.pop_front();
+            } else {
+                run.0 = run.0.max(cum);
                 break;
             }
         }
@@ -419,8 +412,8 @@ impl Scoreboard {
         self.snd_una = cum;
         self.high_rxt = self.high_rxt.max(cum);
         // Records below the lost boundary disappear without changing what
-        // lies above it, so the boundary stays valid; once SND.UNA passes it,
-        // nothing that remains is lost.
+        // lies above it, so the boundary stays valid; once SND.UNA reaches
+        // it, nothing that remains is lost.
         if self.lost_end <= cum {
             self.lost_end = cum;
             self.sacked_above_lost = self.sacked_bytes;
@@ -463,47 +456,116 @@ impl Scoreboard {
         self.records.insert(i + 1, upper);
     }
 
-    /// The lowest unSACKed record overlapping `[from, limit)`, trimmed to
-    /// start at `from`.
-    fn first_unsacked_from(&self, from: u64, limit: u64) -> Option<(u64, u64)> {
+    /// Marks the records wholly inside `[left, right)` SACKed
+    /// (`snd_una <= left < right <= high_data`). Only the gaps between
+    /// existing runs are walked: nothing inside a run can change.
+    fn apply_sack_block(&mut self, left: u64, right: u64, out: &mut AckOutcome) {
+        let mut pos = left;
+        while pos < right {
+            let k = self.runs.partition_point(|run| run.1 <= pos);
+            let gap_end = match self.runs.get(k) {
+                Some(&(start, end)) if start <= pos => {
+                    pos = end;
+                    continue;
+                }
+                Some(&(start, _)) => start.min(right),
+                None => right,
+            };
+            if let Some((start, end)) = self.mark_gap(pos, gap_end, out) {
+                self.insert_run(k, start, end);
+            }
+            pos = gap_end;
+        }
+    }
+
+    /// Marks SACKed the records wholly inside `[left, right)`, a range that
+    /// holds no SACKed record. Returns the range they cover, if any; it is
+    /// contiguous because every record in the gap qualifies except possibly
+    /// the partial ones at its two ends.
+    fn mark_gap(&mut self, left: u64, right: u64, out: &mut AckOutcome) -> Option<(u64, u64)> {
+        let first = self.records.partition_point(|r| r.start < left);
+        let mut covered: Option<(u64, u64)> = None;
+        let mut i = first;
+        while let Some(r) = self.records.get_mut(i) {
+            if r.end > right {
+                break;
+            }
+            r.sacked = true;
+            let len = r.len();
+            if r.retransmitted {
+                self.rxt_bytes -= len;
+            }
+            self.sacked_bytes += len;
+            out.newly_sacked += len;
+            covered = Some((covered.map_or(r.start, |c| c.0), r.end));
+            i += 1;
+        }
+        covered
+    }
+
+    /// Inserts the SACKed range `[start, end)` as run `k`, merging it with
+    /// the neighbouring runs it touches.
+    fn insert_run(&mut self, k: usize, start: u64, end: u64) {
+        let touches_left = k > 0 && self.runs[k - 1].1 == start;
+        let touches_right = self.runs.get(k).is_some_and(|run| run.0 == end);
+        match (touches_left, touches_right) {
+            (true, true) => {
+                self.runs[k - 1].1 = self.runs[k].1;
+                self.runs.remove(k);
+            }
+            (true, false) => self.runs[k - 1].1 = end,
+            (false, true) => self.runs[k].0 = start,
+            (false, false) => self.runs.insert(k, (start, end)),
+        }
+    }
+
+    /// The lowest unSACKed record at or above HighRxt that starts below
+    /// `limit`, trimmed to start at HighRxt (NextSeg rules 1 and 3).
+    fn first_unsacked_below(&self, limit: u64) -> Option<(u64, u64)> {
+        let mut from = self.high_rxt.max(self.snd_una);
+        // Inside a run: the first unSACKed octet is the run's end, because
+        // runs are maximal.
+        let k = self.runs.partition_point(|run| run.1 <= from);
+        if let Some(&(start, end)) = self.runs.get(k) {
+            if start <= from {
+                from = end;
+            }
+        }
         if from >= limit {
             return None;
         }
         let i = self.records.partition_point(|r| r.end <= from);
         self.records
-            .range(i..)
-            .take_while(|r| r.start < limit)
-            .find(|r| !r.sacked)
+            .get(i)
+            .filter(|r| r.start < limit && !r.sacked)
             .map(|r| (r.start.max(from), r.end))
     }
 
-    /// Recomputes `lost_end` and `sacked_above_lost` with one backward pass
-    /// from the highest SACKed record, stopping at the highest lost record.
+    /// Recomputes `lost_end` and `sacked_above_lost` by counting SACKed
+    /// records down from the highest one until either IsLost criterion is
+    /// met; that record's start is the boundary. Only SACKed records are
+    /// visited (runs let the walk jump over the holes), at most DupThresh of
+    /// them unless they are smaller than SMSS.
     fn recompute_lost_boundary(&mut self) {
         self.lost_end = self.snd_una;
         self.sacked_above_lost = self.sacked_bytes;
         let byte_thresh = u64::from(self.dup_thresh - 1).saturating_mul(self.mss);
-        let count_thresh = self.dup_thresh as usize;
-        if self.sacked_count < count_thresh && self.sacked_bytes <= byte_thresh {
-            // Even the lowest record cannot see enough SACKed data above it.
-            return;
-        }
-        // Records above the highest SACKed one have nothing SACKed above them.
-        let top = self.records.partition_point(|r| r.end < self.high_sacked);
-        let mut count = 0usize;
+        let count_thresh = u64::from(self.dup_thresh);
+        let mut count = 0u64;
         let mut bytes = 0u64;
-        for r in self
-            .records
-            .range(..=top.min(self.records.len().saturating_sub(1)))
-            .rev()
-        {
-            if r.sacked {
+        for &(run_start, run_end) in self.runs.iter().rev() {
+            let top = self.records.partition_point(|r| r.end < run_end);
+            for r in self.records.range(..=top).rev() {
+                if r.start < run_start {
+                    break;
+                }
                 count += 1;
                 bytes += r.len();
-            } else if count >= count_thresh || bytes > byte_thresh {
-                self.lost_end = r.end;
-                self.sacked_above_lost = bytes;
-                return;
+                if count >= count_thresh || bytes > byte_thresh {
+                    self.lost_end = r.start;
+                    self.sacked_above_lost = bytes;
+                    return;
+                }
             }
         }
     }

@@ -502,7 +502,18 @@ fn check_invariants(sb: &Scoreboard) {
         sb.sacked_bytes(),
         sacked.iter().map(|r| r.len()).sum::<u64>()
     );
-    assert_eq!(sb.sacked_count, sacked.len());
+    let mut runs: Vec<(u64, u64)> = Vec::new();
+    for r in &sacked {
+        match runs.last_mut() {
+            Some(last) if last.1 == r.start => last.1 = r.end,
+            _ => runs.push((r.start, r.end)),
+        }
+    }
+    assert_eq!(
+        sb.runs.iter().copied().collect::<Vec<_>>(),
+        runs,
+        "SACKed runs"
+    );
     assert_eq!(sb.highest_sacked(), sacked.last().map(|r| r.end));
     let rxt: u64 = sb
         .records
@@ -551,6 +562,15 @@ fn check_invariants(sb: &Scoreboard) {
         .find(|r| r.end > from && r.start < top && !r.sacked)
         .map(trim);
     assert_eq!(sb.next_unsacked_rule3(), rule3, "NextSeg rule 3");
+    let rescue_allowed = sb.rescue_rxt.is_none_or(|r| sb.snd_una > r);
+    let rule4 = sb
+        .records
+        .iter()
+        .rev()
+        .find(|r| !r.sacked)
+        .filter(|_| rescue_allowed)
+        .map(|r| (r.start, r.end));
+    assert_eq!(sb.rescue_candidate(), rule4, "NextSeg rule 4");
 }
 
 #[derive(Debug, Clone)]
