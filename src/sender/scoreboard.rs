@@ -1,4 +1,37 @@
 //! The RFC 6675 SACK scoreboard.
+//!
+//! One record per transmitted segment between the cumulative ACK point
+//! (SND.UNA, RFC 6675 "HighACK") and HighData, each marked SACKed and/or
+//! retransmitted. The loss-recovery driver asks it the RFC 6675 section 4
+//! questions: `IsLost`, `SetPipe` and `NextSeg` rules 1, 3 and 4.
+//!
+//! Offsets are exclusive upper bounds: `high_data()` and `high_rxt()` are
+//! one past the last octet, where the RFC names the last octet itself.
+//!
+//! # Cost model
+//!
+//! Without SACK information (the common case) nothing can be lost, so
+//! `on_ack`, `pipe` and `is_lost` are O(1) amortized (O(records
+//! acknowledged) for `on_ack`).
+//!
+//! With SACK information the scoreboard also keeps the *SACKed runs*: the
+//! merged ranges of adjacent SACKed records. A SACK block only walks the
+//! records in the gaps between runs (the ones that can change), NextSeg
+//! jumps over runs instead of stepping through SACKed records, and the
+//! *lost boundary* is found from the top runs alone: both IsLost criteria
+//! only weaken as the position rises, so the lost records are exactly the
+//! unSACKed records below the point where, counting down from the highest
+//! SACKed record, DupThresh records or more than (DupThresh - 1) * SMSS
+//! bytes have been seen. Cumulative ACKs remove records below that point
+//! and never move it. The costs are therefore O(log window) binary searches
+//! plus work proportional to the number of holes touched, not to the
+//! window. Nothing allocates per ACK once the queues have reached the window
+//! size.
+
+use std::collections::VecDeque;
+
+#[cfg(test)]
+mod tests;
 
 /// What one ACK changed on the scoreboard.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -13,17 +46,527 @@ pub struct AckOutcome {
     pub highest_sack_advanced: bool,
 }
 
+/// One transmitted segment, `[start, end)` with `start < end`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Record {
+    start: u64,
+    end: u64,
+    sacked: bool,
+    retransmitted: bool,
+}
+
+impl Record {
+    fn len(&self) -> u64 {
+        self.end - self.start
+    }
+}
+
 /// Per-segment record of what was sent, SACKed and retransmitted between
-/// the cumulative ACK point and the highest offset sent.
-#[derive(Debug)]
+/// the cumulative ACK point and the highest offset sent (RFC 6675 section 3).
+///
+/// Invariant: the records are non-empty, sorted and contiguous, covering
+/// exactly `snd_una()..high_data()`.
+#[derive(Debug, Clone)]
 pub struct Scoreboard {
-    _todo: (),
+    records: VecDeque<Record>,
+    mss: u64,
+    dup_thresh: u32,
+    snd_una: u64,
+    high_data: u64,
+    high_rxt: u64,
+    /// Maximal ranges of adjacent SACKed records, sorted and disjoint, never
+    /// touching (touching runs are merged). Their union is exactly the set
+    /// of SACKed records, so run edges are record edges.
+    runs: VecDeque<(u64, u64)>,
+    sacked_bytes: u64,
+    /// Bytes of records that were retransmitted and are neither SACKed nor
+    /// cumulatively acknowledged: the second term of SetPipe.
+    rxt_bytes: u64,
+    /// Every unSACKed record below this offset is lost, none above it is.
+    /// It is the start of a SACKed record (or `snd_una` when nothing is
+    /// lost), so no record straddles it.
+    lost_end: u64,
+    /// SACKed bytes at or above `lost_end`; with `sacked_bytes` this gives
+    /// the lost bytes in O(1) after cumulative ACKs.
+    sacked_above_lost: u64,
+    /// HighData when recovery (or an RTO) began: RFC 6675 RecoveryPoint.
+    recovery_point: u64,
+    /// RFC 6675 RescueRxt; `None` means undefined.
+    rescue_rxt: Option<u64>,
 }
 
 impl Scoreboard {
-    /// `mss` is SMSS in bytes; `dup_thresh` is DupThresh (3 in RFC 6675).
+    /// `mss` is SMSS in bytes; `dup_thresh` is DupThresh (3 in RFC 6675
+    /// section 2). Both are raised to at least 1. The first byte sent is
+    /// expected at stream offset 0; see [`with_start`](Self::with_start).
     pub fn new(mss: usize, dup_thresh: u32) -> Self {
-        let _ = (mss, dup_thresh);
-        todo!()
+        Self::with_start(mss, dup_thresh, 0)
+    }
+
+    /// Like [`new`](Self::new) but the first byte to be sent is at stream
+    /// offset `offset` (e.g. 1 when offset 0 is taken by the SYN).
+    pub fn with_start(mss: usize, dup_thresh: u32, offset: u64) -> Self {
+        Scoreboard {
+            records: VecDeque::new(),
+            mss: (mss as u64).max(1),
+            dup_thresh: dup_thresh.max(1),
+            snd_una: offset,
+            high_data: offset,
+            high_rxt: offset,
+            runs: VecDeque::new(),
+            sacked_bytes: 0,
+            rxt_bytes: 0,
+            lost_end: offset,
+            sacked_above_lost: 0,
+            recovery_point: offset,
+            rescue_rxt: None,
+        }
+    }
+
+    /// SMSS in bytes, as used by IsLost (RFC 6675 section 4).
+    pub fn mss(&self) -> u64 {
+        self.mss
+    }
+
+    /// DupThresh (RFC 6675 section 2).
+    pub fn dup_thresh(&self) -> u32 {
+        self.dup_thresh
+    }
+
+    /// The cumulative ACK point, SND.UNA (RFC 6675 HighACK + 1).
+    pub fn snd_una(&self) -> u64 {
+        self.snd_una
+    }
+
+    /// One past the highest offset ever sent (RFC 6675 HighData + 1).
+    pub fn high_data(&self) -> u64 {
+        self.high_data
+    }
+
+    /// One past the highest offset retransmitted in this recovery
+    /// (RFC 6675 HighRxt + 1); never below `snd_una()`.
+    pub fn high_rxt(&self) -> u64 {
+        self.high_rxt
+    }
+
+    /// HighData at the last [`begin_recovery`](Self::begin_recovery) or
+    /// retransmission timeout (RFC 6675 RecoveryPoint, exclusive).
+    pub fn recovery_point(&self) -> u64 {
+        self.recovery_point
+    }
+
+    /// One past the highest SACKed octet, if anything above `snd_una()` is
+    /// SACKed (RFC 6675 NextSeg rule 1.b bound).
+    pub fn highest_sacked(&self) -> Option<u64> {
+        self.runs.back().map(|&(_, end)| end)
+    }
+
+    /// Bytes sent and not cumulatively acknowledged (RFC 5681 FlightSize).
+    pub fn outstanding(&self) -> u64 {
+        self.high_data - self.snd_una
+    }
+
+    /// Nothing outstanding.
+    pub fn is_empty(&self) -> bool {
+        self.records.is_empty()
+    }
+
+    /// Number of segment records held.
+    pub fn segment_count(&self) -> usize {
+        self.records.len()
+    }
+
+    /// Records a transmission of `[start, end)` (RFC 6675 section 5 steps
+    /// (C.1) to (C.4) bookkeeping).
+    ///
+    /// * `start == high_data()`: new data, appended as one record.
+    /// * Inside `[snd_una(), high_data())`: a retransmission. Overlapping
+    ///   unSACKed records are marked retransmitted (split at `start` and
+    ///   `end` if those fall inside a record, so that SetPipe counts exactly
+    ///   the retransmitted bytes) and HighRxt is raised to `end` (C.3).
+    /// * A range straddling `high_data()` is both: the part below is a
+    ///   retransmission, the rest one new record.
+    ///
+    /// Bytes below `snd_una()` are ignored (already acknowledged); empty,
+    /// reversed or gapped (`start > high_data()`) ranges are ignored.
+    pub fn on_transmit(&mut self, start: u64, end: u64) {
+        let start = start.max(self.snd_una);
+        if end <= start || start > self.high_data {
+            return;
+        }
+        if start < self.high_data {
+            let rxt_end = end.min(self.high_data);
+            self.mark_retransmitted(start, rxt_end);
+            self.high_rxt = self.high_rxt.max(rxt_end);
+        }
+        if end > self.high_data {
+            // New data at the top has nothing SACKed above it, so the lost
+            // boundary is unaffected.
+            self.records.push_back(Record {
+                start: self.high_data,
+                end,
+                sacked: false,
+                retransmitted: false,
+            });
+            self.high_data = end;
+        }
+    }
+
+    /// Records a rescue retransmission of `[start, end)` (RFC 6675 NextSeg
+    /// rule 4): the records are marked retransmitted like any other
+    /// retransmission, but HighRxt is *not* raised, and RescueRxt is set to
+    /// RecoveryPoint so that only one rescue happens per recovery.
+    pub fn on_rescue_retransmit(&mut self, start: u64, end: u64) {
+        let start = start.max(self.snd_una);
+        let end = end.min(self.high_data);
+        if end <= start {
+            return;
+        }
+        self.mark_retransmitted(start, end);
+        // RecoveryPoint per the RFC; SND.UNA if recovery already ended (or
+        // never began) so that a second rescue still waits for progress.
+        self.rescue_rxt = Some(self.recovery_point.max(self.snd_una));
+    }
+
+    /// Applies an ACK (RFC 6675 section 5 "Update()" of the scoreboard):
+    /// advances SND.UNA to `cum_ack` (clamped to `high_data()`; lower values
+    /// are old ACKs and leave it alone) and marks as SACKed every record that
+    /// one of the `sack` blocks `[left, right)` covers wholly.
+    ///
+    /// Blocks are clipped to `[snd_una(), high_data())`: a block entirely
+    /// below SND.UNA is a D-SACK (RFC 2883) and one beyond HighData is bogus,
+    /// so neither marks anything. A record only partly covered stays
+    /// unSACKed. SACK marks are never removed by a later ACK that omits them;
+    /// reneging is handled by [`on_retransmission_timeout`]
+    /// (RFC 2018 section 8).
+    ///
+    /// [`on_retransmission_timeout`]: Self::on_retransmission_timeout
+    pub fn on_ack(&mut self, cum_ack: u64, sack: &[(u64, u64)]) -> AckOutcome {
+        let mut out = AckOutcome::default();
+        let cum = cum_ack.min(self.high_data);
+        if cum > self.snd_una {
+            self.advance(cum, &mut out);
+        }
+        let prev_high_sacked = self.highest_sacked();
+        for &(left, right) in sack {
+            let left = left.max(self.snd_una);
+            let right = right.min(self.high_data);
+            if right > left {
+                self.apply_sack_block(left, right, &mut out);
+            }
+        }
+        if out.newly_sacked > 0 {
+            out.highest_sack_advanced = self.highest_sacked() > prev_high_sacked;
+            self.recompute_lost_boundary();
+        }
+        out
+    }
+
+    /// RFC 6675 section 4 IsLost: whether the octet at `offset` is deemed
+    /// lost, i.e. at least DupThresh SACKed segments lie above it or more
+    /// than (DupThresh - 1) * SMSS SACKed bytes do.
+    ///
+    /// Counting is per record: the segments above are the records above the
+    /// one holding `offset`. A SACKed octet, or one outside
+    /// `[snd_una(), high_data())`, is never lost.
+    pub fn is_lost(&self, offset: u64) -> bool {
+        if offset < self.snd_una || offset >= self.lost_end {
+            return false;
+        }
+        let i = self.records.partition_point(|r| r.end <= offset);
+        self.records.get(i).is_some_and(|r| !r.sacked)
+    }
+
+    /// Bytes of unSACKed records that [`is_lost`](Self::is_lost) deems lost.
+    pub fn lost_bytes(&self) -> u64 {
+        if self.lost_end <= self.snd_una {
+            return 0;
+        }
+        let sacked_below = self.sacked_bytes - self.sacked_above_lost;
+        (self.lost_end - self.snd_una) - sacked_below
+    }
+
+    /// Retransmitted bytes that are neither SACKed nor cumulatively
+    /// acknowledged.
+    pub fn retransmitted_bytes(&self) -> u64 {
+        self.rxt_bytes
+    }
+
+    /// RFC 6675 section 4 SetPipe, in bytes: every unSACKed octet counts once
+    /// if it is not lost and once more if it was retransmitted.
+    ///
+    /// The RFC tests "S1 <= HighRxt" for the second term; this uses the
+    /// per-record retransmitted mark instead. The two agree while
+    /// retransmissions follow NextSeg (everything unSACKed below HighRxt has
+    /// been retransmitted); unlike the RFC a rescue retransmission (rule 4)
+    /// is counted, which is the conservative choice.
+    pub fn pipe(&self) -> u64 {
+        self.outstanding() - self.sacked_bytes - self.lost_bytes() + self.rxt_bytes
+    }
+
+    /// SACKed bytes above `snd_una()`.
+    pub fn sacked_bytes(&self) -> u64 {
+        self.sacked_bytes
+    }
+
+    /// Any SACKed record above `snd_una()`.
+    pub fn has_sacked(&self) -> bool {
+        !self.runs.is_empty()
+    }
+
+    /// RFC 6675 NextSeg rule 1: the lowest unSACKed, lost range at or above
+    /// HighRxt (not yet retransmitted in this recovery). Returns the record's
+    /// range, trimmed to start at HighRxt; the caller cuts it to SMSS.
+    /// Rule 1.b (below the highest SACKed octet) is implied by IsLost.
+    pub fn next_lost(&self) -> Option<(u64, u64)> {
+        self.first_unsacked_below(self.lost_end)
+    }
+
+    /// RFC 6675 NextSeg rule 3: the lowest unSACKed range at or above HighRxt
+    /// and below the highest SACKed octet, lost or not. For use when rules 1
+    /// and 2 (new data) yield nothing.
+    pub fn next_unsacked_rule3(&self) -> Option<(u64, u64)> {
+        self.first_unsacked_below(self.highest_sacked()?)
+    }
+
+    /// RFC 6675 NextSeg rule 4: the range of the highest unSACKed record,
+    /// offered once per recovery as a rescue retransmission (RescueRxt
+    /// undefined or below SND.UNA). Record it with
+    /// [`on_rescue_retransmit`](Self::on_rescue_retransmit).
+    pub fn rescue_candidate(&self) -> Option<(u64, u64)> {
+        if self.rescue_rxt.is_some_and(|r| self.snd_una <= r) {
+            return None;
+        }
+        // The highest unSACKed record ends at HighData unless the top run
+        // reaches HighData, in which case it ends where that run starts.
+        let top = match self.runs.back() {
+            Some(&(start, end)) if end == self.high_data => start,
+            _ => self.high_data,
+        };
+        if top <= self.snd_una {
+            return None;
+        }
+        let i = self.records.partition_point(|r| r.end < top);
+        self.records.get(i).map(|r| (r.start, r.end))
+    }
+
+    /// Entering loss recovery (RFC 6675 section 5 step 4.1): HighRxt =
+    /// HighACK, RecoveryPoint = HighData, RescueRxt undefined.
+    pub fn begin_recovery(&mut self) {
+        self.high_rxt = self.snd_una;
+        self.recovery_point = self.high_data;
+        self.rescue_rxt = None;
+    }
+
+    /// Retransmission timeout: forget all SACK marks, since the receiver
+    /// may have reneged (RFC 2018 section 8), and all retransmitted marks;
+    /// HighRxt = SND.UNA and RecoveryPoint = HighData (RFC 6675 section 5.1).
+    /// O(records).
+    pub fn on_retransmission_timeout(&mut self) {
+        for r in &mut self.records {
+            r.sacked = false;
+            r.retransmitted = false;
+        }
+        self.runs.clear();
+        self.sacked_bytes = 0;
+        self.rxt_bytes = 0;
+        self.high_rxt = self.snd_una;
+        self.lost_end = self.snd_una;
+        self.sacked_above_lost = 0;
+        self.recovery_point = self.high_data;
+        self.rescue_rxt = None;
+    }
+
+    /// Removes records below `cum` (`snd_una < cum <= high_data`).
+    fn advance(&mut self, cum: u64, out: &mut AckOutcome) {
+        while let Some(front) = self.records.front_mut() {
+            let acked = if front.end <= cum {
+                front.len()
+            } else {
+                // Partial ACK of a record: trim it (RFC 6675 leaves segment
+                // boundaries to the implementation).
+                cum.saturating_sub(front.start)
+            };
+            if front.sacked {
+                self.sacked_bytes -= acked;
+                out.acked_previously_sacked += acked;
+            } else if front.retransmitted {
+                self.rxt_bytes -= acked;
+            }
+            if front.end <= cum {
+                self.records.pop_front();
+            } else {
+                front.start = cum;
+                break;
+            }
+        }
+        while let Some(run) = self.runs.front_mut() {
+            if run.1 <= cum {
+                self.runs.pop_front();
+            } else {
+                run.0 = run.0.max(cum);
+                break;
+            }
+        }
+        out.newly_acked = cum - self.snd_una;
+        self.snd_una = cum;
+        self.high_rxt = self.high_rxt.max(cum);
+        // Records below the lost boundary disappear without changing what
+        // lies above it, so the boundary stays valid; once SND.UNA reaches
+        // it, nothing that remains is lost.
+        if self.lost_end <= cum {
+            self.lost_end = cum;
+            self.sacked_above_lost = self.sacked_bytes;
+        }
+    }
+
+    /// Marks unSACKed records in `[start, end)` retransmitted, splitting the
+    /// boundary records. `snd_una <= start < end <= high_data`.
+    fn mark_retransmitted(&mut self, start: u64, end: u64) {
+        let mut i = self.records.partition_point(|r| r.end <= start);
+        if let Some(r) = self.records.get(i) {
+            if r.start < start && !r.sacked {
+                self.split(i, start);
+                i += 1;
+            }
+        }
+        while i < self.records.len() && self.records[i].start < end {
+            if !self.records[i].sacked {
+                if self.records[i].end > end {
+                    self.split(i, end);
+                }
+                let r = &mut self.records[i];
+                if !r.retransmitted {
+                    r.retransmitted = true;
+                    self.rxt_bytes += r.len();
+                }
+            }
+            i += 1;
+        }
+    }
+
+    /// Splits record `i` at `at` (strictly inside it). Only unSACKed records
+    /// are split, so the SACKed-segment counts behind IsLost never change.
+    fn split(&mut self, i: usize, at: u64) {
+        let upper = Record {
+            start: at,
+            ..self.records[i]
+        };
+        self.records[i].end = at;
+        self.records.insert(i + 1, upper);
+    }
+
+    /// Marks the records wholly inside `[left, right)` SACKed
+    /// (`snd_una <= left < right <= high_data`). Only the gaps between
+    /// existing runs are walked: nothing inside a run can change.
+    fn apply_sack_block(&mut self, left: u64, right: u64, out: &mut AckOutcome) {
+        let mut pos = left;
+        while pos < right {
+            let k = self.runs.partition_point(|run| run.1 <= pos);
+            let gap_end = match self.runs.get(k) {
+                Some(&(start, end)) if start <= pos => {
+                    pos = end;
+                    continue;
+                }
+                Some(&(start, _)) => start.min(right),
+                None => right,
+            };
+            if let Some((start, end)) = self.mark_gap(pos, gap_end, out) {
+                self.insert_run(k, start, end);
+            }
+            pos = gap_end;
+        }
+    }
+
+    /// Marks SACKed the records wholly inside `[left, right)`, a range that
+    /// holds no SACKed record. Returns the range they cover, if any; it is
+    /// contiguous because every record in the gap qualifies except possibly
+    /// the partial ones at its two ends.
+    fn mark_gap(&mut self, left: u64, right: u64, out: &mut AckOutcome) -> Option<(u64, u64)> {
+        let first = self.records.partition_point(|r| r.start < left);
+        let mut covered: Option<(u64, u64)> = None;
+        let mut i = first;
+        while let Some(r) = self.records.get_mut(i) {
+            if r.end > right {
+                break;
+            }
+            r.sacked = true;
+            let len = r.len();
+            if r.retransmitted {
+                self.rxt_bytes -= len;
+            }
+            self.sacked_bytes += len;
+            out.newly_sacked += len;
+            covered = Some((covered.map_or(r.start, |c| c.0), r.end));
+            i += 1;
+        }
+        covered
+    }
+
+    /// Inserts the SACKed range `[start, end)` as run `k`, merging it with
+    /// the neighbouring runs it touches.
+    fn insert_run(&mut self, k: usize, start: u64, end: u64) {
+        let touches_left = k > 0 && self.runs[k - 1].1 == start;
+        let touches_right = self.runs.get(k).is_some_and(|run| run.0 == end);
+        match (touches_left, touches_right) {
+            (true, true) => {
+                self.runs[k - 1].1 = self.runs[k].1;
+                self.runs.remove(k);
+            }
+            (true, false) => self.runs[k - 1].1 = end,
+            (false, true) => self.runs[k].0 = start,
+            (false, false) => self.runs.insert(k, (start, end)),
+        }
+    }
+
+    /// The lowest unSACKed record at or above HighRxt that starts below
+    /// `limit`, trimmed to start at HighRxt (NextSeg rules 1 and 3).
+    fn first_unsacked_below(&self, limit: u64) -> Option<(u64, u64)> {
+        let mut from = self.high_rxt.max(self.snd_una);
+        // Inside a run: the first unSACKed octet is the run's end, because
+        // runs are maximal.
+        let k = self.runs.partition_point(|run| run.1 <= from);
+        if let Some(&(start, end)) = self.runs.get(k) {
+            if start <= from {
+                from = end;
+            }
+        }
+        if from >= limit {
+            return None;
+        }
+        let i = self.records.partition_point(|r| r.end <= from);
+        self.records
+            .get(i)
+            .filter(|r| r.start < limit && !r.sacked)
+            .map(|r| (r.start.max(from), r.end))
+    }
+
+    /// Recomputes `lost_end` and `sacked_above_lost` by counting SACKed
+    /// records down from the highest one until either IsLost criterion is
+    /// met; that record's start is the boundary. Only SACKed records are
+    /// visited (runs let the walk jump over the holes), at most DupThresh of
+    /// them unless they are smaller than SMSS.
+    fn recompute_lost_boundary(&mut self) {
+        self.lost_end = self.snd_una;
+        self.sacked_above_lost = self.sacked_bytes;
+        let byte_thresh = u64::from(self.dup_thresh - 1).saturating_mul(self.mss);
+        let count_thresh = u64::from(self.dup_thresh);
+        let mut count = 0u64;
+        let mut bytes = 0u64;
+        for &(run_start, run_end) in self.runs.iter().rev() {
+            let top = self.records.partition_point(|r| r.end < run_end);
+            for r in self.records.range(..=top).rev() {
+                if r.start < run_start {
+                    break;
+                }
+                count += 1;
+                bytes += r.len();
+                if count >= count_thresh || bytes > byte_thresh {
+                    self.lost_end = r.start;
+                    self.sacked_above_lost = bytes;
+                    return;
+                }
+            }
+        }
     }
 }

@@ -41,7 +41,9 @@ pub trait CongestionControl: core::fmt::Debug + Send {
 
     /// Retransmission timeout: ssthresh = max(FlightSize / 2, 2 * SMSS) and
     /// cwnd = loss window = 1 SMSS (RFC 5681 section 3.1 equation 4 and the
-    /// paragraph after it).
+    /// paragraph after it). When the retransmission itself times out (no
+    /// new data acknowledged since the previous timeout) RFC 5681 section
+    /// 3.1 keeps ssthresh unchanged and only cwnd is reset.
     fn on_retransmission_timeout(&mut self, now: Instant, flight_size: u64);
 
     /// Sets the byte-counting limit L in segments (RFC 3465 section 2.2).
