@@ -118,7 +118,9 @@ pub struct Config {
     pub syn_retries: u32,
     /// The connection is dropped when nothing arrives for this long.
     pub idle_timeout: Option<Duration>,
-    /// How long TIME-WAIT lasts (2 MSL).
+    /// How long TIME-WAIT lasts (2 MSL). It must outlast the peer's
+    /// retransmissions of its FIN, or a peer whose last ACK was lost ends
+    /// with a reset instead of a normal close.
     pub time_wait: Duration,
     /// Out-of-order ranges the receiver keeps.
     pub max_ooo_ranges: usize,
@@ -147,7 +149,7 @@ impl Default for Config {
             max_rto: Duration::from_secs(60),
             syn_retries: 6,
             idle_timeout: Some(Duration::from_secs(120)),
-            time_wait: Duration::from_secs(2),
+            time_wait: Duration::from_secs(30),
             max_ooo_ranges: 64,
             checksums: true,
         }

@@ -415,7 +415,9 @@ impl Connection {
             return;
         }
         if self.state != State::SynSent {
-            let seq = self.snd_seq(self.sender.snd_nxt());
+            // The peer accepts a reset only at its RCV.NXT (RFC 5961);
+            // SND.MAX is where it is once everything sent has arrived.
+            let seq = self.snd_seq(self.sender.max_sent());
             let ack = self.rcv_ack_seq();
             self.pending_rst = Some((seq, ack, true));
         }

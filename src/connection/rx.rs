@@ -24,11 +24,29 @@ impl Connection {
             return Err(SegmentError::WrongPorts);
         }
         match self.state {
-            State::Closed => {}
+            State::Closed => self.answer_closed(&seg),
             State::SynSent => self.on_syn_sent(now, &seg),
             _ => self.on_synchronized(now, &seg),
         }
         Ok(())
+    }
+
+    /// RFC 9293 3.10.7.1: a closed connection answers anything but a
+    /// reset with a reset, so a peer still retransmitting its FIN after we
+    /// left TIME-WAIT learns that we are gone.
+    fn answer_closed(&mut self, seg: &SegmentRepr<'_>) {
+        if seg.flags.contains(Flags::RST) || self.pending_rst.is_some() {
+            return;
+        }
+        self.stats.discarded_segments += 1;
+        self.pending_rst = Some(if seg.flags.contains(Flags::ACK) {
+            (seg.ack, SeqNum(0), false)
+        } else {
+            let len = seg.payload.len() as u32
+                + u32::from(seg.flags.contains(Flags::SYN))
+                + u32::from(seg.flags.contains(Flags::FIN));
+            (SeqNum(0), seg.seq.add(len), true)
+        });
     }
 
     fn on_syn_sent(&mut self, now: Instant, seg: &SegmentRepr<'_>) {
@@ -119,7 +137,18 @@ impl Connection {
         };
         if f.contains(Flags::RST) {
             if rel == 0 {
-                self.finish(CloseReason::Reset);
+                // Once both FINs are out and all our data is acknowledged,
+                // a reset only means the peer forgot the connection first
+                // (its TIME-WAIT ended before our FIN retransmission came).
+                let done = matches!(
+                    self.state,
+                    State::LastAck | State::Closing | State::TimeWait
+                ) && self.sender.all_data_acked();
+                self.finish(if done {
+                    CloseReason::Normal
+                } else {
+                    CloseReason::Reset
+                });
             } else if acceptable {
                 // RFC 5961 3.2: a reset inside the window but not exactly
                 // at RCV.NXT gets a challenge ACK.
@@ -133,6 +162,11 @@ impl Connection {
             // Keep-alives and retransmissions of data we already have land
             // here: tell the peer where we are.
             self.stats.discarded_segments += 1;
+            if self.state == State::TimeWait && f.contains(Flags::FIN) {
+                // The peer did not hear our last ACK: linger another 2 MSL
+                // (RFC 9293 3.10.7.4, eighth check).
+                self.enter_time_wait(now);
+            }
             if seg_len > 0 {
                 self.stats.data_segments_received += 1;
                 self.stats.data_bytes_received += seg.payload.len() as u64;

@@ -54,7 +54,7 @@ fn ack_request_negotiation_needs_both_ends() {
     // Only the client supports it.
     let mut pipe = established_pipe(fast_config(), without.clone());
     assert!(!pipe.client().negotiated().ack_requests);
-    assert!(pipe.client().negotiated().peer_ack_requests == false);
+    assert!(!pipe.client().negotiated().peer_ack_requests);
     let s = pipe.server().unwrap().negotiated();
     assert!(s.peer_ack_requests, "server saw the client's offer");
     assert!(!s.ack_requests, "but does not support it itself");

@@ -133,7 +133,10 @@ impl Connection {
         }
         let ack_due = self.recv.as_ref().is_some_and(|r| r.ack_now);
         if ack_due {
-            let seq = self.snd_seq(self.sender.snd_nxt());
+            // SND.MAX, not the rewound SND.NXT: after a timeout the peer may
+            // already hold more than we are resending, and an ACK numbered
+            // below its RCV.NXT would be discarded as old.
+            let seq = self.snd_seq(self.sender.max_sent());
             return self.emit_ack(now, seq, Flags::ACK, None, buf);
         }
         None

@@ -234,6 +234,11 @@ impl Sender {
         self.board.snd_una() >= self.stream_end()
     }
 
+    /// Every data byte written is acknowledged (the FIN may not be).
+    pub fn all_data_acked(&self) -> bool {
+        self.board.snd_una() >= self.buffer.end()
+    }
+
     /// Our FIN has been acknowledged.
     pub fn fin_acked(&self) -> bool {
         self.fin_queued && self.all_acked()

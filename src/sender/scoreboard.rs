@@ -358,6 +358,25 @@ impl Scoreboard {
         self.rescue_rxt = None;
     }
 
+    /// Forgets every record and restarts at `offset`: both the cumulative
+    /// ACK point and HighData become `offset`. The sender uses it to go back
+    /// to SND.UNA after a retransmission timeout (what was sent beyond is
+    /// resent as if new), and to jump forward when the peer acknowledges
+    /// data that was sent before such a rewind. Keeps the allocations.
+    pub fn reset_to(&mut self, offset: u64) {
+        self.records.clear();
+        self.runs.clear();
+        self.snd_una = offset;
+        self.high_data = offset;
+        self.high_rxt = offset;
+        self.sacked_bytes = 0;
+        self.rxt_bytes = 0;
+        self.lost_end = offset;
+        self.sacked_above_lost = 0;
+        self.recovery_point = offset;
+        self.rescue_rxt = None;
+    }
+
     /// Retransmission timeout: forget all SACK marks, since the receiver
     /// may have reneged (RFC 2018 section 8), and all retransmitted marks;
     /// HighRxt = SND.UNA and RecoveryPoint = HighData (RFC 6675 section 5.1).

@@ -268,14 +268,14 @@ impl Pipe {
             return Ok(false);
         };
         self.now = self.now.max(t);
-        while let Some(Reverse(p)) = self.queue.peek() {
-            if p.at > self.now {
-                break;
-            }
+        // One segment at a time, each followed by whatever it provokes, as
+        // a host would handle back-to-back arrivals.
+        while self.queue.peek().is_some_and(|Reverse(p)| p.at <= self.now) {
             let Some(Reverse(p)) = self.queue.pop() else {
                 break;
             };
             self.deliver(p)?;
+            self.flush();
         }
         let now = self.now;
         if self.client.poll_timeout().is_some_and(|x| x <= now) {
@@ -344,6 +344,10 @@ pub struct TransferOutcome {
     pub client_received: Vec<u8>,
     /// Both connections reached CLOSED through a normal close.
     pub closed_cleanly: bool,
+    /// How each end closed (client, server), if it did.
+    pub close_reasons: [Option<crate::connection::CloseReason>; 2],
+    /// Final states (client, server).
+    pub final_states: [Option<crate::connection::State>; 2],
     /// Virtual time at the end.
     pub elapsed: Duration,
     /// Client counters.
@@ -387,8 +391,14 @@ pub fn transfer(
         .all(|c| *c == Some(crate::connection::CloseReason::Normal));
     let client_stats = pipe.client().stats();
     let server_stats = pipe.server().map(|s| s.stats()).unwrap_or_default();
+    let final_states = [
+        Some(pipe.client().state()),
+        pipe.server().map(|s| s.state()),
+    ];
     let [c, s] = ends;
     Ok(TransferOutcome {
+        close_reasons: closed,
+        final_states,
         server_received: s.received,
         client_received: c.received,
         closed_cleanly: normal,
