@@ -24,8 +24,10 @@ fn payload(len: usize, seed: u64) -> Vec<u8> {
         .collect()
 }
 
-fn config(policy: AckPolicyConfig) -> Config {
-    Config {
+/// `plain` switches off SACK, timestamps and window scaling, so the sender
+/// runs NewReno and times RTT without timestamps.
+fn config(policy: AckPolicyConfig, plain: bool) -> Config {
+    let base = Config {
         ack_policy: policy,
         min_rto: Duration::from_millis(200),
         initial_rto: Duration::from_millis(500),
@@ -34,11 +36,24 @@ fn config(policy: AckPolicyConfig) -> Config {
         // At 30 % loss each way a handshake attempt fails half the time;
         // the default 6 retries would give up in about 1 % of the cases.
         syn_retries: 40,
-        // Longer than several of the peer's maximum RTOs (see Config::time_wait).
-        time_wait: Duration::from_secs(60),
+        // TIME-WAIT must outlast the peer's FIN retransmissions (see
+        // Config::time_wait); at 30 % loss each way and an 8 s maximum RTO,
+        // 60 s still failed about once in a few thousand cases.
+        time_wait: Duration::from_secs(600),
         send_buffer: 256 * 1024,
         recv_buffer: 256 * 1024,
         ..Config::default()
+    };
+    if plain {
+        Config {
+            sack: false,
+            timestamps: false,
+            window_scaling: false,
+            recv_buffer: 65_535,
+            ..base
+        }
+    } else {
+        base
     }
 }
 
@@ -51,6 +66,7 @@ fn run(
     up: usize,
     down: usize,
     delayed: bool,
+    plain: (bool, bool),
 ) -> (Vec<u8>, Vec<u8>, TransferOutcome) {
     let policy = if delayed {
         AckPolicyConfig::DELAYED
@@ -69,8 +85,8 @@ fn run(
     let b = payload(down, seed ^ 0xB);
     let out = transfer(
         pipe,
-        config(policy),
-        config(policy),
+        config(policy, plain.0),
+        config(policy, plain.1),
         &a,
         &b,
         Duration::from_secs(36_000),
@@ -109,8 +125,14 @@ proptest! {
         up in prop_oneof![Just(0usize), 1usize..5_000, 0usize..=2_000_000],
         down in prop_oneof![Just(0usize), 1usize..5_000, 0usize..=2_000_000],
         delayed in any::<bool>(),
+        plain in prop_oneof![
+            3 => Just((false, false)),
+            1 => Just((true, false)),
+            1 => Just((false, true)),
+            1 => Just((true, true)),
+        ],
     ) {
-        let (a, b, out) = run(seed, loss, reorder, duplicate, up, down, delayed);
+        let (a, b, out) = run(seed, loss, reorder, duplicate, up, down, delayed, plain);
         prop_assert_eq!(out.server_received.len(), a.len(), "seed {}", seed);
         prop_assert_eq!(out.client_received.len(), b.len(), "seed {}", seed);
         prop_assert_eq!(digest(&out.server_received), digest(&a), "seed {}", seed);
@@ -125,8 +147,8 @@ proptest! {
 
 #[test]
 fn same_seed_same_outcome() {
-    let (_, _, x) = run(42, 0.1, 0.1, 0.05, 300_000, 100_000, true);
-    let (_, _, y) = run(42, 0.1, 0.1, 0.05, 300_000, 100_000, true);
+    let (_, _, x) = run(42, 0.1, 0.1, 0.05, 300_000, 100_000, true, (false, false));
+    let (_, _, y) = run(42, 0.1, 0.1, 0.05, 300_000, 100_000, true, (false, false));
     assert_eq!(x.elapsed, y.elapsed);
     assert_eq!(x.client_stats, y.client_stats);
     assert_eq!(x.server_stats, y.server_stats);
@@ -158,7 +180,7 @@ fn regression() {
         ),
     ];
     for &(seed, loss, reorder, dup, up, down, delayed) in cases {
-        let (a, b, out) = run(seed, loss, reorder, dup, up, down, delayed);
+        let (a, b, out) = run(seed, loss, reorder, dup, up, down, delayed, (false, false));
         assert_eq!(
             out.server_received.len(),
             a.len(),

@@ -287,7 +287,11 @@ impl Connection {
         };
         let rcv_nxt = recv.reassembly.next_offset() + u64::from(recv.fin_received);
         let start = rcv_nxt as i64 + rel;
-        if start <= recv.last_ack_sent as i64 {
+        // A duplicate or reordered old segment carries an old TSval; taking
+        // it would make the peer's next RTT samples too long (RFC 7323
+        // section 5.3 keeps TS.Recent monotonic for the same reason).
+        let newer = ts.tsval.wrapping_sub(recv.ts_recent) as i32 >= 0;
+        if start <= recv.last_ack_sent as i64 && newer {
             recv.ts_recent = ts.tsval;
         }
     }

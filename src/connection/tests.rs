@@ -318,3 +318,73 @@ fn loss_is_repaired_by_fast_retransmit() {
     // With SACK, most losses are repaired without a timeout.
     assert!(s.timeouts * 4 <= s.fast_retransmits, "{s:?}");
 }
+
+#[test]
+fn rtt_estimate_ignores_duplicated_and_reordered_old_segments() {
+    // 20 ms round trip; delayed ACKs add at most 100 ms. Old duplicates
+    // must not drag TS.Recent back and inflate the sender's samples.
+    let data = vec![9u8; 1_000_000];
+    let out = transfer(
+        PipeConfig {
+            loss: 0.03,
+            reorder: 0.2,
+            reorder_delay: Duration::from_millis(30),
+            duplicate: 0.2,
+            seed: 11,
+            ..PipeConfig::default()
+        },
+        fast_config(),
+        fast_config(),
+        &data,
+        &[],
+        Duration::from_secs(600),
+    )
+    .unwrap();
+    assert_eq!(out.server_received, data);
+    let srtt = out.client_stats.srtt.expect("samples taken");
+    assert!(srtt < Duration::from_millis(150), "srtt {srtt:?}");
+    assert!(srtt >= Duration::from_millis(20), "srtt {srtt:?}");
+}
+
+#[test]
+fn closed_receive_window_is_probed_and_reopened() {
+    // The server reads nothing for 5 s: the client fills the 64 KiB window,
+    // probes it while it is closed, and resumes when the reader drains it.
+    let mut server_config = fast_config();
+    server_config.recv_buffer = 64 * 1024;
+    let mut pipe = Pipe::new(PipeConfig::default(), fast_config(), server_config).unwrap();
+    let data: Vec<u8> = (0..400_000u32).map(|i| (i % 241) as u8).collect();
+    let mut written = 0;
+    let mut received = Vec::new();
+    let mut buf = [0u8; 8192];
+    let mut stalled_at = None;
+    let done = pipe
+        .run_until(Instant::from_millis(120_000), |p| {
+            let now = p.now();
+            let c = p.client();
+            written += c.write(&data[written..]);
+            if let Some(s) = p.server() {
+                if now >= Instant::from_millis(5_000) {
+                    loop {
+                        let n = s.read(&mut buf);
+                        if n == 0 {
+                            break;
+                        }
+                        received.extend_from_slice(&buf[..n]);
+                    }
+                } else if s.readable() == 64 * 1024 && stalled_at.is_none() {
+                    stalled_at = Some(now);
+                }
+            }
+            received.len() == data.len()
+        })
+        .unwrap();
+    assert!(done, "transfer did not resume");
+    assert_eq!(received, data);
+    assert!(stalled_at.is_some(), "window never filled");
+    assert_eq!(
+        pipe.client().stats().timeouts,
+        0,
+        "probing is not a timeout"
+    );
+}

@@ -99,6 +99,8 @@ pub struct SenderCounters {
     pub timeouts: u64,
     /// Duplicate acknowledgments seen.
     pub duplicate_acks: u64,
+    /// Probes of a closed peer window resent by the persist timer.
+    pub window_probes: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -140,6 +142,9 @@ pub struct Sender {
     rto_deadline: Option<Instant>,
     /// A window probe is due at this time (peer window closed).
     persist_deadline: Option<Instant>,
+    /// A one-byte probe of a closed peer window is outstanding; its timer
+    /// expiring is the persist timer backing off, not a sign of congestion.
+    probing: bool,
     /// Karn-safe RTT timing when timestamps are off: (end offset, sent at).
     rtt_probe: Option<(u64, Instant)>,
     counters: SenderCounters,
@@ -172,6 +177,7 @@ impl Sender {
             retransmit_head: false,
             rto_deadline: None,
             persist_deadline: None,
+            probing: false,
             rtt_probe: None,
             counters: SenderCounters::default(),
         }
@@ -337,6 +343,7 @@ impl Sender {
         self.window_edge = self.window_edge.max(input.ack + input.window);
         if input.window > 0 {
             self.persist_deadline = None;
+            self.probing = false;
         }
         let sack: &[(u64, u64)] = if self.sack { input.sack } else { &[] };
         let outcome = if input.ack > self.board.high_data() {
@@ -458,6 +465,7 @@ impl Sender {
                 // The probe goes out from poll_transmit with the window
                 // forced open by one byte.
                 self.window_edge = self.window_edge.max(self.board.high_data() + 1);
+                self.probing = true;
             }
         }
         match self.rto_deadline {
@@ -469,6 +477,14 @@ impl Sender {
             return false;
         }
         let flight = self.board.high_data() - self.board.snd_una();
+        if self.probing && flight <= 1 {
+            // RFC 9293 3.8.6.1: keep probing with backoff, cwnd untouched.
+            self.counters.window_probes += 1;
+            self.rtt.on_timeout();
+            let una = self.board.snd_una();
+            self.board.reset_to(una);
+            return false;
+        }
         self.counters.timeouts += 1;
         self.cc.on_retransmission_timeout(now, flight);
         self.rtt.on_timeout();
@@ -613,10 +629,10 @@ impl Sender {
         self.counters.data_bytes += len as u64;
         if retransmission {
             self.counters.retransmissions += 1;
-            if matches!(self.rtt_probe, Some((probe_end, _)) if probe_end > start) {
-                // Karn: a retransmitted range gives no RTT sample.
-                self.rtt_probe = None;
-            }
+            // Karn: no sample across a retransmission. Not only the timed
+            // segment's own: repairing any hole below it would let the
+            // cumulative ACK that covers it arrive late.
+            self.rtt_probe = None;
         } else if self.rtt_probe.is_none() {
             self.rtt_probe = Some((end, now));
         }
