@@ -72,7 +72,7 @@ fn main() -> ExitCode {
                 return ExitCode::FAILURE;
             }
         };
-        let secs = out.elapsed.as_secs_f64();
+        let secs = out.delivered_at.unwrap_or(out.elapsed).as_secs_f64();
         let ok = out.server_received == data && out.closed_cleanly;
         println!(
             "{:<8} {:>10.3} {:>7.2} Mb/s {:>9} {:>9} {:>8} {:>8} {:>8} {:>10}",

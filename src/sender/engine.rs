@@ -317,6 +317,18 @@ impl Sender {
         self.board.pipe().saturating_sub(self.reno_departed)
     }
 
+    /// What the window is compared against: RFC 6675's `pipe` during fast
+    /// recovery, FlightSize (RFC 5681) otherwise. Outside recovery SACKed
+    /// segments stay counted, so that limited transmit, not the SACKs,
+    /// decides how much new data duplicate ACKs release.
+    fn in_flight(&self) -> u64 {
+        if self.in_recovery() {
+            self.pipe()
+        } else {
+            self.board.outstanding()
+        }
+    }
+
     /// Copies payload for a segment starting at `offset`.
     pub fn copy_payload(&self, offset: u64, buf: &mut [u8]) -> usize {
         self.buffer.copy_out(offset, buf)
@@ -582,7 +594,7 @@ impl Sender {
             } else {
                 0
             };
-            (self.cc.window() + allowance).saturating_sub(self.pipe())
+            (self.cc.window() + allowance).saturating_sub(self.in_flight())
         };
         let window_room = self.window_edge.saturating_sub(start);
         let mut len = (data_end - start).min(max_payload as u64).min(cwnd_room);
@@ -647,3 +659,7 @@ impl Sender {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "engine_tests.rs"]
+mod tests;

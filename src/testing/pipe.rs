@@ -100,6 +100,9 @@ pub struct Pipe {
     queue: BinaryHeap<Reverse<InFlight>>,
     /// Packet buffers, recycled so steady state does not allocate.
     buffers: Vec<Vec<u8>>,
+    /// Length of the segment held in each buffer (buffers keep their full
+    /// size so reuse never zeroes or reallocates them).
+    lens: Vec<usize>,
     free: Vec<usize>,
     serial: u64,
     stats: PipeStats,
@@ -124,6 +127,7 @@ impl Pipe {
             server_config: server,
             queue: BinaryHeap::new(),
             buffers: Vec::new(),
+            lens: Vec::new(),
             free: Vec::new(),
             serial: 0,
             stats: PipeStats::default(),
@@ -167,6 +171,7 @@ impl Pipe {
             Some(i) => i,
             None => {
                 self.buffers.push(vec![0; SEGMENT_BUF]);
+                self.lens.push(0);
                 self.buffers.len() - 1
             }
         }
@@ -187,8 +192,8 @@ impl Pipe {
                 let n = conn.and_then(|c| c.poll_transmit(self.now, &mut buf));
                 match n {
                     Some(n) => {
-                        buf.truncate(n);
                         self.buffers[idx] = buf;
+                        self.lens[idx] = n;
                         self.launch(idx, to_server);
                     }
                     None => {
@@ -224,8 +229,9 @@ impl Pipe {
                 let (a, b) = self.buffers.split_at_mut(copy);
                 (&a[idx], &mut b[0])
             };
-            dst.clear();
-            dst.extend_from_slice(src);
+            let n = self.lens[idx];
+            dst[..n].copy_from_slice(&src[..n]);
+            self.lens[copy] = n;
             self.push(at + Duration::from_micros(1), to_server, copy);
         }
         self.push(at, to_server, idx);
@@ -242,8 +248,6 @@ impl Pipe {
     }
 
     fn release(&mut self, idx: usize) {
-        let b = &mut self.buffers[idx];
-        b.resize(SEGMENT_BUF, 0);
         self.free.push(idx);
     }
 
@@ -293,16 +297,17 @@ impl Pipe {
     fn deliver(&mut self, p: InFlight) -> Result<(), PipeError> {
         self.stats.delivered += 1;
         let bytes = std::mem::take(&mut self.buffers[p.buf]);
+        let len = self.lens[p.buf];
         if p.to_server {
             match self.server.as_mut() {
                 Some(s) => {
-                    let _ = s.handle_segment(self.now, &bytes);
+                    let _ = s.handle_segment(self.now, &bytes[..len]);
                 }
                 None => {
                     if let Ok(s) = Connection::accept(
                         self.server_config.clone(),
                         self.now,
-                        &bytes,
+                        &bytes[..len],
                         &mut self.rng,
                     ) {
                         self.server = Some(s);
@@ -310,7 +315,7 @@ impl Pipe {
                 }
             }
         } else {
-            let _ = self.client.handle_segment(self.now, &bytes);
+            let _ = self.client.handle_segment(self.now, &bytes[..len]);
         }
         self.buffers[p.buf] = bytes;
         self.release(p.buf);
@@ -348,8 +353,11 @@ pub struct TransferOutcome {
     pub close_reasons: [Option<crate::connection::CloseReason>; 2],
     /// Final states (client, server).
     pub final_states: [Option<crate::connection::State>; 2],
-    /// Virtual time at the end.
+    /// Virtual time at the end (including TIME-WAIT).
     pub elapsed: Duration,
+    /// Virtual time at which both applications had read every byte sent
+    /// to them, if they did.
+    pub delivered_at: Option<Duration>,
     /// Client counters.
     pub client_stats: crate::connection::Stats,
     /// Server counters.
@@ -373,6 +381,7 @@ pub fn transfer(
     let mut ends = [AppEnd::new(to_server), AppEnd::new(to_client)];
     let deadline = Instant::ZERO + limit;
     let mut closed = [None, None];
+    let mut delivered_at = None;
     pipe.run_until(deadline, |p| {
         for (i, side) in [Side::Client, Side::Server].into_iter().enumerate() {
             if let Some(conn) = p.side(side) {
@@ -383,6 +392,12 @@ pub fn transfer(
                     }
                 }
             }
+        }
+        if delivered_at.is_none()
+            && ends[0].received.len() == to_client.len()
+            && ends[1].received.len() == to_server.len()
+        {
+            delivered_at = Some(p.now() - Instant::ZERO);
         }
         closed.iter().all(Option::is_some)
     })?;
@@ -403,6 +418,7 @@ pub fn transfer(
         client_received: c.received,
         closed_cleanly: normal,
         elapsed: pipe.now() - Instant::ZERO,
+        delivered_at,
         client_stats,
         server_stats,
         pipe_stats: pipe.stats(),
@@ -415,6 +431,7 @@ struct AppEnd<'a> {
     sent: usize,
     closed: bool,
     received: Vec<u8>,
+    scratch: Vec<u8>,
 }
 
 impl<'a> AppEnd<'a> {
@@ -424,6 +441,7 @@ impl<'a> AppEnd<'a> {
             sent: 0,
             closed: false,
             received: Vec::new(),
+            scratch: vec![0; 64 * 1024],
         }
     }
 
@@ -435,13 +453,12 @@ impl<'a> AppEnd<'a> {
             conn.close();
             self.closed = true;
         }
-        let mut buf = [0u8; 16 * 1024];
         loop {
-            let n = conn.read(&mut buf);
+            let n = conn.read(&mut self.scratch);
             if n == 0 {
                 break;
             }
-            self.received.extend_from_slice(&buf[..n]);
+            self.received.extend_from_slice(&self.scratch[..n]);
         }
     }
 }

@@ -1,0 +1,194 @@
+//! Packet-by-packet checks of the sender's loss recovery.
+
+use super::*;
+use crate::sender::congestion::{Reno, RenoConfig};
+
+const MSS: u64 = 1000;
+
+fn sender(sack: bool) -> Sender {
+    let params = SenderParams {
+        mss: MSS as usize,
+        send_buffer: 1 << 20,
+        dup_thresh: 3,
+        limited_transmit: true,
+        nagle: false,
+        initial_rto: Duration::from_secs(1),
+        min_rto: Duration::from_millis(200),
+        max_rto: Duration::from_secs(60),
+    };
+    let mut reno = RenoConfig::new(MSS);
+    reno.initial_window = 4 * MSS;
+    let mut s = Sender::new(params, Box::new(Reno::new(reno)), sack, 1 << 20);
+    assert_eq!(s.write(&vec![7u8; 100_000]), 100_000);
+    s
+}
+
+fn drain(s: &mut Sender, now: Instant) -> Vec<TxSegment> {
+    std::iter::from_fn(|| s.poll_transmit(now, MSS as usize)).collect()
+}
+
+fn ack(s: &mut Sender, now: Instant, ack: u64, sack: &[(u64, u64)]) -> AckEffect {
+    s.on_ack(
+        now,
+        AckInput {
+            ack,
+            sack,
+            window: 1 << 20,
+            carries_data: false,
+            rtt_sample: Some(Duration::from_millis(100)),
+        },
+    )
+}
+
+fn t(ms: u64) -> Instant {
+    Instant::from_millis(ms)
+}
+
+#[test]
+fn initial_window_then_ack_clocked_slow_start() {
+    let mut s = sender(true);
+    let first = drain(&mut s, t(0));
+    assert_eq!(first.len(), 4);
+    assert_eq!(first[3].start, 3 * MSS);
+    assert!(first
+        .iter()
+        .all(|x| x.len == MSS as usize && !x.retransmission));
+    // One ACK for two segments with L = 2 opens the window by two
+    // segments: two for the acknowledged ones plus two of growth.
+    ack(&mut s, t(100), 2 * MSS, &[]);
+    assert_eq!(s.cwnd(), 6 * MSS);
+    assert_eq!(drain(&mut s, t(100)).len(), 4);
+}
+
+#[test]
+fn limited_transmit_then_fast_retransmit_with_sack() {
+    let mut s = sender(true);
+    assert_eq!(drain(&mut s, t(0)).len(), 4);
+    // Segment 0 lost: each later arrival SACKs one more segment.
+    let e = ack(&mut s, t(100), 0, &[(MSS, 2 * MSS)]);
+    assert!(e.duplicate && !e.entered_recovery);
+    // RFC 3042: the first duplicate releases one new segment.
+    let lt = drain(&mut s, t(100));
+    assert_eq!(lt.len(), 1);
+    assert_eq!(lt[0].start, 4 * MSS);
+    ack(&mut s, t(101), 0, &[(MSS, 3 * MSS)]);
+    assert_eq!(
+        drain(&mut s, t(101)).len(),
+        1,
+        "second duplicate, second segment"
+    );
+    let e = ack(&mut s, t(102), 0, &[(MSS, 4 * MSS)]);
+    assert!(e.entered_recovery, "third duplicate starts recovery");
+    assert_eq!(s.counters().fast_retransmits, 1);
+    // FlightSize was 6 segments: ssthresh = cwnd = 3 segments.
+    assert_eq!(s.ssthresh(), 3 * MSS);
+    assert_eq!(s.cwnd(), 3 * MSS);
+    let rx = drain(&mut s, t(102));
+    assert_eq!(rx[0].start, 0, "the hole is resent first");
+    assert!(rx[0].retransmission);
+    // pipe: segments 4 and 5 plus the retransmission = 3 = cwnd.
+    assert_eq!(rx.len(), 1, "{rx:?}");
+    // The retransmission fills the hole: recovery ends, cwnd = ssthresh.
+    let e = ack(&mut s, t(200), 6 * MSS, &[]);
+    assert!(e.exited_recovery);
+    assert!(!s.in_recovery());
+    assert_eq!(s.cwnd(), 3 * MSS);
+}
+
+#[test]
+fn newreno_without_sack_retransmits_each_hole_on_partial_acks() {
+    let mut s = sender(false);
+    // Grow the window to 6 segments first (L = 2 caps the growth).
+    drain(&mut s, t(0));
+    ack(&mut s, t(100), 4 * MSS, &[]);
+    let sent = drain(&mut s, t(100));
+    assert_eq!(sent.len(), 6);
+    // Segments 4 and 6 are lost: three duplicates for 4.
+    for i in 0..3 {
+        let e = ack(&mut s, t(200 + i), 4 * MSS, &[]);
+        assert!(e.duplicate);
+    }
+    assert!(s.in_recovery());
+    let rx = drain(&mut s, t(203));
+    assert_eq!(rx[0].start, 4 * MSS);
+    assert!(rx[0].retransmission);
+    // Partial ACK up to the second hole: it is resent at once
+    // (RFC 6582 3.2 step 3), without leaving recovery.
+    let e = ack(&mut s, t(300), 6 * MSS, &[]);
+    assert!(!e.exited_recovery);
+    let rx = drain(&mut s, t(300));
+    assert!(
+        rx.iter().any(|x| x.start == 6 * MSS && x.retransmission),
+        "{rx:?}"
+    );
+    let e = ack(&mut s, t(400), 10 * MSS, &[]);
+    assert!(e.exited_recovery);
+}
+
+#[test]
+fn timeout_goes_back_to_una_with_one_segment_and_backs_off() {
+    let mut s = sender(true);
+    drain(&mut s, t(0));
+    let deadline = s.poll_timeout().expect("RTO armed");
+    assert_eq!(deadline, t(1_000), "initial RTO 1 s");
+    assert!(!s.handle_timeout(t(999)));
+    assert!(s.handle_timeout(deadline));
+    assert_eq!(s.counters().timeouts, 1);
+    assert_eq!(s.cwnd(), MSS, "loss window");
+    assert_eq!(s.ssthresh(), 2 * MSS, "half of four segments in flight");
+    let rx = drain(&mut s, deadline);
+    assert_eq!(rx.len(), 1);
+    assert_eq!(rx[0].start, 0);
+    assert!(rx[0].retransmission);
+    // Backoff: the next timeout is twice the previous RTO.
+    let again = s.poll_timeout().unwrap();
+    assert_eq!(again - deadline, Duration::from_secs(2));
+    assert!(s.handle_timeout(again));
+    assert_eq!(s.counters().timeouts, 2);
+    // An ACK for data sent before the rewind moves straight past it.
+    let e = ack(&mut s, again + Duration::from_millis(50), 3 * MSS, &[]);
+    assert_eq!(e.newly_acked, 3 * MSS);
+    assert_eq!(s.snd_una(), 3 * MSS);
+}
+
+#[test]
+fn acks_for_data_never_sent_are_ignored() {
+    let mut s = sender(true);
+    drain(&mut s, t(0));
+    let e = ack(&mut s, t(10), 50 * MSS, &[]);
+    assert!(e.invalid);
+    assert_eq!(s.snd_una(), 0);
+}
+
+#[test]
+fn fin_follows_the_last_byte_and_is_retransmitted_with_it() {
+    let params = SenderParams {
+        mss: 1000,
+        send_buffer: 10_000,
+        dup_thresh: 3,
+        limited_transmit: true,
+        nagle: true,
+        initial_rto: Duration::from_secs(1),
+        min_rto: Duration::from_millis(200),
+        max_rto: Duration::from_secs(60),
+    };
+    let mut s = Sender::new(
+        params,
+        Box::new(Reno::new(RenoConfig::new(1000))),
+        true,
+        1 << 20,
+    );
+    s.write(&[1u8; 1500]);
+    s.queue_fin();
+    let tx = drain(&mut s, t(0));
+    assert_eq!(tx.len(), 2);
+    assert_eq!((tx[1].start, tx[1].len, tx[1].fin), (1000, 500, true));
+    assert!(s.handle_timeout(s.poll_timeout().unwrap()));
+    let rx = drain(&mut s, t(1_000));
+    assert_eq!((rx[0].start, rx[0].fin), (0, false));
+    ack(&mut s, t(1_100), 1000, &[]);
+    let rx = drain(&mut s, t(1_100));
+    assert_eq!((rx[0].start, rx[0].len, rx[0].fin), (1000, 500, true));
+    ack(&mut s, t(1_200), 1501, &[]);
+    assert!(s.fin_acked());
+}
