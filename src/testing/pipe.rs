@@ -106,9 +106,12 @@ pub struct Pipe {
     free: Vec<usize>,
     serial: u64,
     stats: PipeStats,
+    /// Size of each packet buffer: the larger MSS plus header room.
+    segment_buf: usize,
 }
 
-const SEGMENT_BUF: usize = 65_536 + 60;
+/// Room for the largest header beside a full segment.
+const HEADER_ROOM: usize = 60;
 
 impl Pipe {
     /// A client configured with `client` connecting to a server configured
@@ -117,6 +120,7 @@ impl Pipe {
         server.validate()?;
         let mut rng = ChaCha8Rng::seed_from_u64(config.seed);
         let now = Instant::ZERO;
+        let segment_buf = usize::from(client.mss.max(server.mss)) + HEADER_ROOM;
         let client = Connection::connect(client, now, 40_000, 80, &mut rng)?;
         Ok(Pipe {
             config,
@@ -131,6 +135,7 @@ impl Pipe {
             free: Vec::new(),
             serial: 0,
             stats: PipeStats::default(),
+            segment_buf,
         })
     }
 
@@ -170,7 +175,7 @@ impl Pipe {
         match self.free.pop() {
             Some(i) => i,
             None => {
-                self.buffers.push(vec![0; SEGMENT_BUF]);
+                self.buffers.push(vec![0; self.segment_buf]);
                 self.lens.push(0);
                 self.buffers.len() - 1
             }
