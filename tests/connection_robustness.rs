@@ -92,7 +92,10 @@ fn garbage_and_mutations_never_panic_and_transfer_still_completes() {
     // stream, so the survivors are only required to keep running their
     // timers without panicking; the transfer check uses a fresh pair.
     for _ in 0..1_000 {
-        let t = [client.poll_timeout(), server.poll_timeout()].into_iter().flatten().min();
+        let t = [client.poll_timeout(), server.poll_timeout()]
+            .into_iter()
+            .flatten()
+            .min();
         let Some(t) = t else { break };
         now = now.max(t);
         client.handle_timeout(now);
