@@ -388,3 +388,25 @@ fn closed_receive_window_is_probed_and_reopened() {
         "probing is not a timeout"
     );
 }
+
+#[test]
+fn abort_resets_the_peer() {
+    let mut pipe = established_pipe(fast_config(), fast_config());
+    pipe.client().write(&[3u8; 50_000]);
+    pipe.run_until(pipe.now() + Duration::from_millis(15), |_| false)
+        .unwrap();
+    pipe.client().abort();
+    assert!(pipe.client().is_closed());
+    let done = pipe
+        .run_until(pipe.now() + Duration::from_secs(5), |p| {
+            p.server().is_some_and(|s| s.is_closed())
+        })
+        .unwrap();
+    assert!(done, "server never saw the reset");
+    let server = pipe.server().unwrap();
+    assert!(
+        std::iter::from_fn(|| server.poll_event()).any(|e| e == Event::Closed(CloseReason::Reset))
+    );
+    assert!(std::iter::from_fn(|| pipe.client().poll_event())
+        .any(|e| e == Event::Closed(CloseReason::Aborted)));
+}
