@@ -45,6 +45,7 @@
 
 pub mod connection;
 pub mod estimators;
+pub mod lab;
 pub mod receiver;
 pub mod sender;
 pub mod testing;

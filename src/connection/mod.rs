@@ -164,7 +164,6 @@ pub struct Connection {
     ts_offset: u32,
     events: VecDeque<Event>,
     stats: Stats,
-    scratch: Vec<u8>,
     sack_scratch: Vec<(u64, u64)>,
 }
 
@@ -253,7 +252,6 @@ impl Connection {
             ts_offset,
             events: VecDeque::new(),
             stats: Stats::default(),
-            scratch: vec![0; usize::from(config.mss)],
             sack_scratch: Vec::with_capacity(4),
             config,
         }

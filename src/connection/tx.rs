@@ -184,15 +184,7 @@ impl Connection {
         let window_field = ((recv.reassembly.window() as u64) >> shift).min(65_535);
         let ack = seq_of(recv.irs, rcv_nxt + u64::from(recv.fin_received));
 
-        let mut scratch = std::mem::take(&mut self.scratch);
         let len = tx.map_or(0, |t| t.len);
-        if scratch.len() < len {
-            scratch.resize(len, 0);
-        }
-        if let Some(t) = tx {
-            let copied = self.sender.copy_payload(t.start, &mut scratch[..len]);
-            debug_assert_eq!(copied, len);
-        }
         let repr = SegmentRepr {
             src_port: self.local_port,
             dst_port: self.remote_port,
@@ -201,10 +193,15 @@ impl Connection {
             flags,
             window: window_field as u16,
             options,
-            payload: &scratch[..len],
+            payload: &[],
         };
-        let result = repr.emit(buf, self.checksum);
-        self.scratch = scratch;
+        let sender = &self.sender;
+        let result = repr.emit_with_payload(buf, self.checksum, len, |out| {
+            if let Some(t) = tx {
+                let copied = sender.copy_payload(t.start, out);
+                debug_assert_eq!(copied, len);
+            }
+        });
         let n = result.ok()?;
 
         let recv = self.recv.as_mut()?;

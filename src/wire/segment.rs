@@ -188,9 +188,25 @@ impl<'a> SegmentRepr<'a> {
     /// set), [`WireError::BufferTooSmall`] if `buf` is shorter than the
     /// segment.
     pub fn emit(&self, buf: &mut [u8], checksum: Checksum) -> Result<usize, WireError> {
+        self.emit_with_payload(buf, checksum, self.payload.len(), |out| {
+            out.copy_from_slice(self.payload)
+        })
+    }
+
+    /// Like [`emit`](Self::emit), but the payload of `payload_len` bytes is
+    /// written in place by `write_payload` (which receives exactly that
+    /// many bytes) instead of being copied from `self.payload`, which is
+    /// ignored. Saves a copy when the payload lives in a send buffer.
+    pub fn emit_with_payload(
+        &self,
+        buf: &mut [u8],
+        checksum: Checksum,
+        payload_len: usize,
+        write_payload: impl FnOnce(&mut [u8]),
+    ) -> Result<usize, WireError> {
         let plan = self.options.plan()?;
         let header_len = HEADER_LEN + plan.len;
-        let need = header_len + self.payload.len();
+        let need = header_len + payload_len;
         let have = buf.len();
         let Some(buf) = buf.get_mut(..need) else {
             return Err(WireError::BufferTooSmall { need, have });
@@ -219,7 +235,7 @@ impl<'a> SegmentRepr<'a> {
         packet.set_cwr(f.contains(Flags::CWR));
         packet.set_window_len(self.window);
         self.options.emit(plan, packet.options_mut());
-        packet.payload_mut().copy_from_slice(self.payload);
+        write_payload(packet.payload_mut());
         if let Checksum::Ipv4 { src, dst } = checksum {
             packet.fill_checksum(&IpAddress::Ipv4(src), &IpAddress::Ipv4(dst));
         }

@@ -1,0 +1,5 @@
+//! The lab: named strategies, scenarios and reports.
+
+pub mod strategy;
+
+pub use strategy::{Strategy, UnknownStrategy};
