@@ -14,9 +14,9 @@ pub(crate) type PacketIdx = u32;
 /// What happens at an instant.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Event {
-    /// A packet reaches the input of the next hop on its path (a link, or
-    /// the destination host after the last link).
-    Arrive(PacketIdx),
+    /// The oldest packet in a link's delay line reaches the far end and
+    /// moves on to the next hop (a link, or its destination host).
+    LinkExit(u32),
     /// A link finished serialising its current packet.
     TxDone(u32),
     /// A delayed packet is offered to a link queue again, past the hook.

@@ -11,6 +11,7 @@ use super::middlebox::{LinkHook, NoHook};
 use super::queue::LinkQueue;
 use super::scenario::LinkSpec;
 use crate::time::{Duration, Instant};
+use std::collections::VecDeque;
 
 /// Time to serialise `bytes` at `rate_bps`, rounded up to whole
 /// nanoseconds (so a busy link never runs faster than its rate).
@@ -49,6 +50,9 @@ pub(crate) struct Link {
     pub counters: LinkCounters,
     /// Index into the simulator's captures, if this link is captured.
     pub capture: Option<usize>,
+    /// Packets serialised and propagating, with their arrival times at the
+    /// far end (non-decreasing, since the delay is fixed).
+    pub in_flight: VecDeque<(Instant, u32)>,
 }
 
 impl Link {
@@ -62,6 +66,7 @@ impl Link {
             tx_done_pending: false,
             counters: LinkCounters::default(),
             capture: None,
+            in_flight: VecDeque::new(),
         }
     }
 

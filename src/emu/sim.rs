@@ -152,7 +152,16 @@ impl Simulator {
 
     fn dispatch(&mut self, at: Instant, ev: Event) -> Result<(), EmuError> {
         match ev {
-            Event::Arrive(p) => self.forward(p),
+            Event::LinkExit(l) => {
+                let line = &mut self.links[l as usize].in_flight;
+                let Some((_, p)) = line.pop_front() else {
+                    return Ok(());
+                };
+                if let Some(&(next, _)) = line.front() {
+                    self.events.push(next, Event::LinkExit(l));
+                }
+                self.forward(p);
+            }
             Event::TxDone(l) => self.tx_done(l as usize),
             Event::Reoffer(p) => {
                 let link = self.path_of(p)[usize::from(self.pool.get(p).hop) - 1];
@@ -174,7 +183,7 @@ impl Simulator {
                         c.handle_timeout(at);
                     }
                 }
-                self.after_activity(f as usize);
+                self.after_activity(f as usize, server);
             }
             Event::FlowStart(f) => {
                 let fl = &mut self.flows[f as usize];
@@ -191,7 +200,7 @@ impl Simulator {
                     source,
                 })?;
                 fl.client = Some(c);
-                self.after_activity(f as usize);
+                self.after_activity(f as usize, false);
             }
             Event::Cross(i) => {
                 let (emit, next) = self.cross[i as usize].step(at, &mut self.rng);
@@ -331,7 +340,13 @@ impl Simulator {
                 self.capture_error.get_or_insert(e);
             }
         }
-        self.events.push(arrive, Event::Arrive(p));
+        // Arrivals leave a link in the order they entered it, so each link
+        // keeps its own delay line and only the head is in the event heap:
+        // the heap stays as small as the number of links, not packets.
+        link.in_flight.push_back((arrive, p));
+        if link.in_flight.len() == 1 {
+            self.events.push(arrive, Event::LinkExit(l as u32));
+        }
     }
 
     fn deliver(&mut self, p: PacketIdx) {
@@ -365,19 +380,18 @@ impl Simulator {
             let _ = c.handle_segment(now, bytes);
         }
         self.pool.release(p);
-        self.after_activity(flow as usize);
+        self.after_activity(flow as usize, to_server);
     }
 
-    /// After anything touched flow `f`: run the applications, send what
-    /// the connections want to send, and (re)arm their timers.
-    fn after_activity(&mut self, f: usize) {
+    /// After something touched one end of flow `f`: run the applications,
+    /// send what that end wants to send, and (re)arm its timer. The other
+    /// end cannot have changed: the two only meet through packets.
+    fn after_activity(&mut self, f: usize, server: bool) {
         if self.flows[f].drive(self.now, &self.pattern, &mut self.scratch) {
             self.finished += 1;
         }
-        for server in [false, true] {
-            self.flush(f, server);
-            self.arm(f, server);
-        }
+        self.flush(f, server);
+        self.arm(f, server);
     }
 
     fn flush(&mut self, f: usize, server: bool) {
