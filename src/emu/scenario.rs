@@ -81,7 +81,10 @@ pub struct CrossTrafficSpec {
 /// Write one link's packets to a pcap file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CaptureSpec {
-    /// The captured link (packets are recorded as they start transmission).
+    /// The captured link. TCP packets are recorded as they start
+    /// transmission, framed as IPv4 between the flow's host addresses
+    /// (10.0.x.y, see `pcap::host_address`); cross-traffic datagrams carry
+    /// no bytes and are not recorded.
     pub link: LinkId,
     /// Output file.
     pub path: PathBuf,
