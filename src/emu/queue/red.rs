@@ -224,8 +224,7 @@ mod tests {
         let mut rng = ChaCha8Rng::seed_from_u64(1);
         let mut q = Red::new(params(false), 1_000_000);
         let now = Instant::from_millis(1);
-        // Arrivals see 0..=5 packets queued: avg stays <= min_th... the
-        // sixth arrival sees exactly 5 = min_th, where p_b is 0.
+        // Arrivals see 0 to 5 packets queued; at exactly min_th p_b is 0.
         for i in 0..6 {
             assert_eq!(q.enqueue(now, pkt(i, false), &mut rng), Verdict::Queued);
         }
