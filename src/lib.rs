@@ -44,6 +44,7 @@
 #![warn(missing_docs)]
 
 pub mod connection;
+pub mod emu;
 pub mod estimators;
 pub mod lab;
 pub mod receiver;

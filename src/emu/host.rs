@@ -1,0 +1,140 @@
+//! The applications at each end of a flow: the client writes `bytes` of a
+//! deterministic pattern and closes after the last one; the server reads
+//! everything, compares it with the same pattern, and closes once the peer
+//! has closed. The flow also carries its counters for the run result.
+
+use super::scenario::FlowSpec;
+use crate::connection::{Config, Connection};
+use crate::time::Instant;
+
+/// Period of the payload pattern: byte `i` of every flow is `i mod 251`.
+/// A prime period catches slips by any offset that is not a multiple of it.
+pub(crate) const PATTERN_PERIOD: usize = 251;
+/// Largest chunk written or read at once.
+pub(crate) const CHUNK: usize = 64 * 1024;
+
+/// The pattern, long enough that any chunk is one slice of it.
+pub(crate) fn pattern() -> Vec<u8> {
+    (0..PATTERN_PERIOD + CHUNK)
+        .map(|i| (i % PATTERN_PERIOD) as u8)
+        .collect()
+}
+
+fn pattern_at(pattern: &[u8], offset: u64, len: usize) -> &[u8] {
+    let start = (offset % PATTERN_PERIOD as u64) as usize;
+    &pattern[start..start + len.min(CHUNK)]
+}
+
+#[derive(Debug)]
+pub(crate) struct FlowState {
+    pub name: String,
+    pub client_config: Config,
+    pub server_config: Config,
+    pub client: Option<Connection>,
+    pub server: Option<Connection>,
+    /// Time of the pending timer event per end (client, server).
+    pub timer: [Option<Instant>; 2],
+    pub forward_path: Vec<u32>,
+    pub reverse_path: Vec<u32>,
+    pub ecn_capable: bool,
+    pub bytes: u64,
+    written: u64,
+    client_closed: bool,
+    pub read: u64,
+    pub content_ok: bool,
+    server_closed: bool,
+    pub first_data_at: Option<Instant>,
+    pub last_ack_at: Option<Instant>,
+    pub finished: bool,
+    pub data_packets: u64,
+    pub data_bytes: u64,
+    pub ack_packets: u64,
+    pub ack_bytes: u64,
+    pub ce_marks: u64,
+}
+
+impl FlowState {
+    pub fn new(spec: &FlowSpec) -> FlowState {
+        let path = |p: &[usize]| p.iter().map(|&l| l as u32).collect();
+        FlowState {
+            name: spec.name.clone(),
+            client_config: spec.client.clone(),
+            server_config: spec.server.clone(),
+            client: None,
+            server: None,
+            timer: [None, None],
+            forward_path: path(&spec.forward_path),
+            reverse_path: path(&spec.reverse_path),
+            ecn_capable: spec.ecn_capable,
+            bytes: spec.bytes,
+            written: 0,
+            client_closed: false,
+            read: 0,
+            content_ok: true,
+            server_closed: false,
+            first_data_at: None,
+            last_ack_at: None,
+            finished: false,
+            data_packets: 0,
+            data_bytes: 0,
+            ack_packets: 0,
+            ack_bytes: 0,
+            ce_marks: 0,
+        }
+    }
+
+    /// Runs both applications against their connections. Returns true
+    /// when the flow finished just now.
+    pub fn drive(&mut self, now: Instant, pattern: &[u8], scratch: &mut [u8]) -> bool {
+        if let Some(c) = self.client.as_mut() {
+            while self.written < self.bytes {
+                let want = (self.bytes - self.written).min(CHUNK as u64) as usize;
+                let n = c.write(pattern_at(pattern, self.written, want));
+                if n == 0 {
+                    break;
+                }
+                self.written += n as u64;
+            }
+            if self.written == self.bytes && !self.client_closed && c.is_established() {
+                c.close();
+                self.client_closed = true;
+            }
+            // Events carry nothing the client needs: state is read directly.
+            while c.poll_event().is_some() {}
+            if self.last_ack_at.is_none()
+                && self.written == self.bytes
+                && c.sender().all_data_acked()
+            {
+                self.last_ack_at = Some(now);
+            }
+        }
+        if let Some(s) = self.server.as_mut() {
+            loop {
+                let n = s.read(scratch);
+                if n == 0 {
+                    break;
+                }
+                if self.read + n as u64 > self.bytes
+                    || scratch[..n] != *pattern_at(pattern, self.read, n)
+                {
+                    self.content_ok = false;
+                }
+                self.read += n as u64;
+            }
+            while s.poll_event().is_some() {}
+            if !self.server_closed && s.peer_closed() {
+                s.close();
+                self.server_closed = true;
+            }
+        }
+        if !self.finished
+            && self.last_ack_at.is_some()
+            && self.read == self.bytes
+            && self.content_ok
+        {
+            self.finished = true;
+            return true;
+        }
+        false
+    }
+}

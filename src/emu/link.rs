@@ -1,0 +1,111 @@
+//! Simplex links as in ns-2: a queue at the input, a transmitter that
+//! serialises one packet at a time at the link rate, then a fixed
+//! propagation delay. A packet of `N` bytes entering an idle link at `t`
+//! reaches the far end at `t + N * 8 / rate + delay`.
+//!
+//! The packet being serialised is not in the queue (as in ns-2, where it is
+//! held by the link), so a DropTail limit of `B` packets means `B` waiting
+//! plus one on the wire.
+
+use super::middlebox::{LinkHook, NoHook};
+use super::queue::LinkQueue;
+use super::scenario::LinkSpec;
+use crate::time::{Duration, Instant};
+use std::collections::VecDeque;
+
+/// Time to serialise `bytes` at `rate_bps`, rounded up to whole
+/// nanoseconds (so a busy link never runs faster than its rate).
+pub fn transmission_time(bytes: u32, rate_bps: u64) -> Duration {
+    let bits_ns = u128::from(bytes) * 8 * 1_000_000_000;
+    let rate = u128::from(rate_bps.max(1));
+    let ns = bits_ns.div_ceil(rate);
+    Duration::from_nanos(u64::try_from(ns).unwrap_or(u64::MAX))
+}
+
+/// Counters of one link.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct LinkCounters {
+    pub packets: u64,
+    pub bytes: u64,
+    pub busy_nanos: u64,
+    pub queue_drops: u64,
+    pub hook_drops: u64,
+    pub marks: u64,
+    pub peak_queue_packets: usize,
+    /// Integral of the queue length over time, packet-nanoseconds.
+    pub queue_area: u128,
+    pub last_change: Instant,
+}
+
+#[derive(Debug)]
+pub(crate) struct Link {
+    pub rate_bps: u64,
+    pub delay: Duration,
+    pub queue: Box<dyn LinkQueue>,
+    pub hook: Box<dyn LinkHook>,
+    /// The transmitter is busy until then.
+    pub busy_until: Instant,
+    /// A `TxDone` event is scheduled.
+    pub tx_done_pending: bool,
+    pub counters: LinkCounters,
+    /// Index into the simulator's captures, if this link is captured.
+    pub capture: Option<usize>,
+    /// Packets serialised and propagating, with their arrival times at the
+    /// far end (non-decreasing, since the delay is fixed).
+    pub in_flight: VecDeque<(Instant, u32)>,
+}
+
+impl Link {
+    pub fn new(spec: &LinkSpec) -> Link {
+        Link {
+            rate_bps: spec.rate_bps,
+            delay: spec.delay,
+            queue: spec.queue.build(spec.rate_bps),
+            hook: Box::new(NoHook),
+            busy_until: Instant::ZERO,
+            tx_done_pending: false,
+            counters: LinkCounters::default(),
+            capture: None,
+            in_flight: VecDeque::new(),
+        }
+    }
+
+    /// Accounts the queue length up to `now`; call before the length
+    /// changes.
+    pub fn account_queue(&mut self, now: Instant) {
+        let c = &mut self.counters;
+        let dt = (now - c.last_change).as_nanos();
+        c.queue_area += dt * self.queue.len_packets() as u128;
+        c.last_change = now;
+    }
+
+    /// Starts serialising a packet of `bytes` at `now`; returns when it
+    /// reaches the far end.
+    pub fn start_tx(&mut self, now: Instant, bytes: u32) -> Instant {
+        let tx = transmission_time(bytes, self.rate_bps);
+        self.busy_until = now + tx;
+        let c = &mut self.counters;
+        c.packets += 1;
+        c.bytes += u64::from(bytes);
+        c.busy_nanos += u64::try_from(tx.as_nanos()).unwrap_or(u64::MAX);
+        self.busy_until + self.delay
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn serialisation_arithmetic() {
+        // 1500 bytes at 1.5 Mbit/s: 8 ms.
+        assert_eq!(transmission_time(1500, 1_500_000), Duration::from_millis(8));
+        // 40 bytes at 10 Gbit/s: 32 ns.
+        assert_eq!(
+            transmission_time(40, 10_000_000_000),
+            Duration::from_nanos(32)
+        );
+        // Rounds up: 1 byte at 3 bit/s is 2.666.. s.
+        assert_eq!(transmission_time(1, 3), Duration::from_nanos(2_666_666_667));
+    }
+}

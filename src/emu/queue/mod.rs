@@ -1,0 +1,131 @@
+//! Queues at link inputs, behind one small trait so that links, middlebox
+//! hooks and tests see them alike.
+//!
+//! - [`DropTail`]: FIFO with a packet limit and an optional byte limit
+//!   (ns-2's `DropTail`, the papers' default router: paper 004 sec. 4.2).
+//! - [`Red`]: Random Early Detection (Floyd & Jacobson 1993) with the gentle
+//!   variant and optional ECN marking (RFC 3168), as ns-2 implements it.
+//! - [`RoundRobin`]: one FIFO per flow served in turn, the per-connection
+//!   scheduling of paper 000 (Barakat & Altman, sec. 5).
+//!
+//! A queue holds only [`QueuedPacket`] descriptors (an index into the
+//! simulator's packet pool plus what the discipline needs to know), so no
+//! packet bytes move and nothing is allocated per packet once the internal
+//! ring buffers have grown to their working size.
+
+mod droptail;
+mod red;
+mod round_robin;
+
+pub use droptail::DropTail;
+pub use red::{Red, RedParams};
+pub use round_robin::RoundRobin;
+
+use crate::time::Instant;
+use rand_core::RngCore;
+use std::fmt::Debug;
+
+/// What a queue needs to know about a packet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QueuedPacket {
+    /// Opaque handle (the simulator's packet pool index).
+    pub id: u32,
+    /// Size on the link, bytes (segment plus per-packet overhead).
+    pub bytes: u32,
+    /// Flow or traffic class, for per-flow disciplines.
+    pub flow: u32,
+    /// The packet's IP header says ECN-capable transport (ECT).
+    pub ecn_capable: bool,
+}
+
+/// What happened to an arriving packet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// Stored unchanged.
+    Queued,
+    /// Stored with Congestion Experienced set (RFC 3168) instead of dropped.
+    Marked,
+    /// Discarded; the queue did not keep it.
+    Dropped,
+}
+
+/// A queueing discipline at a link input.
+pub trait LinkQueue: Debug {
+    /// Offers `pkt` at `now`; random choices come from `rng`.
+    fn enqueue(&mut self, now: Instant, pkt: QueuedPacket, rng: &mut dyn RngCore) -> Verdict;
+    /// Takes the next packet to transmit.
+    fn dequeue(&mut self, now: Instant) -> Option<QueuedPacket>;
+    /// Packets waiting.
+    fn len_packets(&self) -> usize;
+    /// Bytes waiting (on-link sizes).
+    fn len_bytes(&self) -> u64;
+}
+
+/// Which discipline a link uses, as plain data.
+#[derive(Debug, Clone, PartialEq)]
+pub enum QueueSpec {
+    /// FIFO dropping arrivals when full.
+    DropTail {
+        /// Most packets waiting (the packet in transmission is not counted,
+        /// as in ns-2).
+        limit_packets: usize,
+        /// Most bytes waiting, if limited.
+        limit_bytes: Option<u64>,
+    },
+    /// Random Early Detection.
+    Red(RedParams),
+    /// Per-flow round robin with a shared packet limit.
+    RoundRobin {
+        /// Most packets waiting over all flows.
+        limit_packets: usize,
+    },
+}
+
+impl QueueSpec {
+    /// A DropTail queue of `limit_packets` packets and no byte limit.
+    pub fn drop_tail(limit_packets: usize) -> QueueSpec {
+        QueueSpec::DropTail {
+            limit_packets,
+            limit_bytes: None,
+        }
+    }
+
+    /// Checks the parameters; the error names the problem.
+    pub fn validate(&self) -> Result<(), &'static str> {
+        match self {
+            QueueSpec::DropTail {
+                limit_packets,
+                limit_bytes,
+            } => {
+                if *limit_packets == 0 || *limit_bytes == Some(0) {
+                    return Err("queue limit must be at least one packet / byte");
+                }
+            }
+            QueueSpec::RoundRobin { limit_packets } => {
+                if *limit_packets == 0 {
+                    return Err("queue limit must be at least one packet");
+                }
+            }
+            QueueSpec::Red(p) => p.validate()?,
+        }
+        Ok(())
+    }
+
+    /// Builds the queue for a link of `rate_bps` (RED uses it for its idle
+    /// correction). Call [`validate`](Self::validate) first.
+    pub fn build(&self, rate_bps: u64) -> Box<dyn LinkQueue> {
+        match self {
+            QueueSpec::DropTail {
+                limit_packets,
+                limit_bytes,
+            } => Box::new(DropTail::new(*limit_packets, *limit_bytes)),
+            QueueSpec::Red(p) => Box::new(Red::new(p.clone(), rate_bps)),
+            QueueSpec::RoundRobin { limit_packets } => Box::new(RoundRobin::new(*limit_packets)),
+        }
+    }
+}
+
+/// A uniform draw in [0, 1) with 53 random bits.
+pub(crate) fn uniform(rng: &mut dyn RngCore) -> f64 {
+    (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+}

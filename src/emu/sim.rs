@@ -1,0 +1,579 @@
+//! The simulator: one event queue, one virtual clock, one seeded RNG
+//! (ChaCha8). Hosts, links, queues and cross-traffic sources react to
+//! events in time order, ties broken by scheduling order, so a scenario and
+//! a seed determine the result bit for bit.
+
+use super::cross::CrossSource;
+use super::event::{Event, EventQueue, PacketIdx};
+use super::host::{pattern, FlowState, CHUNK};
+use super::link::Link;
+use super::measure::{FlowResult, FlowSeries, LinkResult, RunResult, TimeSeries};
+use super::middlebox::{HookAction, LinkHook, PacketInfo};
+use super::packet::{classify, Owner, PacketKind, Pool};
+use super::pcap::{host_address, PcapWriter};
+use super::queue::{QueuedPacket, Verdict};
+use super::scenario::{LinkId, Scenario};
+use super::EmuError;
+use crate::connection::Connection;
+use crate::time::{Duration, Instant};
+use rand_chacha::ChaCha8Rng;
+use rand_core::SeedableRng;
+use std::fs::File;
+use std::io::BufWriter;
+
+/// Room for TCP header and options beyond the MSS in a packet buffer.
+const HEADER_ROOM: usize = 60;
+/// Client ports count up from here; the server listens on 80.
+const CLIENT_PORT_BASE: u16 = 10_000;
+const SERVER_PORT: u16 = 80;
+
+/// A scenario ready to run, with optional middlebox hooks installed.
+#[derive(Debug)]
+pub struct Simulator {
+    now: Instant,
+    events: EventQueue,
+    rng: ChaCha8Rng,
+    links: Vec<Link>,
+    link_names: Vec<String>,
+    flows: Vec<FlowState>,
+    cross: Vec<CrossSource>,
+    pool: Pool,
+    pattern: Vec<u8>,
+    scratch: Vec<u8>,
+    captures: Vec<PcapWriter<BufWriter<File>>>,
+    capture_error: Option<std::io::Error>,
+    horizon: Instant,
+    overhead: u32,
+    sample_interval: Option<Duration>,
+    series: Option<TimeSeries>,
+    events_processed: u64,
+    data_packets: u64,
+    cross_packets: u64,
+    finished: usize,
+}
+
+impl Simulator {
+    /// Validates `scenario` and builds the simulator; capture files are
+    /// created here.
+    pub fn new(scenario: &Scenario) -> Result<Simulator, EmuError> {
+        scenario.validate()?;
+        let mut links: Vec<Link> = scenario.links.iter().map(Link::new).collect();
+        let mut captures = Vec::new();
+        for c in &scenario.captures {
+            let w = PcapWriter::new(BufWriter::new(File::create(&c.path)?))?;
+            links[c.link].capture = Some(captures.len());
+            captures.push(w);
+        }
+        let max_mss = scenario
+            .flows
+            .iter()
+            .flat_map(|f| [f.client.mss, f.server.mss])
+            .max()
+            .unwrap_or(0);
+        let mut events = EventQueue::default();
+        for (i, f) in scenario.flows.iter().enumerate() {
+            events.push(Instant::ZERO + f.start, Event::FlowStart(i as u32));
+        }
+        let cross: Vec<CrossSource> = scenario
+            .cross_traffic
+            .iter()
+            .map(CrossSource::new)
+            .collect();
+        for (i, c) in cross.iter().enumerate() {
+            events.push(c.first_event(), Event::Cross(i as u32));
+        }
+        let series = scenario.sample_interval.map(|_| {
+            events.push(Instant::ZERO, Event::Sample);
+            TimeSeries {
+                times: Vec::new(),
+                flows: vec![FlowSeries::default(); scenario.flows.len()],
+                queues: scenario
+                    .sampled_links
+                    .iter()
+                    .map(|&l| (l, Vec::new()))
+                    .collect(),
+            }
+        });
+        Ok(Simulator {
+            now: Instant::ZERO,
+            events,
+            rng: ChaCha8Rng::seed_from_u64(scenario.seed),
+            link_names: scenario.links.iter().map(|l| l.name.clone()).collect(),
+            links,
+            flows: scenario.flows.iter().map(FlowState::new).collect(),
+            cross,
+            pool: Pool::new(usize::from(max_mss) + HEADER_ROOM),
+            pattern: pattern(),
+            scratch: vec![0; CHUNK],
+            captures,
+            capture_error: None,
+            horizon: Instant::ZERO + scenario.horizon,
+            overhead: scenario.overhead_bytes,
+            sample_interval: scenario.sample_interval,
+            series,
+            events_processed: 0,
+            data_packets: 0,
+            cross_packets: 0,
+            finished: 0,
+        })
+    }
+
+    /// Installs a middlebox hook at the input of `link`, replacing the
+    /// no-op default.
+    pub fn set_hook(&mut self, link: LinkId, hook: Box<dyn LinkHook>) -> Result<(), EmuError> {
+        let l = self.links.get_mut(link).ok_or(EmuError::InvalidScenario(
+            "hook on a link that does not exist",
+        ))?;
+        l.hook = hook;
+        Ok(())
+    }
+
+    /// Runs until every flow finished, the horizon passed, or nothing is
+    /// left to happen.
+    pub fn run(mut self) -> Result<RunResult, EmuError> {
+        let mut end = None;
+        while self.finished < self.flows.len() || self.flows.is_empty() {
+            let Some((at, ev)) = self.events.pop() else {
+                break;
+            };
+            if at > self.horizon {
+                end = Some(self.horizon);
+                break;
+            }
+            self.now = at;
+            self.events_processed += 1;
+            self.dispatch(at, ev)?;
+        }
+        if let Some(e) = end {
+            self.now = e;
+        }
+        self.finish()
+    }
+
+    fn dispatch(&mut self, at: Instant, ev: Event) -> Result<(), EmuError> {
+        match ev {
+            Event::LinkExit(l) => {
+                let line = &mut self.links[l as usize].in_flight;
+                let Some((_, p)) = line.pop_front() else {
+                    return Ok(());
+                };
+                if let Some(&(next, _)) = line.front() {
+                    self.events.push(next, Event::LinkExit(l));
+                }
+                self.forward(p);
+            }
+            Event::TxDone(l) => self.tx_done(l as usize),
+            Event::Reoffer(p) => {
+                let link = self.path_of(p)[usize::from(self.pool.get(p).hop) - 1];
+                self.enqueue(link as usize, p);
+            }
+            Event::Timer(f, server) => {
+                let fl = &mut self.flows[f as usize];
+                let slot = &mut fl.timer[usize::from(server)];
+                if *slot == Some(at) {
+                    *slot = None;
+                }
+                let conn = if server {
+                    fl.server.as_mut()
+                } else {
+                    fl.client.as_mut()
+                };
+                if let Some(c) = conn {
+                    if c.poll_timeout().is_some_and(|t| t <= at) {
+                        c.handle_timeout(at);
+                    }
+                }
+                self.after_activity(f as usize, server);
+            }
+            Event::FlowStart(f) => {
+                let fl = &mut self.flows[f as usize];
+                let port = CLIENT_PORT_BASE.wrapping_add(f as u16);
+                let c = Connection::connect(
+                    fl.client_config.clone(),
+                    at,
+                    port,
+                    SERVER_PORT,
+                    &mut self.rng,
+                )
+                .map_err(|source| EmuError::InvalidConfig {
+                    flow: f as usize,
+                    source,
+                })?;
+                fl.client = Some(c);
+                self.after_activity(f as usize, false);
+            }
+            Event::Cross(i) => {
+                let (emit, next) = self.cross[i as usize].step(at, &mut self.rng);
+                if emit {
+                    self.emit_cross(i);
+                }
+                self.events.push(next, Event::Cross(i));
+            }
+            Event::Sample => self.sample(),
+        }
+        Ok(())
+    }
+
+    fn path_of(&self, p: PacketIdx) -> &[u32] {
+        match self.pool.get(p).owner {
+            Owner::Flow { flow, to_server } => {
+                let f = &self.flows[flow as usize];
+                if to_server {
+                    &f.forward_path
+                } else {
+                    &f.reverse_path
+                }
+            }
+            Owner::Cross(i) => &self.cross[i as usize].path,
+        }
+    }
+
+    /// Moves a packet to its next hop: the next link's input, or its
+    /// destination host after the last link.
+    fn forward(&mut self, p: PacketIdx) {
+        let hop = usize::from(self.pool.get(p).hop);
+        match self.path_of(p).get(hop).copied() {
+            Some(link) => {
+                self.pool.get_mut(p).hop += 1;
+                self.offer(link as usize, p);
+            }
+            None => self.deliver(p),
+        }
+    }
+
+    fn offer(&mut self, l: usize, p: PacketIdx) {
+        let pkt = self.pool.get(p);
+        let (flow, toward_server) = match pkt.owner {
+            Owner::Flow { flow, to_server } => (Some(flow), to_server),
+            Owner::Cross(_) => (None, true),
+        };
+        let info = PacketInfo {
+            flow,
+            toward_server,
+            kind: pkt.kind,
+            bytes: pkt.wire_bytes,
+        };
+        let link = &mut self.links[l];
+        match link.hook.on_arrival(self.now, &info, &*link.queue) {
+            HookAction::Pass => self.enqueue(l, p),
+            HookAction::Drop => {
+                link.counters.hook_drops += 1;
+                self.pool.release(p);
+            }
+            HookAction::Delay(d) => self.events.push(self.now + d, Event::Reoffer(p)),
+        }
+    }
+
+    fn enqueue(&mut self, l: usize, p: PacketIdx) {
+        let now = self.now;
+        let link = &mut self.links[l];
+        if link.busy_until <= now && !link.tx_done_pending && link.queue.len_packets() == 0 {
+            self.transmit(l, p);
+            return;
+        }
+        let pkt = self.pool.get_mut(p);
+        let class = match pkt.owner {
+            Owner::Flow { flow, .. } => flow,
+            Owner::Cross(i) => self.flows.len() as u32 + i,
+        };
+        let qp = QueuedPacket {
+            id: p,
+            bytes: pkt.wire_bytes,
+            flow: class,
+            ecn_capable: pkt.ecn_capable,
+        };
+        link.account_queue(now);
+        match link.queue.enqueue(now, qp, &mut self.rng) {
+            Verdict::Queued => {}
+            Verdict::Marked => {
+                pkt.ce = true;
+                link.counters.marks += 1;
+            }
+            Verdict::Dropped => {
+                link.counters.queue_drops += 1;
+                self.pool.release(p);
+            }
+        }
+        let len = link.queue.len_packets();
+        link.counters.peak_queue_packets = link.counters.peak_queue_packets.max(len);
+        if !link.tx_done_pending && len > 0 {
+            link.tx_done_pending = true;
+            self.events
+                .push(link.busy_until.max(now), Event::TxDone(l as u32));
+        }
+    }
+
+    fn tx_done(&mut self, l: usize) {
+        let now = self.now;
+        let link = &mut self.links[l];
+        link.tx_done_pending = false;
+        link.account_queue(now);
+        let Some(qp) = link.queue.dequeue(now) else {
+            return;
+        };
+        self.transmit(l, qp.id);
+        let link = &mut self.links[l];
+        if link.queue.len_packets() > 0 {
+            link.tx_done_pending = true;
+            self.events.push(link.busy_until, Event::TxDone(l as u32));
+        }
+    }
+
+    fn transmit(&mut self, l: usize, p: PacketIdx) {
+        let now = self.now;
+        let pkt = self.pool.get(p);
+        let link = &mut self.links[l];
+        let arrive = link.start_tx(now, pkt.wire_bytes);
+        if let (Some(c), Owner::Flow { flow, to_server }) = (link.capture, pkt.owner) {
+            let (src, dst) = (
+                host_address(flow, !to_server),
+                host_address(flow, to_server),
+            );
+            let ecn = if pkt.ce {
+                3
+            } else if pkt.ecn_capable {
+                2
+            } else {
+                0
+            };
+            if let Err(e) = self.captures[c].write_tcp(now, src, dst, ecn, &pkt.buf[..pkt.len]) {
+                self.capture_error.get_or_insert(e);
+            }
+        }
+        // Arrivals leave a link in the order they entered it, so each link
+        // keeps its own delay line and only the head is in the event heap:
+        // the heap stays as small as the number of links, not packets.
+        link.in_flight.push_back((arrive, p));
+        if link.in_flight.len() == 1 {
+            self.events.push(arrive, Event::LinkExit(l as u32));
+        }
+    }
+
+    fn deliver(&mut self, p: PacketIdx) {
+        let now = self.now;
+        let pkt = &self.pool.packets[p as usize];
+        let Owner::Flow { flow, to_server } = pkt.owner else {
+            self.pool.release(p);
+            return;
+        };
+        let f = &mut self.flows[flow as usize];
+        let bytes = &pkt.buf[..pkt.len];
+        if to_server {
+            if pkt.ce && pkt.kind == PacketKind::Data {
+                f.ce_marks += 1;
+            }
+            match f.server.as_mut() {
+                Some(s) => {
+                    let _ = s.handle_segment(now, bytes);
+                }
+                None => {
+                    // Only a SYN creates the server; anything else before
+                    // it is lost, as at a host with no listener state.
+                    if let Ok(s) =
+                        Connection::accept(f.server_config.clone(), now, bytes, &mut self.rng)
+                    {
+                        f.server = Some(s);
+                    }
+                }
+            }
+        } else if let Some(c) = f.client.as_mut() {
+            let _ = c.handle_segment(now, bytes);
+        }
+        self.pool.release(p);
+        self.after_activity(flow as usize, to_server);
+    }
+
+    /// After something touched one end of flow `f`: run the applications,
+    /// send what that end wants to send, and (re)arm its timer. The other
+    /// end cannot have changed: the two only meet through packets.
+    fn after_activity(&mut self, f: usize, server: bool) {
+        if self.flows[f].drive(self.now, &self.pattern, &mut self.scratch) {
+            self.finished += 1;
+        }
+        self.flush(f, server);
+        self.arm(f, server);
+    }
+
+    fn flush(&mut self, f: usize, server: bool) {
+        loop {
+            let p = self.pool.alloc();
+            let pkt = &mut self.pool.packets[p as usize];
+            let fl = &mut self.flows[f];
+            let conn = if server {
+                fl.server.as_mut()
+            } else {
+                fl.client.as_mut()
+            };
+            let Some(n) = conn.and_then(|c| c.poll_transmit(self.now, &mut pkt.buf)) else {
+                self.pool.release(p);
+                return;
+            };
+            let kind = classify(&pkt.buf[..n]);
+            let wire = u32::try_from(n)
+                .unwrap_or(u32::MAX)
+                .saturating_add(self.overhead);
+            pkt.len = n;
+            pkt.wire_bytes = wire;
+            pkt.kind = kind;
+            pkt.owner = Owner::Flow {
+                flow: f as u32,
+                to_server: !server,
+            };
+            pkt.hop = 0;
+            pkt.ecn_capable = fl.ecn_capable;
+            pkt.ce = false;
+            pkt.sent_at = self.now;
+            match (server, kind) {
+                (false, PacketKind::Data) => {
+                    fl.data_packets += 1;
+                    fl.data_bytes += u64::from(wire);
+                    fl.first_data_at.get_or_insert(self.now);
+                    self.data_packets += 1;
+                }
+                (true, PacketKind::PureAck) => {
+                    fl.ack_packets += 1;
+                    fl.ack_bytes += u64::from(wire);
+                }
+                _ => {}
+            }
+            self.forward(p);
+        }
+    }
+
+    /// Makes sure a timer event is pending no later than the connection's
+    /// next deadline. Events are only added when the deadline moves
+    /// earlier; a stale later event re-arms when it fires.
+    fn arm(&mut self, f: usize, server: bool) {
+        let fl = &mut self.flows[f];
+        let conn = if server {
+            fl.server.as_ref()
+        } else {
+            fl.client.as_ref()
+        };
+        let Some(t) = conn.and_then(|c| c.poll_timeout()) else {
+            return;
+        };
+        // A deadline at or before now was just handled (or is due with the
+        // current event); one nanosecond later keeps the clock moving.
+        let t = t.max(self.now + Duration::from_nanos(1));
+        let slot = &mut fl.timer[usize::from(server)];
+        if slot.is_none_or(|a| t < a) {
+            *slot = Some(t);
+            self.events.push(t, Event::Timer(f as u32, server));
+        }
+    }
+
+    fn emit_cross(&mut self, i: u32) {
+        let p = self.pool.alloc();
+        let pkt = self.pool.get_mut(p);
+        pkt.len = 0;
+        pkt.wire_bytes = self.cross[i as usize].packet_bytes;
+        pkt.kind = PacketKind::Udp;
+        pkt.owner = Owner::Cross(i);
+        pkt.hop = 0;
+        pkt.ecn_capable = false;
+        pkt.ce = false;
+        pkt.sent_at = self.now;
+        self.cross_packets += 1;
+        self.forward(p);
+    }
+
+    fn sample(&mut self) {
+        let Some(series) = self.series.as_mut() else {
+            return;
+        };
+        series.times.push(self.now);
+        for (fl, s) in self.flows.iter().zip(series.flows.iter_mut()) {
+            let (cwnd, ssthresh) = fl
+                .client
+                .as_ref()
+                .map_or((0, 0), |c| (c.sender().cwnd(), c.sender().ssthresh()));
+            s.cwnd.push(cwnd);
+            s.ssthresh.push(ssthresh);
+            s.receiver_cwnd_estimate.push(None);
+        }
+        for (l, q) in series.queues.iter_mut() {
+            q.push(self.links[*l].queue.len_packets());
+        }
+        if let Some(d) = self.sample_interval {
+            self.events.push(self.now + d, Event::Sample);
+        }
+    }
+
+    fn finish(mut self) -> Result<RunResult, EmuError> {
+        if let Some(e) = self.capture_error.take() {
+            return Err(e.into());
+        }
+        for w in self.captures.drain(..) {
+            w.finish()?;
+        }
+        let end = self.now;
+        let elapsed = end - Instant::ZERO;
+        let elapsed_ns = elapsed.as_nanos().max(1) as f64;
+        let links = self
+            .links
+            .iter_mut()
+            .zip(&self.link_names)
+            .map(|(l, name)| {
+                l.account_queue(end);
+                let c = &l.counters;
+                LinkResult {
+                    name: name.clone(),
+                    packets: c.packets,
+                    bytes: c.bytes,
+                    drops: c.queue_drops,
+                    hook_drops: c.hook_drops,
+                    ecn_marks: c.marks,
+                    // Busy time past the end (a packet still on the wire)
+                    // is not counted.
+                    utilization: (c.busy_nanos as f64 / elapsed_ns).min(1.0),
+                    peak_queue_packets: c.peak_queue_packets,
+                    mean_queue_packets: c.queue_area as f64 / elapsed_ns,
+                }
+            })
+            .collect();
+        let flows = self.flows.iter().map(flow_result).collect();
+        Ok(RunResult {
+            flows,
+            links,
+            elapsed,
+            all_finished: self.finished == self.flows.len(),
+            events: self.events_processed,
+            data_packets: self.data_packets,
+            cross_packets: self.cross_packets,
+            peak_packets_in_flight: self.pool.capacity(),
+            series: self.series.take(),
+        })
+    }
+}
+
+fn flow_result(f: &FlowState) -> FlowResult {
+    let client_stats = f.client.as_ref().map(|c| c.stats()).unwrap_or_default();
+    let server_stats = f.server.as_ref().map(|c| c.stats()).unwrap_or_default();
+    let completion_time = match (f.finished, f.first_data_at, f.last_ack_at) {
+        (true, Some(a), Some(b)) => Some(b - a),
+        _ => None,
+    };
+    FlowResult {
+        name: f.name.clone(),
+        bytes: f.bytes,
+        finished: f.finished,
+        delivered_all: f.read == f.bytes,
+        content_ok: f.content_ok,
+        first_data_at: f.first_data_at,
+        last_ack_at: f.last_ack_at,
+        completion_time,
+        goodput_bps: completion_time
+            .filter(|d| !d.is_zero())
+            .map(|d| f.bytes as f64 * 8.0 / d.as_secs_f64()),
+        data_packets: f.data_packets,
+        data_bytes: f.data_bytes,
+        ack_packets: f.ack_packets,
+        ack_bytes: f.ack_bytes,
+        retransmissions: client_stats.retransmissions,
+        timeouts: client_stats.timeouts,
+        ce_marks: f.ce_marks,
+        client_stats,
+        server_stats,
+    }
+}

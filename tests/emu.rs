@@ -1,0 +1,410 @@
+//! Cross-module tests of the link emulator: real connections over emulated
+//! links, topologies, determinism, measurements and captures.
+//!
+//! Configs use MSS 1000 with timestamps off, so that data segments carry
+//! exactly 1000 payload bytes as in the papers (the connection would
+//! subtract 12 bytes of timestamp option from the MSS otherwise).
+
+use ackwise::connection::{AckPolicyConfig, Config};
+use ackwise::emu::{
+    self, transmission_time, CaptureSpec, CrossTrafficSpec, DumbbellSpec, EmuError, FlowParams,
+    HookAction, HopSpec, LinkHook, LinkQueue, PacketInfo, PacketKind, Period, QueueSpec, Scenario,
+    Simulator, DUMBBELL_MIDDLE,
+};
+use ackwise::time::Instant;
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::time::Duration;
+
+fn config() -> Config {
+    Config {
+        mss: 1000,
+        timestamps: false,
+        ack_policy: AckPolicyConfig::Every,
+        min_rto: Duration::from_millis(200),
+        ..Config::default()
+    }
+}
+
+fn one_flow_dumbbell(rate_bps: u64, one_way: Duration, buffer: usize, bytes: u64) -> Scenario {
+    let spec = DumbbellSpec::symmetric(rate_bps, one_way, QueueSpec::drop_tail(buffer));
+    Scenario::dumbbell(&spec, &[FlowParams::new(config(), bytes)])
+}
+
+#[test]
+fn single_flow_over_a_t1_bottleneck() {
+    // 1.5 Mbit/s, 100 ms RTT, 19-packet DropTail, 1000 segments of 1000 B.
+    let s = one_flow_dumbbell(1_500_000, Duration::from_millis(50), 19, 1_000_000);
+    let r = emu::run(&s).unwrap();
+    let f = &r.flows[0];
+    assert!(
+        r.all_finished && f.finished && f.delivered_all && f.content_ok,
+        "{f:?}"
+    );
+    let goodput = f.goodput_bps.unwrap();
+    assert!(
+        goodput < 1_500_000.0 && goodput > 750_000.0,
+        "goodput {goodput}"
+    );
+    assert!(f.data_packets >= 1000, "{}", f.data_packets);
+    // ACK every segment: about one pure ACK per data segment, 40 B each
+    // plus SACK blocks while recovering.
+    assert!(f.ack_packets >= 900, "{f:?}");
+    assert!(f.ack_bytes >= 40 * f.ack_packets && f.ack_bytes < 60 * f.ack_packets);
+    assert_eq!(f.data_bytes, 1040 * f.data_packets);
+    let middle = &r.links[DUMBBELL_MIDDLE.0];
+    assert!(middle.utilization > 0.5 && middle.utilization <= 1.0);
+    assert!(middle.peak_queue_packets <= 19);
+}
+
+/// Records the instants at which packets arrive at a link.
+#[derive(Debug, Default)]
+struct Recorder {
+    seen: Rc<RefCell<Vec<(Instant, PacketInfo)>>>,
+    drop_acks: bool,
+}
+
+impl LinkHook for Recorder {
+    fn on_arrival(&mut self, now: Instant, pkt: &PacketInfo, _q: &dyn LinkQueue) -> HookAction {
+        self.seen.borrow_mut().push((now, *pkt));
+        if self.drop_acks && pkt.kind == PacketKind::PureAck {
+            HookAction::Drop
+        } else {
+            HookAction::Pass
+        }
+    }
+}
+
+#[test]
+fn serialisation_plus_delay() {
+    // One 1250-byte datagram over a 1 Mbit/s, 7 ms link into a second
+    // link whose hook timestamps it: 10 ms + 7 ms after it was sent.
+    let mut s = Scenario::default();
+    for (name, rate) in [("a", 1_000_000), ("b", 1_000_000_000)] {
+        s.links.push(emu::LinkSpec {
+            name: name.into(),
+            rate_bps: rate,
+            delay: Duration::from_millis(7),
+            queue: QueueSpec::drop_tail(10),
+        });
+    }
+    s.cross_traffic.push(CrossTrafficSpec {
+        path: vec![0, 1],
+        rate_bps: 1_000, // 10 s per datagram: only one in the on period
+        packet_bytes: 1250,
+        on: Period::Fixed(Duration::from_millis(1)),
+        off: Period::Fixed(Duration::from_secs(100)),
+        start: Duration::from_millis(3),
+    });
+    s.horizon = Duration::from_secs(1);
+    let seen = Rc::new(RefCell::new(Vec::new()));
+    let mut sim = Simulator::new(&s).unwrap();
+    sim.set_hook(
+        1,
+        Box::new(Recorder {
+            seen: seen.clone(),
+            drop_acks: false,
+        }),
+    )
+    .unwrap();
+    let r = sim.run().unwrap();
+    assert_eq!(r.cross_packets, 1);
+    let t = seen.borrow()[0].0;
+    let expect =
+        Duration::from_millis(3) + transmission_time(1250, 1_000_000) + Duration::from_millis(7);
+    assert_eq!(t, Instant::ZERO + expect);
+    assert_eq!(expect, Duration::from_millis(20));
+    assert_eq!(r.links[1].packets, 1);
+}
+
+#[test]
+fn custom_hook_is_called_and_can_drop() {
+    let s = one_flow_dumbbell(10_000_000, Duration::from_millis(10), 50, 100_000);
+    let seen = Rc::new(RefCell::new(Vec::new()));
+    let mut sim = Simulator::new(&s).unwrap();
+    sim.set_hook(
+        DUMBBELL_MIDDLE.1,
+        Box::new(Recorder {
+            seen: seen.clone(),
+            drop_acks: false,
+        }),
+    )
+    .unwrap();
+    let r = sim.run().unwrap();
+    assert!(r.flows[0].finished);
+    let acks = seen
+        .borrow()
+        .iter()
+        .filter(|(_, p)| p.kind == PacketKind::PureAck)
+        .count() as u64;
+    assert_eq!(acks, r.flows[0].ack_packets);
+    assert!(seen.borrow().iter().all(|(_, p)| !p.toward_server));
+
+    // Dropping every pure ACK on the reverse path stalls the transfer.
+    let mut s2 = s.clone();
+    s2.horizon = Duration::from_secs(5);
+    let mut sim = Simulator::new(&s2).unwrap();
+    let rec = Recorder {
+        seen: Rc::default(),
+        drop_acks: true,
+    };
+    sim.set_hook(DUMBBELL_MIDDLE.1, Box::new(rec)).unwrap();
+    let r = sim.run().unwrap();
+    assert!(!r.flows[0].finished && !r.all_finished);
+    assert!(r.links[DUMBBELL_MIDDLE.1].hook_drops > 0);
+    assert_eq!(r.elapsed, Duration::from_secs(5));
+}
+
+fn with_cross_traffic(seed: u64) -> Scenario {
+    let spec = DumbbellSpec::symmetric(
+        2_000_000,
+        Duration::from_millis(20),
+        QueueSpec::drop_tail(20),
+    );
+    let mut flows = vec![
+        FlowParams::new(config(), 300_000),
+        FlowParams::new(config(), 300_000),
+    ];
+    flows[1].start = Duration::from_millis(100);
+    flows[1].access_delay = Duration::from_millis(5);
+    let mut s = Scenario::dumbbell(&spec, &flows);
+    s.cross_traffic.push(CrossTrafficSpec {
+        path: vec![DUMBBELL_MIDDLE.0],
+        rate_bps: 1_000_000,
+        packet_bytes: 500,
+        on: Period::Exponential {
+            mean: Duration::from_millis(200),
+        },
+        off: Period::Exponential {
+            mean: Duration::from_millis(200),
+        },
+        start: Duration::ZERO,
+    });
+    s.seed = seed;
+    s.sample_interval = Some(Duration::from_millis(100));
+    s.sampled_links = vec![DUMBBELL_MIDDLE.0];
+    s
+}
+
+#[test]
+fn same_seed_same_result_different_seed_different_timing() {
+    let a = emu::run(&with_cross_traffic(1)).unwrap();
+    let b = emu::run(&with_cross_traffic(1)).unwrap();
+    assert_eq!(a, b);
+    assert_eq!(format!("{a:?}"), format!("{b:?}"));
+    assert!(a.all_finished);
+    let c = emu::run(&with_cross_traffic(2)).unwrap();
+    assert!(c.all_finished);
+    assert_ne!(a.cross_packets, c.cross_packets);
+    assert_ne!(a.flows[0].completion_time, c.flows[0].completion_time);
+    let series = a.series.as_ref().unwrap();
+    assert_eq!(series.flows[0].cwnd.len(), series.times.len());
+    assert_eq!(series.queues[0].1.len(), series.times.len());
+    assert!(series.flows[0].cwnd.iter().any(|&w| w > 0));
+}
+
+#[test]
+fn parking_lot_long_flow_gets_less() {
+    let hop = HopSpec {
+        rate_bps: 2_000_000,
+        delay: Duration::from_millis(10),
+        queue: QueueSpec::drop_tail(20),
+    };
+    let flows: Vec<FlowParams> = (0..4)
+        .map(|i| FlowParams {
+            start: Duration::from_millis(100 * i),
+            ..FlowParams::new(config(), 1_000_000)
+        })
+        .collect();
+    let s = Scenario::parking_lot(&hop, &flows);
+    let r = emu::run(&s).unwrap();
+    assert!(r.all_finished, "{:?}", r.flows);
+    let g: Vec<f64> = r.flows.iter().map(|f| f.goodput_bps.unwrap()).collect();
+    for short in &g[1..] {
+        assert!(g[0] < *short, "goodputs {g:?}");
+    }
+    let j = r.goodput_fairness().unwrap();
+    assert!(j < 1.0 && j > 0.25);
+}
+
+#[test]
+fn two_way_traffic_mixes_data_and_acks_on_the_middle_link() {
+    let spec = DumbbellSpec::symmetric(
+        5_000_000,
+        Duration::from_millis(20),
+        QueueSpec::drop_tail(25),
+    );
+    let flows: Vec<FlowParams> = (0..4)
+        .map(|i| FlowParams {
+            start: Duration::from_millis(100 * i),
+            access_delay: Duration::from_millis(5),
+            reverse: i % 2 == 1,
+            ..FlowParams::new(config(), 200_000)
+        })
+        .collect();
+    let r = emu::run(&Scenario::dumbbell(&spec, &flows)).unwrap();
+    assert!(r.all_finished);
+    // Both directions carry about the same data volume.
+    let (f, b) = (&r.links[DUMBBELL_MIDDLE.0], &r.links[DUMBBELL_MIDDLE.1]);
+    assert!(f.bytes > 400_000 && b.bytes > 400_000, "{f:?} {b:?}");
+    assert!(r.completion_fairness().unwrap() > 0.5);
+}
+
+#[test]
+fn asymmetric_reverse_link_slows_the_transfer() {
+    let fast = one_flow_dumbbell(10_000_000, Duration::from_millis(5), 100, 500_000);
+    let mut spec = DumbbellSpec::symmetric(
+        10_000_000,
+        Duration::from_millis(5),
+        QueueSpec::drop_tail(100),
+    );
+    spec.reverse = HopSpec {
+        rate_bps: 28_800,
+        delay: Duration::from_millis(50),
+        queue: QueueSpec::drop_tail(10),
+    };
+    spec.access_rate_bps = Some(10_000_000);
+    let slow = Scenario::dumbbell(&spec, &[FlowParams::new(config(), 500_000)]);
+    let (a, b) = (emu::run(&fast).unwrap(), emu::run(&slow).unwrap());
+    assert!(a.all_finished && b.all_finished);
+    assert!(b.flows[0].completion_time.unwrap() > 2 * a.flows[0].completion_time.unwrap());
+    assert!(b.links[DUMBBELL_MIDDLE.1].utilization > 0.5);
+}
+
+#[test]
+fn red_with_ecn_marks_instead_of_dropping() {
+    let red = emu::RedParams {
+        ecn: true,
+        ..emu::RedParams::paper_004(100)
+    };
+    let spec = DumbbellSpec::symmetric(2_000_000, Duration::from_millis(20), QueueSpec::Red(red));
+    let mut fp = FlowParams::new(config(), 1_000_000);
+    fp.ecn_capable = true;
+    let r = emu::run(&Scenario::dumbbell(&spec, &[fp])).unwrap();
+    let m = &r.links[DUMBBELL_MIDDLE.0];
+    assert!(r.all_finished);
+    assert!(m.ecn_marks > 0, "{m:?}");
+    assert_eq!(r.flows[0].ce_marks, m.ecn_marks);
+}
+
+#[test]
+fn invalid_scenarios_are_typed_errors() {
+    let good = one_flow_dumbbell(1_000_000, Duration::from_millis(10), 10, 1000);
+    let mut s = good.clone();
+    s.links[0].rate_bps = 0;
+    assert!(matches!(
+        emu::run(&s),
+        Err(EmuError::InvalidLink { link: 0, .. })
+    ));
+    let mut s = good.clone();
+    s.links[1].queue = QueueSpec::drop_tail(0);
+    assert!(matches!(
+        emu::run(&s),
+        Err(EmuError::InvalidLink { link: 1, .. })
+    ));
+    let mut s = good.clone();
+    s.flows[0].forward_path.push(99);
+    assert!(matches!(
+        emu::run(&s),
+        Err(EmuError::InvalidFlow { flow: 0, .. })
+    ));
+    let mut s = good.clone();
+    s.flows[0].bytes = 0;
+    assert!(matches!(
+        emu::run(&s),
+        Err(EmuError::InvalidFlow { flow: 0, .. })
+    ));
+    let mut s = good.clone();
+    s.flows[0].server.mss = 1;
+    assert!(matches!(
+        emu::run(&s),
+        Err(EmuError::InvalidConfig { flow: 0, .. })
+    ));
+    let mut s = good.clone();
+    s.horizon = Duration::ZERO;
+    assert!(matches!(emu::run(&s), Err(EmuError::InvalidScenario(_))));
+    let mut s = good.clone();
+    s.links[0].queue = QueueSpec::Red(emu::RedParams {
+        w_q: f64::NAN,
+        ..emu::RedParams::paper_004(10)
+    });
+    assert!(matches!(
+        emu::run(&s),
+        Err(EmuError::InvalidLink { link: 0, .. })
+    ));
+    let mut sim = Simulator::new(&good).unwrap();
+    assert!(sim.set_hook(1000, Box::new(emu::NoHook)).is_err());
+}
+
+fn capture_scenario(path: &std::path::Path) -> Scenario {
+    let mut cfg = config();
+    cfg.timestamps = true;
+    cfg.mss = 1012;
+    let spec = DumbbellSpec::symmetric(
+        10_000_000,
+        Duration::from_millis(10),
+        QueueSpec::drop_tail(50),
+    );
+    let mut s = Scenario::dumbbell(&spec, &[FlowParams::new(cfg, 50_000)]);
+    s.captures.push(CaptureSpec {
+        link: DUMBBELL_MIDDLE.0,
+        path: path.to_path_buf(),
+    });
+    s
+}
+
+#[test]
+fn pcap_capture_has_header_and_every_packet() {
+    let path = std::env::temp_dir().join(format!("ackwise-emu-{}.pcap", std::process::id()));
+    let r = emu::run(&capture_scenario(&path)).unwrap();
+    let bytes = std::fs::read(&path).unwrap();
+    assert_eq!(&bytes[0..4], &0xa1b2_c3d4u32.to_le_bytes());
+    assert_eq!(u32::from_le_bytes(bytes[20..24].try_into().unwrap()), 101);
+    let mut off = 24;
+    let mut count = 0u64;
+    while off + 16 <= bytes.len() {
+        let incl = u32::from_le_bytes(bytes[off + 8..off + 12].try_into().unwrap()) as usize;
+        assert_eq!(bytes[off + 16] >> 4, 4, "IPv4");
+        off += 16 + incl;
+        count += 1;
+    }
+    assert_eq!(off, bytes.len());
+    assert_eq!(count, r.links[DUMBBELL_MIDDLE.0].packets);
+    assert!(count > 50);
+
+    // Optional cross-check with tshark when it is installed.
+    let out = std::process::Command::new("tshark")
+        .args(["-r"])
+        .arg(&path)
+        .args(["-T", "fields", "-e", "tcp.seq", "-e", "tcp.options.sack_le"])
+        .args([
+            "-e",
+            "tcp.options.timestamp.tsval",
+            "-e",
+            "ip.checksum.status",
+        ])
+        .args([
+            "-o",
+            "ip.check_checksum:TRUE",
+            "-o",
+            "tcp.check_checksum:TRUE",
+        ])
+        .args(["-e", "tcp.checksum.status"])
+        .output();
+    match out {
+        Ok(o) if o.status.success() => {
+            let text = String::from_utf8_lossy(&o.stdout);
+            let lines: Vec<&str> = text.lines().collect();
+            assert_eq!(lines.len() as u64, count);
+            for l in &lines {
+                let cols: Vec<&str> = l.split('\t').collect();
+                assert!(!cols[0].is_empty(), "tcp.seq missing: {l}");
+                assert!(!cols[2].is_empty(), "tsval missing: {l}");
+                assert_eq!(cols[3], "1", "ip checksum good (1 = good): {l}");
+                assert_eq!(cols[4], "1", "tcp checksum good: {l}");
+            }
+        }
+        _ => eprintln!("tshark not available; skipping the decode check"),
+    }
+    let _ = std::fs::remove_file(&path);
+}
