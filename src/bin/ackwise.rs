@@ -1,0 +1,153 @@
+//! The `ackwise` command: runs the lab.
+//!
+//! ```text
+//! ackwise lab                       # the default comparison, as a table
+//! ackwise lab list                  # presets and strategies
+//! ackwise lab PRESET|FILE.toml [--strategies ae,dal2] [--seed N]
+//!             [--json F] [--csv F] [--jobs N] [--shard i/n]
+//! ```
+
+use ackwise::lab::{self, presets, run, LabError, RunPlan, Strategy};
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "ackwise",
+    version,
+    about = "A transport that sends fewer ACKs, and its lab"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run an experiment on the link emulator (`lab list` shows them).
+    Lab(LabArgs),
+}
+
+#[derive(clap::Args)]
+struct LabArgs {
+    /// A preset name, a scenario file (.toml), or `list`.
+    target: Option<String>,
+    /// Strategies to compare, comma separated (default: the preset's).
+    #[arg(long)]
+    strategies: Option<String>,
+    /// Seed of every run (default: the file's, else 1).
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Write one JSON record per run to this file.
+    #[arg(long, value_name = "FILE")]
+    json: Option<String>,
+    /// Write one CSV row per flow to this file.
+    #[arg(long, value_name = "FILE")]
+    csv: Option<String>,
+    /// Runs in parallel (default: the number of cores).
+    #[arg(long)]
+    jobs: Option<usize>,
+    /// Run only shard i of n of the sweep, e.g. `2/4`.
+    #[arg(long, value_name = "I/N")]
+    shard: Option<String>,
+    /// No progress output.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Lab(args) => lab_command(args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("ackwise: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn list() {
+    println!("presets:");
+    for name in presets::NAMES {
+        if let Ok(p) = presets::find(name) {
+            let strategies: Vec<&str> = p.strategies.iter().map(|s| s.name()).collect();
+            println!(
+                "  {:<18} {} ({} points; {})",
+                p.name,
+                p.description,
+                p.points.len(),
+                strategies.join(", ")
+            );
+        }
+    }
+    println!("strategies:");
+    for s in Strategy::ALL {
+        println!("  {:<18} {}", s.name(), s.description());
+    }
+}
+
+fn write_file(path: &str, text: &str) -> Result<(), LabError> {
+    std::fs::write(path, text).map_err(|source| LabError::Io {
+        path: path.to_string(),
+        source,
+    })
+}
+
+fn lab_command(args: LabArgs) -> Result<(), LabError> {
+    let target = args.target.as_deref().unwrap_or("default");
+    if target == "list" {
+        list();
+        return Ok(());
+    }
+    let mut file_seed = None;
+    let preset = lab::load(target, Some(&mut file_seed))?;
+    let strategies = match &args.strategies {
+        Some(list) => Strategy::parse_list(list)?,
+        None => preset.strategies.clone(),
+    };
+    if strategies.is_empty() {
+        return Err(LabError::Field {
+            field: "--strategies".into(),
+            problem: "names no strategy".into(),
+        });
+    }
+    let shard = args.shard.as_deref().map(run::parse_shard).transpose()?;
+    let jobs = args
+        .jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    if jobs == 0 {
+        return Err(LabError::Field {
+            field: "--jobs".into(),
+            problem: "must be at least 1".into(),
+        });
+    }
+    let plan = RunPlan {
+        preset,
+        strategies,
+        seed: args.seed.or(file_seed).unwrap_or(1),
+        jobs,
+        shard,
+    };
+    let started = std::time::Instant::now();
+    let records = run::run(&plan, !args.quiet)?;
+    print!("{}", run::table(&records));
+    if !args.quiet {
+        eprintln!(
+            "{} runs of `{}` (seed {}) in {:.1} s wall time",
+            records.len(),
+            plan.preset.name,
+            plan.seed,
+            started.elapsed().as_secs_f64()
+        );
+    }
+    if let Some(path) = &args.json {
+        write_file(path, &run::to_json(&records))?;
+    }
+    if let Some(path) = &args.csv {
+        write_file(path, &run::to_csv(&records))?;
+    }
+    Ok(())
+}

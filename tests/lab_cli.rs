@@ -1,0 +1,178 @@
+//! The `ackwise lab` command as a user meets it: a table from the default
+//! run, identical JSON for identical seeds, and one clear line with exit
+//! status 2 for every kind of bad input.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn ackwise(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ackwise"))
+        .args(args)
+        .output()
+        .expect("run ackwise")
+}
+
+fn temp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("ackwise-lab-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+fn scenario(name: &str, text: &str) -> String {
+    let path = temp(name);
+    std::fs::write(&path, text).unwrap();
+    path.to_string_lossy().into_owned()
+}
+
+const GOOD: &str = r#"
+name = "t"
+strategies = ["ae", "dal2"]
+[bottleneck]
+rate = "1.5mbit"
+delay = "50ms"
+buffer_packets = 19
+[[flows]]
+bytes = 200000
+"#;
+
+#[test]
+fn default_run_prints_a_table_with_every_baseline() {
+    let out = ackwise(&["lab", "--quiet"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(table.lines().next().unwrap().contains("strategy"));
+    for s in ["ae", "da", "dal2"] {
+        assert!(
+            table
+                .lines()
+                .any(|l| l.split_whitespace().nth(1) == Some(s)),
+            "{table}"
+        );
+    }
+    // Every flow of the default comparison finishes.
+    assert!(table.lines().skip(1).all(|l| l.contains("1/1")), "{table}");
+}
+
+#[test]
+fn same_seed_same_json_byte_for_byte() {
+    let file = scenario("det.toml", GOOD);
+    let (a, b, c) = (temp("a.json"), temp("b.json"), temp("c.json"));
+    for (path, seed, jobs) in [(&a, "5", "1"), (&b, "5", "2"), (&c, "6", "2")] {
+        let out = ackwise(&[
+            "lab",
+            &file,
+            "--seed",
+            seed,
+            "--jobs",
+            jobs,
+            "--quiet",
+            "--json",
+            path.to_str().unwrap(),
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let (a, b, c) = (
+        std::fs::read(a).unwrap(),
+        std::fs::read(b).unwrap(),
+        std::fs::read(c).unwrap(),
+    );
+    assert_eq!(a, b, "same seed, different job count, different JSON");
+    let json: serde_json::Value = serde_json::from_slice(&a).unwrap();
+    let runs = json.as_array().unwrap();
+    assert_eq!(runs.len(), 2);
+    for r in runs {
+        for key in [
+            "preset",
+            "strategy",
+            "seed",
+            "params",
+            "flows",
+            "links",
+            "jain_index",
+        ] {
+            assert!(r.get(key).is_some(), "missing {key}");
+        }
+        let f = &r["flows"][0];
+        for key in [
+            "completion_time_s",
+            "goodput_bps",
+            "data_packets",
+            "ack_packets",
+            "ack_bytes",
+            "retransmissions",
+            "timeouts",
+        ] {
+            assert!(f.get(key).is_some(), "missing flows[].{key}");
+        }
+    }
+    assert_ne!(a, c, "the seed is recorded, so another seed differs");
+}
+
+#[test]
+fn shards_partition_the_sweep() {
+    let all = ackwise(&["lab", "p003-fig8", "--strategies", "ae", "--quiet"]);
+    let one = ackwise(&[
+        "lab",
+        "p003-fig8",
+        "--strategies",
+        "ae",
+        "--quiet",
+        "--shard",
+        "1/2",
+    ]);
+    let two = ackwise(&[
+        "lab",
+        "p003-fig8",
+        "--strategies",
+        "ae",
+        "--quiet",
+        "--shard",
+        "2/2",
+    ]);
+    let rows = |o: &Output| String::from_utf8_lossy(&o.stdout).lines().count() - 1;
+    assert_eq!(rows(&one) + rows(&two), rows(&all));
+    assert!(rows(&one) > 0 && rows(&two) > 0);
+}
+
+fn assert_one_line_error(args: &[&str], needle: &str) {
+    let out = ackwise(args);
+    assert_eq!(out.status.code(), Some(2), "{args:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+    assert!(err.contains(needle), "{args:?}: {err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn bad_input_is_one_line_and_exit_2() {
+    assert_one_line_error(&["lab", "p999"], "unknown preset `p999`");
+    assert_one_line_error(
+        &["lab", "--strategies", "ae,bogus"],
+        "unknown strategy `bogus`",
+    );
+    assert_one_line_error(&["lab", "--shard", "3/2"], "bad shard");
+    assert_one_line_error(&["lab", "/nonexistent/x.toml"], "/nonexistent/x.toml");
+    let broken = scenario("broken.toml", "[bottleneck\nrate = 1");
+    assert_one_line_error(&["lab", &broken], "scenario file");
+    let unknown_key = scenario(
+        "typo.toml",
+        &GOOD.replace("buffer_packets", "bufer_packets"),
+    );
+    assert_one_line_error(&["lab", &unknown_key], "bufer_packets");
+    let zero_rate = scenario("zero.toml", &GOOD.replace("1.5mbit", "0mbit"));
+    assert_one_line_error(&["lab", &zero_rate], "bottleneck.rate");
+    let negative = scenario("neg.toml", &GOOD.replace("1.5mbit", "-3mbit"));
+    assert_one_line_error(&["lab", &negative], "bottleneck.rate");
+    let no_buffer = scenario("nobuf.toml", &GOOD.replace("= 19", "= 0"));
+    assert_one_line_error(&["lab", &no_buffer], "bottleneck.buffer_packets");
+    let too_long = scenario("long.toml", &format!("horizon = \"1s\"\n{GOOD}"));
+    assert_one_line_error(&["lab", &too_long], "cannot finish within the horizon");
+}
