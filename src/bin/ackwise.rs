@@ -30,7 +30,7 @@ enum Command {
 
 #[derive(clap::Args)]
 struct LabArgs {
-    /// A preset name, a scenario file (.toml), or `list`.
+    /// A preset name, a scenario file (.toml), `list`, or `bench`.
     target: Option<String>,
     /// Strategies to compare, comma separated (default: the preset's).
     #[arg(long)]
@@ -89,6 +89,22 @@ fn list() {
     }
 }
 
+fn bench() -> Result<(), LabError> {
+    let simulated = std::time::Duration::from_secs(200);
+    eprintln!(
+        "ackwise emulator: 1 flow, 100 Mbit/s, 100 ms RTT, 1 BDP buffer, AE, 200 s simulated ..."
+    );
+    let ours = lab::bench::run(simulated)?;
+    println!(
+        "ackwise: {} data packets, {} events in {:.2} s wall: {:.3} M data packets per wall second",
+        ours.data_packets,
+        ours.events,
+        ours.wall.as_secs_f64(),
+        ours.packets_per_second() / 1e6
+    );
+    Ok(())
+}
+
 fn write_file(path: &str, text: &str) -> Result<(), LabError> {
     std::fs::write(path, text).map_err(|source| LabError::Io {
         path: path.to_string(),
@@ -101,6 +117,9 @@ fn lab_command(args: LabArgs) -> Result<(), LabError> {
     if target == "list" {
         list();
         return Ok(());
+    }
+    if target == "bench" {
+        return bench();
     }
     let mut file_seed = None;
     let preset = lab::load(target, Some(&mut file_seed))?;

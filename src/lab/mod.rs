@@ -11,6 +11,7 @@
 //! # Ok::<(), lab::LabError>(())
 //! ```
 
+pub mod bench;
 pub mod presets;
 pub mod run;
 pub mod scenario;

@@ -223,6 +223,18 @@ impl Options {
     /// Decides how the options will be laid out: aligned when that keeps
     /// every SACK block that fits at all, packed otherwise.
     pub(super) fn plan(&self) -> Result<Plan, WireError> {
+        if self.sack.is_empty() {
+            // The common case (every data segment and in-order ACK): one
+            // layout pass instead of the search below, same answer.
+            let len = self.layout(Packing::Aligned, &[], None);
+            if len <= MAX_OPTIONS_LEN {
+                return Ok(Plan {
+                    packing: Packing::Aligned,
+                    sack_blocks: 0,
+                    len,
+                });
+            }
+        }
         let base = self.layout(Packing::Tight, &[], None);
         if base > MAX_OPTIONS_LEN {
             return Err(WireError::OptionsTooLong { len: base });

@@ -1,0 +1,88 @@
+//! `ackwise lab bench`: the emulator's speed on a fixed scenario, measured
+//! as simulated data packets per wall-clock second.
+//!
+//! The scenario is the reference: one flow over 100 Mbit/s with
+//! 100 ms RTT and one bandwidth-delay product of DropTail buffer, ACK every
+//! segment, 200 simulated seconds, 1000-byte segments.
+
+use super::strategy::Strategy;
+use super::LabError;
+use crate::connection::Config;
+use crate::emu::{self, FlowParams, HopSpec, QueueSpec, Scenario};
+use crate::time::Duration;
+
+/// What one benchmark run measured.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BenchResult {
+    /// Data packets the emulator moved.
+    pub data_packets: u64,
+    /// Events processed.
+    pub events: u64,
+    /// Simulated time covered.
+    pub simulated: Duration,
+    /// Wall time taken.
+    pub wall: std::time::Duration,
+}
+
+impl BenchResult {
+    /// Simulated data packets per wall second.
+    pub fn packets_per_second(&self) -> f64 {
+        self.data_packets as f64 / self.wall.as_secs_f64().max(1e-9)
+    }
+}
+
+/// The benchmark scenario with `simulated` seconds of horizon.
+pub fn scenario(simulated: Duration) -> Scenario {
+    let rate_bps = 100_000_000;
+    let one_way = Duration::from_millis(50);
+    // 100 Mbit/s x 100 ms = 1.25 MB = 1250 packets of 1000 bytes.
+    let hop = HopSpec {
+        rate_bps,
+        delay: one_way,
+        queue: QueueSpec::drop_tail(1250),
+    };
+    let base = Config {
+        mss: 1012,
+        min_rto: Duration::from_millis(200),
+        send_buffer: 16 << 20,
+        recv_buffer: 16 << 20,
+        idle_timeout: None,
+        nagle: false,
+        // The emulator never corrupts packets; ns-2 computes no checksums.
+        checksums: false,
+        ..Config::default()
+    };
+    let config = Strategy::Ae.apply(&base);
+    // More than the link can carry in the horizon: the flow runs throughout.
+    let bytes = rate_bps / 8 * (simulated.as_secs() + 10);
+    let mut s = Scenario::single_link(&hop, &hop, &FlowParams::new(config, bytes));
+    s.horizon = simulated;
+    s
+}
+
+/// Runs the benchmark scenario once.
+pub fn run(simulated: Duration) -> Result<BenchResult, LabError> {
+    let scenario = scenario(simulated);
+    let started = std::time::Instant::now();
+    let result = emu::run(&scenario)?;
+    Ok(BenchResult {
+        data_packets: result.data_packets,
+        events: result.events,
+        simulated: result.elapsed,
+        wall: started.elapsed(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_bench_moves_the_link_rate() {
+        // Two simulated seconds: slow start then about 12 500 packets/s.
+        let r = run(Duration::from_secs(2)).unwrap();
+        assert!(r.data_packets > 5_000, "{r:?}");
+        assert!(r.data_packets < 25_000, "{r:?}");
+        assert!(r.packets_per_second() > 0.0);
+    }
+}
