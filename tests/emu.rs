@@ -408,3 +408,40 @@ fn pcap_capture_has_header_and_every_packet() {
     }
     let _ = std::fs::remove_file(&path);
 }
+
+#[test]
+fn measurement_window_leaves_out_the_start() {
+    // A flow far larger than 20 s can carry: throughput and utilization
+    // over [10 s, 20 s] are those of the steady state, and the counters
+    // cover only the window.
+    let mut whole = one_flow_dumbbell(1_000_000, Duration::from_millis(50), 13, 1 << 40);
+    whole.horizon = Duration::from_secs(20);
+    let mut window = whole.clone();
+    window.measure_from = Duration::from_secs(10);
+    let a = emu::run(&whole).unwrap();
+    let b = emu::run(&window).unwrap();
+    assert!(!a.all_finished && !b.all_finished);
+    assert_eq!(a.elapsed, Duration::from_secs(20));
+    assert_eq!(a.measured, Duration::from_secs(20));
+    assert_eq!(b.measured, Duration::from_secs(10));
+    let (fa, fb) = (&a.flows[0], &b.flows[0]);
+    // The same run underneath: only the accounting differs.
+    assert_eq!(fa.client_stats, fb.client_stats);
+    assert!(fb.data_packets < fa.data_packets && fb.data_packets > fa.data_packets / 3);
+    assert!(fb.measured_bytes < fa.measured_bytes);
+    // 1000 payload bytes of every 1040 on the link: at most 96% of 1 Mbit/s.
+    assert!(
+        fb.throughput_bps > 0.85e6 && fb.throughput_bps < 0.962e6,
+        "{fb:?}"
+    );
+    // Slow start is outside the window, so the window sees a busier link.
+    let (ua, ub) = (
+        a.links[DUMBBELL_MIDDLE.0].utilization,
+        b.links[DUMBBELL_MIDDLE.0].utilization,
+    );
+    assert!(ub > 0.9 && ub >= ua, "{ua} {ub}");
+    // A window that never opens is refused.
+    let mut bad = whole;
+    bad.measure_from = bad.horizon;
+    assert!(emu::run(&bad).is_err());
+}

@@ -71,7 +71,7 @@ fn main() -> ExitCode {
 
 fn list() {
     println!("presets:");
-    for name in presets::NAMES {
+    for name in presets::names() {
         if let Ok(p) = presets::find(name) {
             let strategies: Vec<&str> = p.strategies.iter().map(|s| s.name()).collect();
             println!(

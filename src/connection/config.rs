@@ -1,6 +1,7 @@
 //! Connection configuration: which algorithms run at each end, and with
 //! which parameters.
 
+use crate::estimators::RttEstimator;
 use crate::receiver::{AckPolicy, Delayed, Every};
 use crate::sender::congestion::{Reno, RenoConfig};
 use crate::sender::CongestionControl;
@@ -114,6 +115,12 @@ pub struct Config {
     pub min_rto: Duration,
     /// Maximum retransmission timeout.
     pub max_rto: Duration,
+    /// Lower bound of the RTO's `4 * RTTVAR` term. The default, 1 ms (the
+    /// clock granularity G), is RFC 6298's formula; setting it to a small
+    /// `min_rto` (as the lab does, 200 ms) bounds the variance term the way
+    /// Linux does, so a steady path does not time out spuriously when its
+    /// RTT grows by a queue. See `RttEstimator::with_variance_floor`.
+    pub rto_variance_floor: Duration,
     /// SYN or SYN-ACK transmissions before giving up.
     pub syn_retries: u32,
     /// The connection is dropped when nothing arrives for this long.
@@ -147,6 +154,7 @@ impl Default for Config {
             initial_rto: Duration::from_secs(1),
             min_rto: Duration::from_secs(1),
             max_rto: Duration::from_secs(60),
+            rto_variance_floor: RttEstimator::CLOCK_GRANULARITY,
             syn_retries: 6,
             idle_timeout: Some(Duration::from_secs(120)),
             time_wait: Duration::from_secs(30),
@@ -208,6 +216,9 @@ impl Config {
         }
         if self.dup_thresh == 0 {
             return invalid("dup_thresh", "must be at least 1");
+        }
+        if self.rto_variance_floor > self.max_rto {
+            return invalid("rto_variance_floor", "must be at most max_rto");
         }
         if self.min_rto.is_zero() || self.min_rto > self.max_rto {
             return invalid("min_rto", "must be non-zero and at most max_rto");

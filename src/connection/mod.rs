@@ -229,6 +229,7 @@ impl Connection {
             initial_rto: config.initial_rto,
             min_rto: config.min_rto,
             max_rto: config.max_rto,
+            rto_variance_floor: config.rto_variance_floor,
         };
         let cc = config.congestion.build(u64::from(config.mss));
         let sender = Sender::new(params, cc, config.sack, 0);

@@ -29,6 +29,8 @@ pub(crate) enum Event {
     Cross(u32),
     /// Take a time-series sample.
     Sample,
+    /// The measurement window opens: counters restart from here.
+    MeasureStart,
 }
 
 #[derive(Debug)]

@@ -28,6 +28,11 @@ pub struct FlowResult {
     pub completion_time: Option<Duration>,
     /// `bytes * 8 / completion_time`, bits per second.
     pub goodput_bps: Option<f64>,
+    /// Payload bytes the receiver read inside the measurement window.
+    pub measured_bytes: u64,
+    /// `measured_bytes * 8` over the window's length, bits per second:
+    /// the throughput of a long-lived flow.
+    pub throughput_bps: f64,
     /// Data segments the client emitted (retransmissions included).
     pub data_packets: u64,
     /// Their on-link bytes.
@@ -42,7 +47,8 @@ pub struct FlowResult {
     pub timeouts: u64,
     /// Data packets of this flow that were CE-marked on the way.
     pub ce_marks: u64,
-    /// Client counters at the end.
+    /// Client counters at the end (whole run, not only the window; the
+    /// packet counters above cover the measurement window).
     pub client_stats: Stats,
     /// Server counters at the end (default if the SYN never arrived).
     pub server_stats: Stats,
@@ -63,7 +69,7 @@ pub struct LinkResult {
     pub hook_drops: u64,
     /// Packets the queue marked CE.
     pub ecn_marks: u64,
-    /// Busy time over elapsed time.
+    /// Busy time over the measurement window.
     pub utilization: f64,
     /// Longest queue seen, packets.
     pub peak_queue_packets: usize,
@@ -103,6 +109,9 @@ pub struct RunResult {
     pub links: Vec<LinkResult>,
     /// Virtual time when the run stopped.
     pub elapsed: Duration,
+    /// Length of the measurement window (`elapsed - measure_from`, or
+    /// `elapsed` if the run stopped before the window opened).
+    pub measured: Duration,
     /// Every flow finished before the horizon.
     pub all_finished: bool,
     /// Events processed (for packets-per-wall-second figures).

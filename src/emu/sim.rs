@@ -6,7 +6,7 @@
 use super::cross::CrossSource;
 use super::event::{Event, EventQueue, PacketIdx};
 use super::host::{pattern, FlowState, CHUNK};
-use super::link::Link;
+use super::link::{Link, LinkCounters};
 use super::measure::{FlowResult, FlowSeries, LinkResult, RunResult, TimeSeries};
 use super::middlebox::{HookAction, LinkHook, PacketInfo};
 use super::packet::{classify, Owner, PacketKind, Pool};
@@ -46,6 +46,8 @@ pub struct Simulator {
     overhead: u32,
     sample_interval: Option<Duration>,
     series: Option<TimeSeries>,
+    /// When the measurement window opened, and each flow's counters then.
+    window: (Instant, Vec<FlowCounters>),
     events_processed: u64,
     data_packets: u64,
     cross_packets: u64,
@@ -82,6 +84,9 @@ impl Simulator {
         for (i, c) in cross.iter().enumerate() {
             events.push(c.first_event(), Event::Cross(i as u32));
         }
+        if !scenario.measure_from.is_zero() {
+            events.push(Instant::ZERO + scenario.measure_from, Event::MeasureStart);
+        }
         let series = scenario.sample_interval.map(|_| {
             events.push(Instant::ZERO, Event::Sample);
             TimeSeries {
@@ -111,6 +116,10 @@ impl Simulator {
             overhead: scenario.overhead_bytes,
             sample_interval: scenario.sample_interval,
             series,
+            window: (
+                Instant::ZERO,
+                vec![FlowCounters::default(); scenario.flows.len()],
+            ),
             events_processed: 0,
             data_packets: 0,
             cross_packets: 0,
@@ -210,6 +219,7 @@ impl Simulator {
                 self.events.push(next, Event::Cross(i));
             }
             Event::Sample => self.sample(),
+            Event::MeasureStart => self.open_window(),
         }
         Ok(())
     }
@@ -500,6 +510,19 @@ impl Simulator {
         }
     }
 
+    /// Restarts every counter a result reports over the window.
+    fn open_window(&mut self) {
+        let now = self.now;
+        for l in &mut self.links {
+            l.counters = LinkCounters {
+                peak_queue_packets: l.queue.len_packets(),
+                last_change: now,
+                ..LinkCounters::default()
+            };
+        }
+        self.window = (now, self.flows.iter().map(FlowCounters::of).collect());
+    }
+
     fn finish(mut self) -> Result<RunResult, EmuError> {
         if let Some(e) = self.capture_error.take() {
             return Err(e.into());
@@ -509,7 +532,9 @@ impl Simulator {
         }
         let end = self.now;
         let elapsed = end - Instant::ZERO;
-        let elapsed_ns = elapsed.as_nanos().max(1) as f64;
+        let (opened, at_open) = &self.window;
+        let measured = end.saturating_duration_since(*opened);
+        let window_ns = measured.as_nanos().max(1) as f64;
         let links = self
             .links
             .iter_mut()
@@ -526,17 +551,23 @@ impl Simulator {
                     ecn_marks: c.marks,
                     // Busy time past the end (a packet still on the wire)
                     // is not counted.
-                    utilization: (c.busy_nanos as f64 / elapsed_ns).min(1.0),
+                    utilization: (c.busy_nanos as f64 / window_ns).min(1.0),
                     peak_queue_packets: c.peak_queue_packets,
-                    mean_queue_packets: c.queue_area as f64 / elapsed_ns,
+                    mean_queue_packets: c.queue_area as f64 / window_ns,
                 }
             })
             .collect();
-        let flows = self.flows.iter().map(flow_result).collect();
+        let flows = self
+            .flows
+            .iter()
+            .zip(at_open)
+            .map(|(f, start)| flow_result(f, start, measured))
+            .collect();
         Ok(RunResult {
             flows,
             links,
             elapsed,
+            measured,
             all_finished: self.finished == self.flows.len(),
             events: self.events_processed,
             data_packets: self.data_packets,
@@ -547,7 +578,37 @@ impl Simulator {
     }
 }
 
-fn flow_result(f: &FlowState) -> FlowResult {
+/// The counters of one flow that a result reports over the window.
+#[derive(Debug, Clone, Copy, Default)]
+struct FlowCounters {
+    read: u64,
+    data_packets: u64,
+    data_bytes: u64,
+    ack_packets: u64,
+    ack_bytes: u64,
+    retransmissions: u64,
+    timeouts: u64,
+    ce_marks: u64,
+}
+
+impl FlowCounters {
+    fn of(f: &FlowState) -> FlowCounters {
+        let stats = f.client.as_ref().map(|c| c.stats()).unwrap_or_default();
+        FlowCounters {
+            read: f.read,
+            data_packets: f.data_packets,
+            data_bytes: f.data_bytes,
+            ack_packets: f.ack_packets,
+            ack_bytes: f.ack_bytes,
+            retransmissions: stats.retransmissions,
+            timeouts: stats.timeouts,
+            ce_marks: f.ce_marks,
+        }
+    }
+}
+
+fn flow_result(f: &FlowState, start: &FlowCounters, window: Duration) -> FlowResult {
+    let now = FlowCounters::of(f);
     let client_stats = f.client.as_ref().map(|c| c.stats()).unwrap_or_default();
     let server_stats = f.server.as_ref().map(|c| c.stats()).unwrap_or_default();
     let completion_time = match (f.finished, f.first_data_at, f.last_ack_at) {
@@ -566,13 +627,19 @@ fn flow_result(f: &FlowState) -> FlowResult {
         goodput_bps: completion_time
             .filter(|d| !d.is_zero())
             .map(|d| f.bytes as f64 * 8.0 / d.as_secs_f64()),
-        data_packets: f.data_packets,
-        data_bytes: f.data_bytes,
-        ack_packets: f.ack_packets,
-        ack_bytes: f.ack_bytes,
-        retransmissions: client_stats.retransmissions,
-        timeouts: client_stats.timeouts,
-        ce_marks: f.ce_marks,
+        measured_bytes: now.read - start.read,
+        throughput_bps: if window.is_zero() {
+            0.0
+        } else {
+            (now.read - start.read) as f64 * 8.0 / window.as_secs_f64()
+        },
+        data_packets: now.data_packets - start.data_packets,
+        data_bytes: now.data_bytes - start.data_bytes,
+        ack_packets: now.ack_packets - start.ack_packets,
+        ack_bytes: now.ack_bytes - start.ack_bytes,
+        retransmissions: now.retransmissions - start.retransmissions,
+        timeouts: now.timeouts - start.timeouts,
+        ce_marks: now.ce_marks - start.ce_marks,
         client_stats,
         server_stats,
     }

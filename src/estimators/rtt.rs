@@ -14,6 +14,8 @@ use crate::time::Duration;
 #[derive(Debug, Clone)]
 pub struct RttEstimator {
     min_rto: Duration,
+    /// Lower bound of the `4 * RTTVAR` term (at least G).
+    variance_floor: Duration,
     max_rto: Duration,
     /// RTO computed from the estimates (or the initial RTO), already clamped,
     /// without backoff.
@@ -43,6 +45,7 @@ impl RttEstimator {
         let max_rto = max_rto.max(min_rto);
         RttEstimator {
             min_rto,
+            variance_floor: Self::CLOCK_GRANULARITY,
             max_rto,
             base_rto: initial_rto.clamp(min_rto, max_rto),
             srtt: None,
@@ -62,11 +65,24 @@ impl RttEstimator {
         )
     }
 
+    /// The same estimator with the `4 * RTTVAR` term never below `floor`
+    /// (and never below G). RFC 6298 floors it at G only; with a small
+    /// `min_rto` and a path whose RTT hardly varies, RTTVAR decays towards
+    /// zero and the RTO hugs SRTT, so the first RTT that grows by a queue's
+    /// worth (a fast retransmit waiting behind a full buffer) times out
+    /// spuriously. Linux avoids this by flooring the variance term at its
+    /// minimum RTO (200 ms); a floor equal to `min_rto` models that.
+    pub fn with_variance_floor(mut self, floor: Duration) -> Self {
+        self.variance_floor = floor.max(Self::CLOCK_GRANULARITY);
+        self
+    }
+
     /// Feeds one RTT measurement R (RFC 6298 sections 2.2 and 2.3).
     ///
     /// First sample: SRTT = R, RTTVAR = R/2. Later samples update RTTVAR
     /// with the *old* SRTT before SRTT itself, as the RFC requires
-    /// (alpha = 1/8, beta = 1/4). Then RTO = SRTT + max(G, 4 * RTTVAR),
+    /// (alpha = 1/8, beta = 1/4). Then RTO = SRTT + max(G, floor, 4 * RTTVAR)
+    /// (the floor is G unless [`with_variance_floor`](Self::with_variance_floor) raised it),
     /// clamped to `[min_rto, max_rto]` (sections 2.4 and 2.5).
     /// The backoff is not touched; see [`reset_backoff`](Self::reset_backoff).
     pub fn on_sample(&mut self, rtt: Duration) {
@@ -94,7 +110,7 @@ impl RttEstimator {
             .rttvar
             .checked_mul(4)
             .unwrap_or(Duration::MAX)
-            .max(Self::CLOCK_GRANULARITY);
+            .max(self.variance_floor);
         self.base_rto = srtt
             .saturating_add(var_term)
             .clamp(self.min_rto, self.max_rto);
@@ -240,6 +256,29 @@ mod tests {
         let mut z = RttEstimator::new(ms(1), Duration::ZERO, Duration::from_secs(60));
         z.on_sample(Duration::ZERO);
         assert_eq!(z.rto(), RttEstimator::CLOCK_GRANULARITY);
+    }
+
+    #[test]
+    fn variance_floor_keeps_the_rto_above_srtt_plus_floor() {
+        // A steady 150 ms path with a 200 ms minimum: RFC 6298 alone lets
+        // the RTO shrink to the minimum, barely above SRTT.
+        let mut plain = RttEstimator::new(ms(1000), ms(200), Duration::from_secs(60));
+        let mut floored = RttEstimator::new(ms(1000), ms(200), Duration::from_secs(60))
+            .with_variance_floor(ms(200));
+        for _ in 0..64 {
+            plain.on_sample(ms(150));
+            floored.on_sample(ms(150));
+        }
+        assert_eq!(plain.rto(), ms(200));
+        assert_eq!(floored.rto(), ms(350));
+        // A large variance still wins over the floor.
+        floored.on_sample(ms(950));
+        assert!(floored.rto() > ms(150 + 4 * 150), "{:?}", floored.rto());
+        // The floor never goes below G.
+        let mut g = RttEstimator::new(ms(1), Duration::ZERO, Duration::from_secs(60))
+            .with_variance_floor(Duration::ZERO);
+        g.on_sample(Duration::ZERO);
+        assert_eq!(g.rto(), RttEstimator::CLOCK_GRANULARITY);
     }
 
     #[test]

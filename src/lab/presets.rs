@@ -3,7 +3,7 @@
 //! Each preset lists the strategies it compares; mechanisms that land
 //! later add their names to these lists rather than new presets.
 
-use super::scenario::{FlowGroup, LabScenario, LinkParams, TopologyKind};
+use super::scenario::{CrossGroup, FlowGroup, LabScenario, LinkParams, QueueKind, TopologyKind};
 use super::strategy::Strategy;
 use super::LabError;
 use crate::time::Duration;
@@ -36,6 +36,10 @@ fn ms(v: u64) -> Duration {
     Duration::from_millis(v)
 }
 
+fn secs(v: u64) -> Duration {
+    Duration::from_secs(v)
+}
+
 /// Buffer of `fraction` bandwidth-delay products, in 1000-byte packets.
 fn bdp_packets(rate_bps: u64, rtt: Duration, fraction: f64) -> usize {
     let packets = rate_bps as f64 * rtt.as_secs_f64() / 8.0 / 1000.0 * fraction;
@@ -47,48 +51,67 @@ fn link(rate_bps: u64, delay: Duration, buffer_packets: usize) -> LinkParams {
         rate_bps,
         delay,
         buffer_packets,
-        round_robin: false,
+        queue: QueueKind::DropTail,
     }
 }
 
 fn group(count: u32, bytes: u64, start: Duration, stagger: Duration) -> FlowGroup {
     FlowGroup {
-        count,
-        bytes,
         start,
         stagger,
-        access_delay: Duration::ZERO,
-        reverse: false,
+        ..FlowGroup::new(count, Some(bytes))
     }
 }
 
-/// The names of every preset, in `lab list` order.
-pub const NAMES: [&str; 6] = [
-    "default",
-    "p003-fig3",
-    "p003-fig8",
-    "p004-1-0",
-    "p004-2-2",
-    "p004-parking-lot",
+fn long_lived(count: u32, stagger: Duration) -> FlowGroup {
+    FlowGroup {
+        stagger,
+        ..FlowGroup::new(count, None)
+    }
+}
+
+fn point(params: Vec<(&'static str, f64)>, scenario: LabScenario) -> Point {
+    Point { params, scenario }
+}
+
+/// Builds one preset.
+type Builder = fn() -> Preset;
+
+/// Every built-in preset: name, builder.
+const PRESETS: [(&str, Builder); 16] = [
+    ("default", default),
+    ("p003-fig3", p003_fig3),
+    ("p003-fig6", p003_fig6),
+    ("p003-fig8", p003_fig8),
+    ("p003-fig11", p003_fig11),
+    ("p003-fig11-red", p003_fig11_red),
+    ("p004-1-0", p004_1_0),
+    ("p004-asym", p004_asym),
+    ("p004-2-2", p004_2_2),
+    ("p004-highmux", p004_highmux),
+    ("p004-diffrtt", p004_diffrtt),
+    ("p004-tcp-udp", p004_tcp_udp),
+    ("p004-parking-lot", p004_parking_lot),
+    ("p000-single", p000_single),
+    ("p000-multi", p000_multi),
+    ("p002-asym20", p002_asym20),
 ];
+
+/// The names of every preset, in `lab list` order.
+pub fn names() -> impl Iterator<Item = &'static str> {
+    PRESETS.iter().map(|(name, _)| *name)
+}
 
 /// Looks a preset up by name.
 pub fn find(name: &str) -> Result<Preset, LabError> {
-    let preset = match name {
-        "default" => default(),
-        "p003-fig3" => p003_fig3(),
-        "p003-fig8" => p003_fig8(),
-        "p004-1-0" => p004_1_0(),
-        "p004-2-2" => p004_2_2(),
-        "p004-parking-lot" => p004_parking_lot(),
-        _ => {
-            return Err(LabError::UnknownPreset {
-                name: name.to_string(),
-                known: NAMES.join(", "),
-            })
-        }
-    };
-    Ok(preset)
+    PRESETS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, build)| build())
+        .ok_or_else(|| LabError::UnknownPreset {
+            name: name.to_string(),
+            known: names().collect::<Vec<_>>().join(", "),
+        })
 }
 
 /// A quick comparison: paper 003's single flow at 1.5 Mbit/s, 100 ms RTT,
@@ -97,16 +120,12 @@ fn default() -> Preset {
     let points = [1_500_000u64, 10_000_000]
         .into_iter()
         .map(|rate| {
-            let rtt = ms(100);
-            LabScenario {
-                forward: link(rate, ms(50), bdp_packets(rate, rtt, 1.0)),
+            let s = LabScenario {
+                forward: link(rate, ms(50), bdp_packets(rate, ms(100), 1.0)),
                 flows: vec![group(1, 1_000_000, Duration::ZERO, Duration::ZERO)],
                 ..LabScenario::default()
-            }
-        })
-        .map(|s| Point {
-            params: vec![("rate_mbps", s.forward.rate_bps as f64 / 1e6)],
-            scenario: s,
+            };
+            point(vec![("rate_mbps", rate as f64 / 1e6)], s)
         })
         .collect();
     Preset {
@@ -123,17 +142,18 @@ fn p003_fig3() -> Preset {
     let mut points = Vec::new();
     for buffer in [4usize, 8, 12, 19, 28, 38] {
         for segments in [10u64, 30, 100, 300, 1000] {
-            points.push(Point {
-                params: vec![
+            let s = LabScenario {
+                forward: link(1_500_000, ms(50), buffer),
+                flows: vec![group(1, segments * 1000, Duration::ZERO, Duration::ZERO)],
+                ..LabScenario::default()
+            };
+            points.push(point(
+                vec![
                     ("buffer_packets", buffer as f64),
                     ("transfer_segments", segments as f64),
                 ],
-                scenario: LabScenario {
-                    forward: link(1_500_000, ms(50), buffer),
-                    flows: vec![group(1, segments * 1000, Duration::ZERO, Duration::ZERO)],
-                    ..LabScenario::default()
-                },
-            });
+                s,
+            ));
         }
     }
     Preset {
@@ -144,30 +164,147 @@ fn p003_fig3() -> Preset {
     }
 }
 
-/// Paper 003 figure 8: throughput against buffer size, one flow on
-/// 1 Mbit/s (a 5 MB transfer stands in for the paper's 50 s run).
-fn p003_fig8() -> Preset {
-    let points = [2usize, 4, 6, 8, 12, 16, 24]
-        .into_iter()
-        .map(|buffer| Point {
-            params: vec![("buffer_packets", buffer as f64)],
-            scenario: LabScenario {
-                forward: link(1_000_000, ms(50), buffer),
-                flows: vec![group(1, 5_000_000, Duration::ZERO, Duration::ZERO)],
+/// Paper 003 sec. 4.3, figures 5, 6, 7 and 9: 1 to 100 long-lived flows
+/// over 1 and 100 Mbit/s, 100 ms RTT, one BDP of drop-tail buffer; 50 s
+/// (1 Mbit/s) or 2000 s (100 Mbit/s) simulated, the first 40% left out.
+/// Utilization (fig. 6), drops (fig. 7) and ACK bit rate (fig. 9) come
+/// from the same runs. The paper's 1000 ms delayed-ACK interval exceeds
+/// RFC 1122's 500 ms, which ackwise enforces; 500 ms is used.
+fn p003_fig6() -> Preset {
+    let mut points = Vec::new();
+    for (rate, horizon) in [(1_000_000u64, secs(50)), (100_000_000, secs(2000))] {
+        for flows in [1u32, 2, 5, 10, 20, 50, 100] {
+            let s = LabScenario {
+                forward: link(rate, ms(50), bdp_packets(rate, ms(100), 1.0)),
+                flows: vec![long_lived(flows, ms(10))],
+                delayed_ack: ms(500),
+                measure_from: Duration::from_secs_f64(horizon.as_secs_f64() * 0.4),
+                horizon,
                 ..LabScenario::default()
-            },
-        })
-        .collect();
+            };
+            points.push(point(
+                vec![
+                    ("rate_mbps", rate as f64 / 1e6),
+                    ("flows", f64::from(flows)),
+                ],
+                s,
+            ));
+        }
+    }
     Preset {
-        name: "p003-fig8".into(),
-        description: "paper 003 fig. 8: one flow on 1 Mbit/s, 100 ms RTT, buffer sweep",
+        name: "p003-fig6".into(),
+        description: "paper 003 figs. 5-7, 9: 1-100 long flows, 1 and 100 Mbit/s, 1 BDP buffer",
         strategies: BASELINES.to_vec(),
         points,
     }
 }
 
-/// Paper 004 common settings: 10 000 segments of 1000 bytes, 200 ms
-/// maximum ACK delay, 100 ms start stagger, 0.5 BDP buffers.
+/// Paper 003 figure 8: throughput of one flow over 50 s on 1 Mbit/s,
+/// 100 ms RTT, against the buffer size.
+fn p003_fig8() -> Preset {
+    let points = [2usize, 4, 6, 8, 12, 16, 24]
+        .into_iter()
+        .map(|buffer| {
+            let s = LabScenario {
+                forward: link(1_000_000, ms(50), buffer),
+                flows: vec![long_lived(1, Duration::ZERO)],
+                horizon: secs(50),
+                ..LabScenario::default()
+            };
+            point(vec![("buffer_packets", buffer as f64)], s)
+        })
+        .collect();
+    Preset {
+        name: "p003-fig8".into(),
+        description: "paper 003 fig. 8: one flow for 50 s on 1 Mbit/s, 100 ms RTT, buffer sweep",
+        strategies: BASELINES.to_vec(),
+        points,
+    }
+}
+
+/// Paper 003 sec. 4.5, figures 10-12: half the flows use AE, the other half
+/// the strategy compared; four reverse AE flows limited to a 20-segment
+/// window; about 50 ms RTT, 8 and 15 Mbit/s. Long-lived flows over 100 s,
+/// the first 40 s left out (the paper does not give its duration).
+fn p003_fairness(red: bool) -> Vec<Point> {
+    let mut points = Vec::new();
+    for rate in [8_000_000u64, 15_000_000] {
+        let rtt = ms(50);
+        let bdp = bdp_packets(rate, rtt, 1.0);
+        let forward = if red {
+            // Thresholds at 0.25 and 1.25 BDP, 10% at the upper one,
+            // gentle; the hard limit leaves room for the gentle ramp.
+            LinkParams {
+                rate_bps: rate,
+                delay: ms(25),
+                buffer_packets: bdp * 5 / 2,
+                queue: QueueKind::Red {
+                    min_th_packets: 0.25 * bdp as f64,
+                    max_th_packets: 1.25 * bdp as f64,
+                    w_q: 0.002,
+                    max_p: 0.1,
+                    ecn: false,
+                },
+            }
+        } else {
+            link(rate, ms(25), bdp)
+        };
+        for flows in [2u32, 4, 8, 16, 32, 64] {
+            let ae = FlowGroup {
+                strategy: Some(Strategy::Ae),
+                ..long_lived(flows / 2, ms(20))
+            };
+            let compared = FlowGroup {
+                start: ms(10),
+                ..long_lived(flows / 2, ms(20))
+            };
+            let back = FlowGroup {
+                strategy: Some(Strategy::Ae),
+                reverse: true,
+                recv_window_segments: Some(20),
+                start: ms(5),
+                ..long_lived(4, ms(20))
+            };
+            let s = LabScenario {
+                forward: forward.clone(),
+                flows: vec![ae, compared, back],
+                delayed_ack: ms(500),
+                measure_from: secs(40),
+                horizon: secs(100),
+                ..LabScenario::default()
+            };
+            points.push(point(
+                vec![
+                    ("rate_mbps", rate as f64 / 1e6),
+                    ("flows", f64::from(flows)),
+                ],
+                s,
+            ));
+        }
+    }
+    points
+}
+
+fn p003_fig11() -> Preset {
+    Preset {
+        name: "p003-fig11".into(),
+        description: "paper 003 figs. 10-12: half AE, half compared, 4 reverse flows, drop-tail",
+        strategies: vec![Strategy::Da, Strategy::Dal2, Strategy::Ae],
+        points: p003_fairness(false),
+    }
+}
+
+fn p003_fig11_red() -> Preset {
+    Preset {
+        name: "p003-fig11-red".into(),
+        description: "paper 003 sec. 4.5 with RED (0.25/1.25 BDP, max_p 0.1, gentle)",
+        strategies: vec![Strategy::Da, Strategy::Dal2, Strategy::Ae],
+        points: p003_fairness(true),
+    }
+}
+
+/// Paper 004 common settings (sec. 4.2): 10 000 segments of 1000 bytes,
+/// 200 ms maximum ACK delay, 100 ms start stagger, 0.5 BDP buffers.
 fn p004(forward: LinkParams, flows: Vec<FlowGroup>, access_delay: Duration) -> LabScenario {
     LabScenario {
         forward,
@@ -176,13 +313,27 @@ fn p004(forward: LinkParams, flows: Vec<FlowGroup>, access_delay: Duration) -> L
             .map(|g| FlowGroup { access_delay, ..g })
             .collect(),
         delayed_ack: ms(200),
-        horizon: Duration::from_secs(1_800),
+        horizon: secs(1_800),
         ..LabScenario::default()
     }
 }
 
 const P004_BYTES: u64 = 10_000 * 1000;
 const P004_RATES_BPS: [u64; 5] = [1_000_000, 2_000_000, 5_000_000, 10_000_000, 20_000_000];
+const P004_STRATEGIES: [Strategy; 3] = [Strategy::Da, Strategy::Ae, Strategy::Dal2];
+
+fn p004_preset(name: &str, description: &'static str, points: Vec<Point>) -> Preset {
+    Preset {
+        name: name.into(),
+        description,
+        strategies: P004_STRATEGIES.to_vec(),
+        points,
+    }
+}
+
+fn rate_point(rate: u64, s: LabScenario) -> Point {
+    point(vec![("rate_mbps", rate as f64 / 1e6)], s)
+}
 
 /// Paper 004 1-0: one connection, 50 ms one-way delay, no reverse data.
 fn p004_1_0() -> Preset {
@@ -191,56 +342,152 @@ fn p004_1_0() -> Preset {
         .map(|rate| {
             // 40 ms middle + 5 ms on each access link = 50 ms one way.
             let buffer = bdp_packets(rate, ms(100), 0.5);
-            Point {
-                params: vec![("rate_mbps", rate as f64 / 1e6)],
-                scenario: p004(
-                    link(rate, ms(40), buffer),
-                    vec![group(1, P004_BYTES, Duration::ZERO, Duration::ZERO)],
-                    ms(5),
-                ),
-            }
+            let s = p004(
+                link(rate, ms(40), buffer),
+                vec![group(1, P004_BYTES, Duration::ZERO, Duration::ZERO)],
+                ms(5),
+            );
+            rate_point(rate, s)
         })
         .collect();
-    Preset {
-        name: "p004-1-0".into(),
-        description: "paper 004 1-0: one 10 000-segment flow, 100 ms RTT, capacity sweep",
-        strategies: vec![Strategy::Da, Strategy::Ae, Strategy::Dal2],
+    p004_preset(
+        "p004-1-0",
+        "paper 004 1-0: one 10 000-segment flow, 100 ms RTT, capacity sweep",
         points,
-    }
+    )
 }
 
-/// Paper 004 2-2: two flows each way over a 20 ms middle link with 5 ms
-/// access links (60 ms RTT); starts at 0 and 200 ms forward, 100 and
-/// 300 ms reverse.
+/// Paper 004 Asymmetric: 10 Mbit/s, 1 ms edge links; the middle link runs
+/// 10 Mbit/s with 5 ms forward and 5-30 kbit/s with 50 ms backward.
+fn p004_asym() -> Preset {
+    let points = [5_000u64, 10_000, 15_000, 20_000, 21_000, 25_000, 30_000]
+        .into_iter()
+        .map(|back| {
+            let rtt = ms(2 + 5 + 2 + 50);
+            let buffer = bdp_packets(10_000_000, rtt, 0.5);
+            let mut s = p004(
+                link(10_000_000, ms(5), buffer),
+                vec![group(1, P004_BYTES, Duration::ZERO, Duration::ZERO)],
+                ms(1),
+            );
+            s.reverse = Some(link(back, ms(50), buffer));
+            s.access_rate_bps = Some(10_000_000);
+            point(vec![("reverse_kbps", back as f64 / 1e3)], s)
+        })
+        .collect();
+    p004_preset(
+        "p004-asym",
+        "paper 004 Asymmetric: 10 Mbit/s forward, 5-30 kbit/s reverse, one flow",
+        points,
+    )
+}
+
+/// Paper 004 2-2 shape: `per_connection` flows for each of the two
+/// connections in each direction, 20 ms middle link, 5 ms access links
+/// (60 ms RTT); connections start at 0 and 200 ms forward, 100 and 300 ms
+/// backward.
+fn two_two(rate: u64, per_connection: u32) -> LabScenario {
+    let buffer = bdp_packets(rate, ms(60), 0.5);
+    let conn = |start: u64, reverse: bool| FlowGroup {
+        reverse,
+        ..group(per_connection, P004_BYTES, ms(start), Duration::ZERO)
+    };
+    p004(
+        link(rate, ms(20), buffer),
+        vec![
+            conn(0, false),
+            conn(200, false),
+            conn(100, true),
+            conn(300, true),
+        ],
+        ms(5),
+    )
+}
+
+/// Paper 004 2-2: two connections each way over a 60 ms RTT dumbbell.
 fn p004_2_2() -> Preset {
     let points = P004_RATES_BPS
         .into_iter()
+        .map(|rate| rate_point(rate, two_two(rate, 1)))
+        .collect();
+    p004_preset(
+        "p004-2-2",
+        "paper 004 2-2: two flows each way, 60 ms RTT, capacity sweep",
+        points,
+    )
+}
+
+/// Paper 004 High-Multiplexing: every connection of 2-2 becomes 50, so
+/// 100 flows each way. The horizon grows with the load.
+fn p004_highmux() -> Preset {
+    let points = P004_RATES_BPS
+        .into_iter()
         .map(|rate| {
-            let buffer = bdp_packets(rate, ms(60), 0.5);
-            let mut back = group(2, P004_BYTES, ms(100), ms(200));
-            back.reverse = true;
-            Point {
-                params: vec![("rate_mbps", rate as f64 / 1e6)],
-                scenario: p004(
-                    link(rate, ms(20), buffer),
-                    vec![group(2, P004_BYTES, Duration::ZERO, ms(200)), back],
-                    ms(5),
-                ),
-            }
+            let mut s = two_two(rate, 50);
+            let per_direction_bits = 100.0 * P004_BYTES as f64 * 8.0;
+            s.horizon = Duration::from_secs_f64(3.0 * per_direction_bits / rate as f64 + 60.0);
+            rate_point(rate, s)
         })
         .collect();
-    Preset {
-        name: "p004-2-2".into(),
-        description: "paper 004 2-2: two flows each way, 60 ms RTT, capacity sweep",
-        strategies: vec![Strategy::Da, Strategy::Ae, Strategy::Dal2],
+    p004_preset(
+        "p004-highmux",
+        "paper 004 High-Multiplexing: 100 flows each way, 60 ms RTT",
         points,
-    }
+    )
+}
+
+/// Paper 004 Different-RTT: 2-2 where the second connection of each
+/// direction has a 120 ms RTT (20 ms access links instead of 5 ms).
+fn p004_diffrtt() -> Preset {
+    let points = P004_RATES_BPS
+        .into_iter()
+        .map(|rate| {
+            let mut s = two_two(rate, 1);
+            s.flows[1].access_delay = ms(20);
+            s.flows[3].access_delay = ms(20);
+            rate_point(rate, s)
+        })
+        .collect();
+    p004_preset(
+        "p004-diffrtt",
+        "paper 004 Different-RTT: 2-2 with one 120 ms flow each way",
+        points,
+    )
+}
+
+/// Paper 004 TCP-UDP: 2-2 where the second connection of each direction
+/// is an on/off UDP source at half the capacity, switching every 5 s.
+fn p004_tcp_udp() -> Preset {
+    let points = P004_RATES_BPS
+        .into_iter()
+        .map(|rate| {
+            let mut s = two_two(rate, 1);
+            s.flows = vec![s.flows[0].clone(), s.flows[2].clone()];
+            s.cross = [(200, false), (300, true)]
+                .into_iter()
+                .map(|(start, reverse)| CrossGroup {
+                    rate_bps: rate / 2,
+                    packet_bytes: 1000,
+                    on: secs(5),
+                    off: secs(5),
+                    start: ms(start),
+                    reverse,
+                })
+                .collect();
+            rate_point(rate, s)
+        })
+        .collect();
+    p004_preset(
+        "p004-tcp-udp",
+        "paper 004 TCP-UDP: one flow each way plus on/off UDP at half capacity",
+        points,
+    )
 }
 
 /// Paper 004 Parking-Lot: four flows over three bottlenecks, starting
 /// 100 ms apart; flow 0 crosses all three.
 fn p004_parking_lot() -> Preset {
-    let points = [1_000_000u64, 5_000_000, 10_000_000]
+    let points = [1_000_000u64, 2_000_000, 4_000_000, 10_000_000]
         .into_iter()
         .map(|rate| {
             let buffer = bdp_packets(rate, ms(80), 0.5);
@@ -250,17 +497,145 @@ fn p004_parking_lot() -> Preset {
                 ms(5),
             );
             s.topology = TopologyKind::ParkingLot;
-            Point {
-                params: vec![("rate_mbps", rate as f64 / 1e6)],
-                scenario: s,
-            }
+            rate_point(rate, s)
+        })
+        .collect();
+    p004_preset(
+        "p004-parking-lot",
+        "paper 004 Parking-Lot: 4 flows, 3 bottlenecks, capacity sweep",
+        points,
+    )
+}
+
+/// Paper 000's asymmetric path: 10 Mbit/s forward, 100 kbit/s reverse,
+/// 200 ms round-trip propagation delay, large buffers.
+fn p000_path(reverse_buffer: usize) -> LabScenario {
+    LabScenario {
+        forward: link(10_000_000, ms(100), 1000),
+        reverse: Some(link(100_000, ms(100), reverse_buffer)),
+        access_rate_bps: Some(100_000_000),
+        // The paper's Reno source starts from a window of one segment.
+        initial_window_segments: 1,
+        ..LabScenario::default()
+    }
+}
+
+/// Paper 000 sec. 2-3 (figures 4-9): one transfer over the asymmetric
+/// path, the receiver acknowledging every packet (d = 1, `ae`) or every
+/// other one; transfer size swept. ACK filtering strategies join this
+/// preset when the in-network ACK management lands.
+fn p000_single() -> Preset {
+    let points = [100u64, 300, 1000, 3000, 10_000]
+        .into_iter()
+        .map(|segments| {
+            let s = LabScenario {
+                flows: vec![group(1, segments * 1000, Duration::ZERO, Duration::ZERO)],
+                ..p000_path(1000)
+            };
+            point(vec![("transfer_segments", segments as f64)], s)
         })
         .collect();
     Preset {
-        name: "p004-parking-lot".into(),
-        description: "paper 004 Parking-Lot: 4 flows, 3 bottlenecks, capacity sweep",
-        strategies: vec![Strategy::Da, Strategy::Ae, Strategy::Dal2],
+        name: "p000-single".into(),
+        description: "paper 000 single: 10 Mbit/s down, 100 kbit/s ACK channel, T = 200 ms",
+        strategies: BASELINES.to_vec(),
         points,
+    }
+}
+
+/// A deterministic stream of uniform numbers in [0, 1) (SplitMix64), so
+/// a preset's random sizes are the same on every machine and run.
+struct Uniform(u64);
+
+impl Uniform {
+    fn next(&mut self) -> f64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        (z >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+/// Paper 000 sec. 4 (figures 11-12): N sources share the 100 kbit/s ACK
+/// channel; file sizes uniform in 10 kB..10 MB, access delays uniform in
+/// 1..10 ms, with a large (1000) and a small (10-packet) reverse buffer.
+/// Unlike the paper, each source sends one file (starting within the
+/// first 2 s) rather than files back to back for 1000 s; the figure of
+/// merit is the same, the mean throughput of a transfer (`gput` per flow).
+fn p000_multi() -> Preset {
+    let mut points = Vec::new();
+    for reverse_buffer in [1000usize, 10] {
+        for sources in [1u32, 2, 5, 10, 15, 20] {
+            let mut draw = Uniform(u64::from(sources));
+            let flows = (0..sources)
+                .map(|_| {
+                    let bytes = 10_000 + (draw.next() * 9_990_000.0) as u64;
+                    let access = Duration::from_secs_f64(0.001 + draw.next() * 0.009);
+                    let start = Duration::from_secs_f64(draw.next() * 2.0);
+                    FlowGroup {
+                        access_delay: access,
+                        ..group(1, bytes, start, Duration::ZERO)
+                    }
+                })
+                .collect();
+            let s = LabScenario {
+                flows,
+                horizon: secs(3_000),
+                ..p000_path(reverse_buffer)
+            };
+            points.push(point(
+                vec![
+                    ("reverse_buffer", reverse_buffer as f64),
+                    ("sources", f64::from(sources)),
+                ],
+                s,
+            ));
+        }
+    }
+    Preset {
+        name: "p000-multi".into(),
+        description: "paper 000 multiple: 1-20 sources, random sizes, 100 kbit/s ACK channel",
+        strategies: BASELINES.to_vec(),
+        points,
+    }
+}
+
+/// Paper 002 sec. III: 20 long-lived sources upload over 10 Mbit/s and
+/// get their ACKs back over 300 kbit/s, the reverse buffer managed by RED
+/// with ECN (ACC's signal). Starts 250 ms apart; 60 s, the first 10 s
+/// left out. The paper gives neither delays nor buffer sizes: 20 ms
+/// middle, 5 ms access links, 100-packet buffers here.
+fn p002_asym20() -> Preset {
+    let mut s = LabScenario {
+        forward: link(10_000_000, ms(20), 100),
+        reverse: Some(LinkParams {
+            rate_bps: 300_000,
+            delay: ms(20),
+            buffer_packets: 100,
+            queue: QueueKind::Red {
+                min_th_packets: 5.0,
+                max_th_packets: 15.0,
+                w_q: 0.002,
+                max_p: 0.1,
+                ecn: true,
+            },
+        }),
+        flows: vec![FlowGroup {
+            access_delay: ms(5),
+            ..long_lived(20, ms(250))
+        }],
+        measure_from: secs(10),
+        horizon: secs(60),
+        ..LabScenario::default()
+    };
+    s.delayed_ack = ms(100);
+    Preset {
+        name: "p002-asym20".into(),
+        description: "paper 002: 20 sources, 10 Mbit/s up, 300 kbit/s RED/ECN down",
+        strategies: BASELINES.to_vec(),
+        points: vec![point(Vec::new(), s)],
     }
 }
 
@@ -270,7 +645,7 @@ mod tests {
 
     #[test]
     fn every_named_preset_exists_and_validates() {
-        for name in NAMES {
+        for name in names() {
             let p = find(name).unwrap();
             assert_eq!(p.name, name);
             assert!(!p.points.is_empty() && !p.strategies.is_empty());

@@ -2,9 +2,10 @@
 //! and the records that come out (table, JSON, CSV).
 
 use super::presets::Preset;
+use super::scenario::{FlowRole, LONG_LIVED_BYTES};
 use super::strategy::Strategy;
 use super::LabError;
-use crate::emu::{self, RunResult};
+use crate::emu::{self, jain_index, RunResult};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
@@ -20,6 +21,13 @@ pub struct FlowRecord {
     pub completion_time_s: Option<f64>,
     /// Bytes over completion time, bits per second.
     pub goodput_bps: Option<f64>,
+    /// Bytes the receiver read in the measurement window over its length,
+    /// bits per second (the figure for long-lived flows).
+    pub throughput_bps: f64,
+    /// Strategy of this flow (a preset may pin some flows to one).
+    pub strategy: String,
+    /// Data flows right to left (two-way traffic).
+    pub reverse: bool,
     /// Data segments sent (retransmissions included).
     pub data_packets: u64,
     /// Pure ACKs sent by the receiver.
@@ -60,12 +68,16 @@ pub struct RunRecord {
     pub flows: Vec<FlowRecord>,
     /// Links.
     pub links: Vec<LinkRecord>,
-    /// Jain's fairness index over completion times (paper 004 eq. 2).
+    /// Jain's fairness index (paper 004 eq. 2) over the completion times
+    /// when every flow has a size, else over the throughputs of the
+    /// left-to-right flows.
     pub jain_index: Option<f64>,
     /// Every flow finished before the horizon.
     pub all_finished: bool,
     /// Simulated time the run covered, seconds.
     pub simulated_s: f64,
+    /// Length of the measurement window, seconds.
+    pub measured_s: f64,
 }
 
 /// What to run.
@@ -102,8 +114,22 @@ fn record(
     strategy: Strategy,
     seed: u64,
     params: &[(&str, f64)],
+    roles: &[FlowRole],
     r: &RunResult,
 ) -> RunRecord {
+    let sized = r.flows.iter().all(|f| f.bytes < LONG_LIVED_BYTES);
+    let jain_index = if sized {
+        r.completion_fairness()
+    } else {
+        let x: Vec<f64> = r
+            .flows
+            .iter()
+            .zip(roles)
+            .filter(|(_, role)| !role.reverse)
+            .map(|(f, _)| f.throughput_bps)
+            .collect();
+        jain_index(&x)
+    };
     RunRecord {
         preset: preset.to_string(),
         strategy: strategy.name().to_string(),
@@ -112,10 +138,14 @@ fn record(
         flows: r
             .flows
             .iter()
-            .map(|f| FlowRecord {
+            .zip(roles)
+            .map(|(f, role)| FlowRecord {
                 name: f.name.clone(),
                 completion_time_s: f.completion_time.map(|d| d.as_secs_f64()),
                 goodput_bps: f.goodput_bps,
+                throughput_bps: f.throughput_bps,
+                strategy: role.strategy.name().to_string(),
+                reverse: role.reverse,
                 data_packets: f.data_packets,
                 ack_packets: f.ack_packets,
                 ack_bytes: f.ack_bytes,
@@ -133,9 +163,10 @@ fn record(
                 drops: l.drops,
             })
             .collect(),
-        jain_index: r.completion_fairness(),
+        jain_index,
         all_finished: r.all_finished,
         simulated_s: r.elapsed.as_secs_f64(),
+        measured_s: r.measured.as_secs_f64(),
     }
 }
 
@@ -179,7 +210,17 @@ pub fn run(plan: &RunPlan, progress: bool) -> Result<Vec<RunRecord>, LabError> {
                 let point = &plan.preset.points[p];
                 let scenario = point.scenario.to_emu(strategy, plan.seed);
                 let out = emu::run(&scenario)
-                    .map(|r| record(&plan.preset.name, strategy, plan.seed, &point.params, &r))
+                    .map(|r| {
+                        let roles = point.scenario.roles(strategy);
+                        record(
+                            &plan.preset.name,
+                            strategy,
+                            plan.seed,
+                            &point.params,
+                            &roles,
+                            &r,
+                        )
+                    })
                     .map_err(LabError::from);
                 if let Ok(mut guard) = results.lock() {
                     guard[k] = Some(out);
@@ -242,11 +283,12 @@ pub fn table(records: &[RunRecord]) -> String {
         header.push_str(&format!("{p:>17} "));
     }
     header.push_str(&format!(
-        "{:<9} {:>5} {:>10} {:>9} {:>6} {:>8} {:>8} {:>9} {:>6} {:>6} {:>5} {:>6}",
+        "{:<9} {:>5} {:>10} {:>9} {:>9} {:>6} {:>8} {:>8} {:>9} {:>6} {:>6} {:>5} {:>6}",
         "strategy",
         "done",
         "mean_ct_s",
         "gput_Mbps",
+        "tput_Mbps",
         "util%",
         "data_pk",
         "ack_pk",
@@ -267,15 +309,21 @@ pub fn table(records: &[RunRecord]) -> String {
         }
         let finished = r.flows.iter().filter(|f| f.finished).count();
         let ct = mean(r.flows.iter().filter_map(|f| f.completion_time_s));
-        let goodput: f64 = r.flows.iter().filter_map(|f| f.goodput_bps).sum();
+        let goodput = r
+            .flows
+            .iter()
+            .filter_map(|f| f.goodput_bps)
+            .reduce(|a, b| a + b);
+        let throughput: f64 = r.flows.iter().map(|f| f.throughput_bps).sum();
         let util = r.links.first().map_or(0.0, |l| l.utilization);
         let sum = |f: fn(&FlowRecord) -> u64| r.flows.iter().map(f).sum::<u64>();
         out.push_str(&format!(
-            "{:<9} {:>5} {:>10} {:>9.3} {:>6.1} {:>8} {:>8} {:>9.1} {:>6} {:>6} {:>5} {:>6}\n",
+            "{:<9} {:>5} {:>10} {:>9} {:>9.3} {:>6.1} {:>8} {:>8} {:>9.1} {:>6} {:>6} {:>5} {:>6}\n",
             r.strategy,
             format!("{finished}/{}", r.flows.len()),
             ct.map_or("-".to_string(), |c| format!("{c:.3}")),
-            goodput / 1e6,
+            goodput.map_or("-".to_string(), |g| format!("{:.3}", g / 1e6)),
+            throughput / 1e6,
             util * 100.0,
             sum(|f| f.data_packets),
             sum(|f| f.ack_packets),
@@ -305,7 +353,7 @@ pub fn to_csv(records: &[RunRecord]) -> String {
         out.push(',');
         out.push_str(p);
     }
-    out.push_str(",flow,completion_time_s,goodput_bps,data_packets,ack_packets,ack_bytes,retransmissions,timeouts,finished,jain_index\n");
+    out.push_str(",flow,flow_strategy,reverse,completion_time_s,goodput_bps,throughput_bps,data_packets,ack_packets,ack_bytes,retransmissions,timeouts,finished,jain_index\n");
     let opt = |v: Option<f64>| v.map_or(String::new(), |v| v.to_string());
     for r in records {
         for f in &r.flows {
@@ -314,10 +362,13 @@ pub fn to_csv(records: &[RunRecord]) -> String {
                 out.push_str(&format!(",{}", opt(r.params.get(p).copied())));
             }
             out.push_str(&format!(
-                ",{},{},{},{},{},{},{},{},{},{}\n",
+                ",{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
                 f.name,
+                f.strategy,
+                f.reverse,
                 opt(f.completion_time_s),
                 opt(f.goodput_bps),
+                f.throughput_bps,
                 f.data_packets,
                 f.ack_packets,
                 f.ack_bytes,

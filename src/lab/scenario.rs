@@ -8,7 +8,10 @@ use super::strategy::Strategy;
 use super::units::{parse_duration, parse_rate};
 use super::LabError;
 use crate::connection::Config;
-use crate::emu::{DumbbellSpec, FlowParams, HopSpec, QueueSpec, Scenario};
+use crate::emu::{
+    CrossTrafficSpec, DumbbellSpec, FlowParams, HopSpec, Period, QueueSpec, RedParams, Scenario,
+    DUMBBELL_MIDDLE,
+};
 use crate::time::Duration;
 use serde::Deserialize;
 
@@ -22,6 +25,42 @@ pub enum TopologyKind {
     ParkingLot,
 }
 
+/// The queueing discipline of a middle link.
+#[derive(Debug, Clone, PartialEq)]
+pub enum QueueKind {
+    /// First in, first out; arrivals to a full queue are dropped.
+    DropTail,
+    /// Per-flow round robin (the "fair queueing" of paper 004 sec. 4.1).
+    RoundRobin,
+    /// Random Early Detection with gentle mode (paper 004 sec. 4.2, paper
+    /// 003 sec. 4.5); thresholds in packets.
+    Red {
+        /// Average queue where early drops (or marks) begin, packets.
+        min_th_packets: f64,
+        /// Average queue where the probability reaches `max_p`, packets.
+        max_th_packets: f64,
+        /// Weight of the newest sample in the average.
+        w_q: f64,
+        /// Drop probability at `max_th_packets`.
+        max_p: f64,
+        /// Mark ECN-capable packets instead of dropping them early; flows
+        /// of the scenario then send ECN-capable packets.
+        ecn: bool,
+    },
+}
+
+impl QueueKind {
+    /// Paper 004's RED setting: thresholds 5 and 15 packets, `w_q` 0.002,
+    /// `max_p` 0.1.
+    pub const RED_PAPER_004: QueueKind = QueueKind::Red {
+        min_th_packets: 5.0,
+        max_th_packets: 15.0,
+        w_q: 0.002,
+        max_p: 0.1,
+        ecn: false,
+    };
+}
+
 /// One direction of the bottleneck.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LinkParams {
@@ -31,23 +70,43 @@ pub struct LinkParams {
     pub delay: Duration,
     /// Queue limit, packets.
     pub buffer_packets: usize,
-    /// Per-flow round robin instead of DropTail.
-    pub round_robin: bool,
+    /// Queueing discipline.
+    pub queue: QueueKind,
 }
 
 impl LinkParams {
-    fn hop(&self) -> HopSpec {
+    fn hop(&self, mean_packet_bytes: u32) -> HopSpec {
+        let queue = match &self.queue {
+            QueueKind::DropTail => QueueSpec::drop_tail(self.buffer_packets),
+            QueueKind::RoundRobin => QueueSpec::RoundRobin {
+                limit_packets: self.buffer_packets,
+            },
+            QueueKind::Red {
+                min_th_packets,
+                max_th_packets,
+                w_q,
+                max_p,
+                ecn,
+            } => QueueSpec::Red(RedParams {
+                min_th: *min_th_packets,
+                max_th: *max_th_packets,
+                w_q: *w_q,
+                max_p: *max_p,
+                gentle: true,
+                ecn: *ecn,
+                limit_packets: self.buffer_packets,
+                mean_packet_bytes,
+            }),
+        };
         HopSpec {
             rate_bps: self.rate_bps,
             delay: self.delay,
-            queue: if self.round_robin {
-                QueueSpec::RoundRobin {
-                    limit_packets: self.buffer_packets,
-                }
-            } else {
-                QueueSpec::drop_tail(self.buffer_packets)
-            },
+            queue,
         }
+    }
+
+    fn ecn(&self) -> bool {
+        matches!(self.queue, QueueKind::Red { ecn: true, .. })
     }
 }
 
@@ -56,8 +115,9 @@ impl LinkParams {
 pub struct FlowGroup {
     /// How many flows.
     pub count: u32,
-    /// Payload bytes each flow transfers.
-    pub bytes: u64,
+    /// Payload bytes each flow transfers; `None` for a long-lived flow
+    /// that sends until the horizon (measure it by throughput).
+    pub bytes: Option<u64>,
     /// Start of the first flow of the group.
     pub start: Duration,
     /// Added to the start of each further flow of the group.
@@ -65,6 +125,57 @@ pub struct FlowGroup {
     /// One-way delay of each flow's access links.
     pub access_delay: Duration,
     /// Data flows from the right side to the left (two-way traffic).
+    pub reverse: bool,
+    /// This group always uses this strategy, whatever the run compares
+    /// (e.g. the AE half of paper 003's fairness runs).
+    pub strategy: Option<Strategy>,
+    /// Receive window of these flows, segments (paper 003 sec. 4.5 limits
+    /// its reverse flows to 20); `None` never limits the sender.
+    pub recv_window_segments: Option<u32>,
+}
+
+impl FlowGroup {
+    /// `count` flows of `bytes` each (`None`: long-lived), all starting at
+    /// zero, left to right, with the run's strategy.
+    pub fn new(count: u32, bytes: Option<u64>) -> FlowGroup {
+        FlowGroup {
+            count,
+            bytes,
+            start: Duration::ZERO,
+            stagger: Duration::ZERO,
+            access_delay: Duration::ZERO,
+            reverse: false,
+            strategy: None,
+            recv_window_segments: None,
+        }
+    }
+}
+
+/// An on/off constant-rate UDP source over the middle link (paper 004's
+/// TCP-UDP configuration).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CrossGroup {
+    /// Rate while on, bits per second.
+    pub rate_bps: u64,
+    /// Datagram size on the link, bytes.
+    pub packet_bytes: u32,
+    /// Length of each on period.
+    pub on: Duration,
+    /// Length of each off period.
+    pub off: Duration,
+    /// Start of the first on period.
+    pub start: Duration,
+    /// Sends right to left over the reverse middle link.
+    pub reverse: bool,
+}
+
+/// What a flow of the built scenario is, for reports: the strategy it ran
+/// and its direction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FlowRole {
+    /// Strategy of this flow's ends.
+    pub strategy: Strategy,
+    /// Data flows right to left.
     pub reverse: bool,
 }
 
@@ -77,8 +188,13 @@ pub struct LabScenario {
     pub forward: LinkParams,
     /// Reverse bottleneck; `None` mirrors `forward`.
     pub reverse: Option<LinkParams>,
+    /// Capacity of every access link; `None` is ten times the faster
+    /// middle direction, so access links never limit.
+    pub access_rate_bps: Option<u64>,
     /// Flows.
     pub flows: Vec<FlowGroup>,
+    /// Cross traffic (dumbbell only).
+    pub cross: Vec<CrossGroup>,
     /// Payload bytes per full segment.
     pub segment_bytes: u16,
     /// Initial window, segments.
@@ -89,6 +205,9 @@ pub struct LabScenario {
     pub delayed_ack: Duration,
     /// Bytes added to each segment on links (IPv4 header).
     pub overhead_bytes: u32,
+    /// Counters and throughput cover `[measure_from, end]` (paper 003
+    /// sec. 4.3 leaves out the first 40% of long-lived runs).
+    pub measure_from: Duration,
     /// Simulated time limit.
     pub horizon: Duration,
 }
@@ -101,40 +220,67 @@ impl Default for LabScenario {
                 rate_bps: 1_500_000,
                 delay: Duration::from_millis(50),
                 buffer_packets: 19,
-                round_robin: false,
+                queue: QueueKind::DropTail,
             },
             reverse: None,
-            flows: vec![FlowGroup {
-                count: 1,
-                bytes: 1_000_000,
-                start: Duration::ZERO,
-                stagger: Duration::ZERO,
-                access_delay: Duration::ZERO,
-                reverse: false,
-            }],
+            access_rate_bps: None,
+            flows: vec![FlowGroup::new(1, Some(1_000_000))],
+            cross: Vec::new(),
             segment_bytes: 1000,
             initial_window_segments: 4,
             min_rto: Duration::from_millis(200),
             delayed_ack: Duration::from_millis(100),
             overhead_bytes: 20,
+            measure_from: Duration::ZERO,
             horizon: Duration::from_secs(600),
         }
     }
 }
 
+/// Bytes a long-lived flow is given: more than any horizon can carry.
+pub(crate) const LONG_LIVED_BYTES: u64 = 1 << 60;
+
 impl LabScenario {
     /// Round-trip propagation delay of a flow without access delay.
     pub fn base_rtt(&self) -> Duration {
-        let rev = self.reverse.as_ref().unwrap_or(&self.forward);
-        self.forward.delay + rev.delay
+        self.forward.delay + self.reverse_link().delay
     }
 
-    /// The emulator scenario for `strategy` and `seed`.
-    pub fn to_emu(&self, strategy: Strategy, seed: u64) -> Scenario {
+    fn reverse_link(&self) -> &LinkParams {
+        self.reverse.as_ref().unwrap_or(&self.forward)
+    }
+
+    /// Every flow of the scenario has a size (none is long-lived).
+    pub fn all_flows_sized(&self) -> bool {
+        self.flows.iter().all(|g| g.bytes.is_some())
+    }
+
+    /// The strategy and direction of each flow of [`to_emu`](Self::to_emu)'s
+    /// scenario, in order.
+    pub fn roles(&self, strategy: Strategy) -> Vec<FlowRole> {
+        self.flows
+            .iter()
+            .flat_map(|g| {
+                (0..g.count).map(move |_| FlowRole {
+                    strategy: g.strategy.unwrap_or(strategy),
+                    reverse: g.reverse,
+                })
+            })
+            .collect()
+    }
+
+    /// The end-host configuration for `strategy`.
+    fn config(&self, strategy: Strategy) -> Config {
         let base = Config {
             // Timestamps take 12 bytes of each segment's MSS.
             mss: self.segment_bytes.saturating_add(12),
             min_rto: self.min_rto,
+            rto_variance_floor: self.min_rto,
+            // Windows of hundreds of segments with scattered losses need
+            // more than the default's out-of-order ranges, or segments
+            // beyond the last range are dropped unSACKed and recovery
+            // stalls into a timeout.
+            max_ooo_ranges: 1024,
             initial_rto: Duration::from_secs(1).max(self.min_rto),
             send_buffer: 16 << 20,
             recv_buffer: 16 << 20,
@@ -151,32 +297,59 @@ impl LabScenario {
         }
         config.congestion.initial_window =
             Some(u64::from(self.initial_window_segments) * u64::from(self.segment_bytes));
+        config
+    }
+
+    /// The emulator scenario for `strategy` and `seed`.
+    pub fn to_emu(&self, strategy: Strategy, seed: u64) -> Scenario {
+        let ecn = self.forward.ecn() || self.reverse_link().ecn();
         let mut flows = Vec::new();
         for g in &self.flows {
+            let mut config = self.config(g.strategy.unwrap_or(strategy));
+            if let Some(w) = g.recv_window_segments {
+                // The receiver advertises this much; the buffer must
+                // still hold a full segment.
+                config.recv_buffer =
+                    (w as usize * usize::from(self.segment_bytes)).max(usize::from(config.mss));
+            }
             for k in 0..g.count {
-                let mut f = FlowParams::new(config.clone(), g.bytes);
+                let mut f = FlowParams::new(config.clone(), g.bytes.unwrap_or(LONG_LIVED_BYTES));
                 f.start = g.start + g.stagger * k;
                 f.access_delay = g.access_delay;
                 f.reverse = g.reverse;
+                f.ecn_capable = ecn;
                 flows.push(f);
             }
         }
+        let mean_packet = u32::from(self.segment_bytes) + 40;
         let mut scenario = match self.topology {
             TopologyKind::Dumbbell => {
-                let mut spec = DumbbellSpec::symmetric(
-                    self.forward.rate_bps,
-                    self.forward.delay,
-                    self.forward.hop().queue,
-                );
-                if let Some(rev) = &self.reverse {
-                    spec.reverse = rev.hop();
-                }
+                let spec = DumbbellSpec {
+                    forward: self.forward.hop(mean_packet),
+                    reverse: self.reverse_link().hop(mean_packet),
+                    access_rate_bps: self.access_rate_bps,
+                    access_queue: QueueSpec::drop_tail(1000),
+                };
                 Scenario::dumbbell(&spec, &flows)
             }
-            TopologyKind::ParkingLot => Scenario::parking_lot(&self.forward.hop(), &flows),
+            TopologyKind::ParkingLot => {
+                Scenario::parking_lot(&self.forward.hop(mean_packet), &flows)
+            }
         };
+        let (fwd, rev) = DUMBBELL_MIDDLE;
+        for c in &self.cross {
+            scenario.cross_traffic.push(CrossTrafficSpec {
+                path: vec![if c.reverse { rev } else { fwd }],
+                rate_bps: c.rate_bps,
+                packet_bytes: c.packet_bytes,
+                on: Period::Fixed(c.on),
+                off: Period::Fixed(c.off),
+                start: c.start,
+            });
+        }
         scenario.overhead_bytes = self.overhead_bytes;
         scenario.horizon = self.horizon;
+        scenario.measure_from = self.measure_from;
         scenario.seed = seed;
         scenario
     }
@@ -204,13 +377,39 @@ impl LabScenario {
                     "must be at least 1 packet",
                 );
             }
+            if let Err(problem) = link.hop(1000).queue.validate() {
+                return bad(&format!("{name}.queue"), problem);
+            }
+        }
+        if self.access_rate_bps == Some(0) {
+            return bad("access_rate", "must be positive");
         }
         if self.flows.is_empty() || self.flows.iter().all(|g| g.count == 0) {
             return bad("flows", "at least one flow is needed");
         }
         for (i, g) in self.flows.iter().enumerate() {
-            if g.bytes == 0 {
+            if g.bytes == Some(0) {
                 return bad(&format!("flows[{i}].bytes"), "must be at least 1");
+            }
+            if g.recv_window_segments == Some(0) {
+                return bad(
+                    &format!("flows[{i}].recv_window_segments"),
+                    "must be at least 1",
+                );
+            }
+        }
+        if !self.cross.is_empty() && self.topology != TopologyKind::Dumbbell {
+            return bad("cross", "cross traffic needs the dumbbell topology");
+        }
+        for (i, c) in self.cross.iter().enumerate() {
+            if c.rate_bps == 0 || c.packet_bytes == 0 {
+                return bad(
+                    &format!("cross[{i}]"),
+                    "rate and packet_bytes must be positive",
+                );
+            }
+            if c.on.is_zero() || c.off.is_zero() {
+                return bad(&format!("cross[{i}]"), "on and off must be positive");
             }
         }
         if self.segment_bytes < 64 {
@@ -228,11 +427,15 @@ impl LabScenario {
         if self.horizon.is_zero() {
             return bad("horizon", "must be positive");
         }
+        if self.measure_from >= self.horizon {
+            return bad("measure_from", "must be before the horizon");
+        }
         // A flow that could not finish even alone on an idle bottleneck
         // within the horizon is a configuration mistake.
         for (i, g) in self.flows.iter().enumerate() {
+            let Some(bytes) = g.bytes else { continue };
             let last_start = g.start + g.stagger * g.count.saturating_sub(1);
-            let bits = g.bytes.saturating_mul(8);
+            let bits = bytes.saturating_mul(8);
             let serialise = Duration::from_secs_f64(bits as f64 / self.forward.rate_bps as f64);
             if last_start + serialise + self.base_rtt() > self.horizon {
                 return bad(
@@ -261,8 +464,12 @@ pub struct ScenarioFile {
     pub bottleneck: LinkFile,
     /// Reverse bottleneck, if it differs.
     pub reverse: Option<LinkFile>,
+    /// Capacity of every access link, e.g. `"10mbit"`.
+    pub access_rate: Option<String>,
     /// Flow groups.
     pub flows: Vec<FlowFile>,
+    /// On/off UDP sources.
+    pub cross: Option<Vec<CrossFile>>,
     /// Payload bytes per segment.
     pub segment_bytes: Option<u16>,
     /// Initial window in segments.
@@ -273,6 +480,8 @@ pub struct ScenarioFile {
     pub delayed_ack: Option<String>,
     /// Per-packet overhead on links, bytes.
     pub overhead_bytes: Option<u32>,
+    /// Start of the measurement window, e.g. `"20s"`.
+    pub measure_from: Option<String>,
     /// Simulated time limit, e.g. `"600s"`.
     pub horizon: Option<String>,
 }
@@ -287,8 +496,19 @@ pub struct LinkFile {
     pub delay: String,
     /// Queue limit in packets.
     pub buffer_packets: usize,
-    /// `"droptail"` (default) or `"round-robin"`.
+    /// `"droptail"` (default), `"round-robin"` or `"red"`.
     pub queue: Option<String>,
+    /// RED: average queue where early drops begin, packets (default 5).
+    pub red_min_th: Option<f64>,
+    /// RED: average queue where the probability reaches `red_max_p`,
+    /// packets (default 15).
+    pub red_max_th: Option<f64>,
+    /// RED: averaging weight (default 0.002).
+    pub red_w_q: Option<f64>,
+    /// RED: drop probability at `red_max_th` (default 0.1).
+    pub red_max_p: Option<f64>,
+    /// RED: mark ECN-capable packets instead of dropping (default false).
+    pub ecn: Option<bool>,
 }
 
 /// A flow group in a scenario file.
@@ -297,8 +517,8 @@ pub struct LinkFile {
 pub struct FlowFile {
     /// Number of identical flows (default 1).
     pub count: Option<u32>,
-    /// Bytes per flow.
-    pub bytes: u64,
+    /// Bytes per flow; absent for long-lived flows.
+    pub bytes: Option<u64>,
     /// Start time of the first, e.g. `"0s"`.
     pub start: Option<String>,
     /// Added per further flow, e.g. `"100ms"`.
@@ -306,6 +526,28 @@ pub struct FlowFile {
     /// One-way access-link delay.
     pub access_delay: Option<String>,
     /// Data flows right to left.
+    pub reverse: Option<bool>,
+    /// A strategy this group always uses.
+    pub strategy: Option<String>,
+    /// Receive window, segments.
+    pub recv_window_segments: Option<u32>,
+}
+
+/// An on/off UDP source in a scenario file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CrossFile {
+    /// Rate while on, e.g. `"5mbit"`.
+    pub rate: String,
+    /// Datagram size on the link (default 1000).
+    pub packet_bytes: Option<u32>,
+    /// Length of on periods, e.g. `"5s"`.
+    pub on: String,
+    /// Length of off periods.
+    pub off: String,
+    /// Start of the first on period (default 0s).
+    pub start: Option<String>,
+    /// Sends over the reverse middle link (default false).
     pub reverse: Option<bool>,
 }
 
@@ -316,15 +558,45 @@ fn field<T>(name: &str, r: Result<T, String>) -> Result<T, LabError> {
     })
 }
 
+fn duration_or(name: &str, v: &Option<String>, default: Duration) -> Result<Duration, LabError> {
+    match v {
+        Some(s) => field(name, parse_duration(s)),
+        None => Ok(default),
+    }
+}
+
 impl LinkFile {
     fn to_params(&self, name: &str) -> Result<LinkParams, LabError> {
-        let round_robin = match self.queue.as_deref().unwrap_or("droptail") {
-            "droptail" => false,
-            "round-robin" => true,
+        let kind = self.queue.as_deref().unwrap_or("droptail");
+        let red_keys = [
+            self.red_min_th.is_some(),
+            self.red_max_th.is_some(),
+            self.red_w_q.is_some(),
+            self.red_max_p.is_some(),
+            self.ecn.is_some(),
+        ];
+        if kind != "red" && red_keys.into_iter().any(|k| k) {
+            return field(
+                &format!("{name}.queue"),
+                Err("red_* and ecn keys need queue = \"red\"".to_string()),
+            );
+        }
+        let queue = match kind {
+            "droptail" => QueueKind::DropTail,
+            "round-robin" => QueueKind::RoundRobin,
+            "red" => QueueKind::Red {
+                min_th_packets: self.red_min_th.unwrap_or(5.0),
+                max_th_packets: self.red_max_th.unwrap_or(15.0),
+                w_q: self.red_w_q.unwrap_or(0.002),
+                max_p: self.red_max_p.unwrap_or(0.1),
+                ecn: self.ecn.unwrap_or(false),
+            },
             other => {
                 return field(
                     &format!("{name}.queue"),
-                    Err(format!("unknown queue `{other}` (droptail, round-robin)")),
+                    Err(format!(
+                        "unknown queue `{other}` (droptail, round-robin, red)"
+                    )),
                 )
             }
         };
@@ -332,7 +604,41 @@ impl LinkFile {
             rate_bps: field(&format!("{name}.rate"), parse_rate(&self.rate))?,
             delay: field(&format!("{name}.delay"), parse_duration(&self.delay))?,
             buffer_packets: self.buffer_packets,
-            round_robin,
+            queue,
+        })
+    }
+}
+
+impl FlowFile {
+    fn to_group(&self, i: usize) -> Result<FlowGroup, LabError> {
+        let name = |key: &str| format!("flows[{i}].{key}");
+        Ok(FlowGroup {
+            count: self.count.unwrap_or(1),
+            bytes: self.bytes,
+            start: duration_or(&name("start"), &self.start, Duration::ZERO)?,
+            stagger: duration_or(&name("stagger"), &self.stagger, Duration::ZERO)?,
+            access_delay: duration_or(&name("access_delay"), &self.access_delay, Duration::ZERO)?,
+            reverse: self.reverse.unwrap_or(false),
+            strategy: self
+                .strategy
+                .as_deref()
+                .map(str::parse::<Strategy>)
+                .transpose()?,
+            recv_window_segments: self.recv_window_segments,
+        })
+    }
+}
+
+impl CrossFile {
+    fn to_group(&self, i: usize) -> Result<CrossGroup, LabError> {
+        let name = |key: &str| format!("cross[{i}].{key}");
+        Ok(CrossGroup {
+            rate_bps: field(&name("rate"), parse_rate(&self.rate))?,
+            packet_bytes: self.packet_bytes.unwrap_or(1000),
+            on: field(&name("on"), parse_duration(&self.on))?,
+            off: field(&name("off"), parse_duration(&self.off))?,
+            start: duration_or(&name("start"), &self.start, Duration::ZERO)?,
+            reverse: self.reverse.unwrap_or(false),
         })
     }
 }
@@ -346,10 +652,6 @@ impl ScenarioFile {
     /// The scenario, with every value checked.
     pub fn to_scenario(&self) -> Result<LabScenario, LabError> {
         let d = LabScenario::default();
-        let dur = |name: &str, v: &Option<String>, default: Duration| match v {
-            Some(s) => field(name, parse_duration(s)),
-            None => Ok(default),
-        };
         let topology = match self.topology.as_deref().unwrap_or("dumbbell") {
             "dumbbell" => TopologyKind::Dumbbell,
             "parking-lot" => TopologyKind::ParkingLot,
@@ -362,21 +664,19 @@ impl ScenarioFile {
                 )
             }
         };
-        let mut flows = Vec::new();
-        for (i, f) in self.flows.iter().enumerate() {
-            flows.push(FlowGroup {
-                count: f.count.unwrap_or(1),
-                bytes: f.bytes,
-                start: dur(&format!("flows[{i}].start"), &f.start, Duration::ZERO)?,
-                stagger: dur(&format!("flows[{i}].stagger"), &f.stagger, Duration::ZERO)?,
-                access_delay: dur(
-                    &format!("flows[{i}].access_delay"),
-                    &f.access_delay,
-                    Duration::ZERO,
-                )?,
-                reverse: f.reverse.unwrap_or(false),
-            });
-        }
+        let flows = self
+            .flows
+            .iter()
+            .enumerate()
+            .map(|(i, f)| f.to_group(i))
+            .collect::<Result<Vec<_>, _>>()?;
+        let cross = self
+            .cross
+            .iter()
+            .flatten()
+            .enumerate()
+            .map(|(i, c)| c.to_group(i))
+            .collect::<Result<Vec<_>, _>>()?;
         let scenario = LabScenario {
             topology,
             forward: self.bottleneck.to_params("bottleneck")?,
@@ -385,17 +685,135 @@ impl ScenarioFile {
                 .as_ref()
                 .map(|r| r.to_params("reverse"))
                 .transpose()?,
+            access_rate_bps: self
+                .access_rate
+                .as_deref()
+                .map(|r| field("access_rate", parse_rate(r)))
+                .transpose()?,
             flows,
+            cross,
             segment_bytes: self.segment_bytes.unwrap_or(d.segment_bytes),
             initial_window_segments: self
                 .initial_window_segments
                 .unwrap_or(d.initial_window_segments),
-            min_rto: dur("min_rto", &self.min_rto, d.min_rto)?,
-            delayed_ack: dur("delayed_ack", &self.delayed_ack, d.delayed_ack)?,
+            min_rto: duration_or("min_rto", &self.min_rto, d.min_rto)?,
+            delayed_ack: duration_or("delayed_ack", &self.delayed_ack, d.delayed_ack)?,
             overhead_bytes: self.overhead_bytes.unwrap_or(d.overhead_bytes),
-            horizon: dur("horizon", &self.horizon, d.horizon)?,
+            measure_from: duration_or("measure_from", &self.measure_from, Duration::ZERO)?,
+            horizon: duration_or("horizon", &self.horizon, d.horizon)?,
         };
         scenario.validate()?;
         Ok(scenario)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FULL: &str = r#"
+        strategies = ["ae", "da"]
+        access_rate = "10mbit"
+        measure_from = "20s"
+        horizon = "50s"
+        [bottleneck]
+        rate = "10mbit"
+        delay = "20ms"
+        buffer_packets = 60
+        queue = "red"
+        red_min_th = 10
+        red_max_th = 30
+        ecn = true
+        [reverse]
+        rate = "300kbit"
+        delay = "20ms"
+        buffer_packets = 10
+        [[flows]]
+        count = 2
+        strategy = "ae"
+        [[flows]]
+        bytes = 500000
+        reverse = true
+        recv_window_segments = 20
+        [[cross]]
+        rate = "5mbit"
+        on = "5s"
+        off = "5s"
+    "#;
+
+    #[test]
+    fn every_key_reaches_the_emulator() {
+        let s = ScenarioFile::from_toml(FULL)
+            .unwrap()
+            .to_scenario()
+            .unwrap();
+        assert!(!s.all_flows_sized());
+        assert_eq!(s.measure_from, Duration::from_secs(20));
+        let roles = s.roles(Strategy::Dal2);
+        assert_eq!(roles.len(), 3);
+        assert_eq!(roles[0].strategy, Strategy::Ae);
+        assert_eq!(roles[2].strategy, Strategy::Dal2);
+        assert!(roles[2].reverse && !roles[0].reverse);
+        let emu = s.to_emu(Strategy::Dal2, 3);
+        assert_eq!(emu.seed, 3);
+        assert_eq!(emu.measure_from, Duration::from_secs(20));
+        assert_eq!(emu.flows.len(), 3);
+        assert!(emu.flows.iter().all(|f| f.ecn_capable));
+        assert_eq!(emu.flows[2].bytes, 500_000);
+        assert!(emu.flows[0].bytes > 1 << 50);
+        assert_eq!(emu.flows[2].server.recv_buffer, 20 * 1000);
+        assert_eq!(emu.cross_traffic.len(), 1);
+        assert_eq!(emu.cross_traffic[0].path, vec![DUMBBELL_MIDDLE.0]);
+        assert!(matches!(
+            emu.links[DUMBBELL_MIDDLE.0].queue,
+            QueueSpec::Red(RedParams {
+                ecn: true,
+                limit_packets: 60,
+                ..
+            })
+        ));
+        assert_eq!(emu.links[DUMBBELL_MIDDLE.1].rate_bps, 300_000);
+        // Access links run at the given rate.
+        assert_eq!(emu.links[2].rate_bps, 10_000_000);
+        emu.validate().unwrap();
+    }
+
+    #[test]
+    fn bad_values_name_their_field() {
+        let cases = [
+            ("queue = \"red\"", "queue = \"fifo\"", "bottleneck.queue"),
+            ("red_min_th = 10", "red_min_th = 40", "bottleneck.queue"),
+            (
+                "measure_from = \"20s\"",
+                "measure_from = \"60s\"",
+                "measure_from",
+            ),
+            (
+                "access_rate = \"10mbit\"",
+                "access_rate = \"0\"",
+                "access_rate",
+            ),
+            ("strategy = \"ae\"", "strategy = \"9w\"", "9w"),
+            (
+                "recv_window_segments = 20",
+                "recv_window_segments = 0",
+                "flows[1]",
+            ),
+            ("on = \"5s\"", "on = \"5\"", "cross[0].on"),
+        ];
+        for (from, to, expect) in cases {
+            let text = FULL.replace(from, to);
+            let err = ScenarioFile::from_toml(&text)
+                .and_then(|f| f.to_scenario())
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(expect), "{to}: {err}");
+        }
+        // RED keys on a drop-tail queue are a mistake, not ignored.
+        let text = FULL.replace("queue = \"red\"", "queue = \"droptail\"");
+        let err = ScenarioFile::from_toml(&text)
+            .and_then(|f| f.to_scenario())
+            .unwrap_err();
+        assert!(err.to_string().contains("need queue"), "{err}");
     }
 }

@@ -38,6 +38,9 @@ pub struct SenderParams {
     pub min_rto: Duration,
     /// Upper bound of the retransmission timeout.
     pub max_rto: Duration,
+    /// Lower bound of the RTO's variance term (see
+    /// [`RttEstimator::with_variance_floor`]).
+    pub rto_variance_floor: Duration,
 }
 
 /// One segment the sender wants on the wire.
@@ -162,7 +165,8 @@ impl Sender {
         Sender {
             buffer: SendBuffer::new(params.send_buffer),
             board: Scoreboard::new(mss as usize, params.dup_thresh),
-            rtt: RttEstimator::new(params.initial_rto, params.min_rto, params.max_rto),
+            rtt: RttEstimator::new(params.initial_rto, params.min_rto, params.max_rto)
+                .with_variance_floor(params.rto_variance_floor),
             params,
             mss,
             cc,

@@ -15,6 +15,7 @@ fn sender(sack: bool) -> Sender {
         initial_rto: Duration::from_secs(1),
         min_rto: Duration::from_millis(200),
         max_rto: Duration::from_secs(60),
+        rto_variance_floor: Duration::from_millis(1),
     };
     let mut reno = RenoConfig::new(MSS);
     reno.initial_window = 4 * MSS;
@@ -171,6 +172,7 @@ fn fin_follows_the_last_byte_and_is_retransmitted_with_it() {
         initial_rto: Duration::from_secs(1),
         min_rto: Duration::from_millis(200),
         max_rto: Duration::from_secs(60),
+        rto_variance_floor: Duration::from_millis(1),
     };
     let mut s = Sender::new(
         params,
