@@ -12,6 +12,7 @@
 //! ```
 
 pub mod bench;
+pub mod ns2;
 pub mod presets;
 pub mod run;
 pub mod scenario;
