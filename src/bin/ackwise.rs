@@ -3,6 +3,8 @@
 //! ```text
 //! ackwise lab                       # the default comparison, as a table
 //! ackwise lab list                  # presets and strategies
+//! ackwise lab bench                 # emulator speed (and ns-2's, if installed)
+//! ackwise lab crosscheck [--json F] # emulator and baseline TCP against ns-2
 //! ackwise lab PRESET|FILE.toml [--strategies ae,dal2] [--seed N]
 //!             [--json F] [--csv F] [--jobs N] [--shard i/n]
 //! ```
@@ -30,7 +32,8 @@ enum Command {
 
 #[derive(clap::Args)]
 struct LabArgs {
-    /// A preset name, a scenario file (.toml), `list`, or `bench`.
+    /// A preset name, a scenario file (.toml), `list`, `bench` or
+    /// `crosscheck`.
     target: Option<String>,
     /// Strategies to compare, comma separated (default: the preset's).
     #[arg(long)]
@@ -61,7 +64,7 @@ fn main() -> ExitCode {
         Command::Lab(args) => lab_command(args),
     };
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(code) => code,
         Err(e) => {
             eprintln!("ackwise: {e}");
             ExitCode::from(2)
@@ -112,14 +115,53 @@ fn write_file(path: &str, text: &str) -> Result<(), LabError> {
     })
 }
 
-fn lab_command(args: LabArgs) -> Result<(), LabError> {
+fn crosscheck(args: &LabArgs) -> Result<ExitCode, LabError> {
+    // Checked first so that a missing ns-2 is one clear line, not an error
+    // from the middle of the run.
+    if !lab::ns2::ns2_available() {
+        return Err(lab::ns2::Ns2Error::NotInstalled.into());
+    }
+    let started = std::time::Instant::now();
+    let cases = lab::crosscheck::run_all(!args.quiet)?;
+    print!("{}", lab::crosscheck::table(&cases));
+    if let Some(path) = &args.json {
+        write_file(path, &lab::crosscheck::to_json(&cases))?;
+    }
+    let failed: Vec<String> = cases
+        .iter()
+        .filter(|c| !c.passed())
+        .map(|c| format!("{} {}", c.scenario.name, c.sink.name()))
+        .collect();
+    if !args.quiet {
+        eprintln!(
+            "{} cases in {:.1} s wall time",
+            cases.len(),
+            started.elapsed().as_secs_f64()
+        );
+    }
+    if failed.is_empty() {
+        Ok(ExitCode::SUCCESS)
+    } else {
+        eprintln!(
+            "ackwise: cross-check outside {:.0}% tolerance: {}",
+            lab::crosscheck::TOLERANCE * 100.0,
+            failed.join(", ")
+        );
+        Ok(ExitCode::from(1))
+    }
+}
+
+fn lab_command(args: LabArgs) -> Result<ExitCode, LabError> {
     let target = args.target.as_deref().unwrap_or("default");
     if target == "list" {
         list();
-        return Ok(());
+        return Ok(ExitCode::SUCCESS);
     }
     if target == "bench" {
-        return bench();
+        return bench().map(|()| ExitCode::SUCCESS);
+    }
+    if target == "crosscheck" {
+        return crosscheck(&args);
     }
     let mut file_seed = None;
     let preset = lab::load(target, Some(&mut file_seed))?;
@@ -168,5 +210,5 @@ fn lab_command(args: LabArgs) -> Result<(), LabError> {
     if let Some(path) = &args.csv {
         write_file(path, &run::to_csv(&records))?;
     }
-    Ok(())
+    Ok(ExitCode::SUCCESS)
 }
