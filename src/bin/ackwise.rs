@@ -4,7 +4,8 @@
 //! ackwise lab                       # the default comparison, as a table
 //! ackwise lab list                  # presets and strategies
 //! ackwise lab bench                 # emulator speed (and ns-2's, if installed)
-//! ackwise lab crosscheck [--json F] # emulator and baseline TCP against ns-2
+//! ackwise lab crosscheck [--json F] [--ns2-stock]
+//!                                   # emulator and baseline TCP against ns-2
 //! ackwise lab PRESET|FILE.toml [--strategies ae,dal2] [--seed N]
 //!             [--json F] [--csv F] [--jobs N] [--shard i/n]
 //! ```
@@ -53,6 +54,10 @@ struct LabArgs {
     /// Run only shard i of n of the sweep, e.g. `2/4`.
     #[arg(long, value_name = "I/N")]
     shard: Option<String>,
+    /// crosscheck: compare with ns-2's stock sender, whose congestion
+    /// avoidance counts ACKs rather than bytes.
+    #[arg(long)]
+    ns2_stock: bool,
     /// No progress output.
     #[arg(long, short)]
     quiet: bool,
@@ -122,7 +127,12 @@ fn crosscheck(args: &LabArgs) -> Result<ExitCode, LabError> {
         return Err(lab::ns2::Ns2Error::NotInstalled.into());
     }
     let started = std::time::Instant::now();
-    let cases = lab::crosscheck::run_all(!args.quiet)?;
+    let reference = if args.ns2_stock {
+        lab::crosscheck::Reference::Stock
+    } else {
+        lab::crosscheck::Reference::ByteCounting
+    };
+    let cases = lab::crosscheck::run_all(reference, !args.quiet)?;
     print!("{}", lab::crosscheck::table(&cases));
     if let Some(path) = &args.json {
         write_file(path, &lab::crosscheck::to_json(&cases))?;

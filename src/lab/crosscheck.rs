@@ -103,8 +103,34 @@ pub fn scenarios() -> Vec<CrossScenario> {
     ]
 }
 
+/// Which ns-2 sender the emulator is compared with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub enum Reference {
+    /// ns-2's Sack1 agent as shipped, except that with the delayed-ACK
+    /// sink congestion avoidance adds 2 segments per window of ACKs
+    /// (`increase_num_ 2`), so that each ACK for two segments counts both,
+    /// as RFC 3465 byte counting does in ackwise and in the papers'
+    /// modified ns-2 (paper 003 sec. 4.1). Slow start needs no change: with
+    /// L = 1 both grow by one segment per ACK.
+    #[default]
+    ByteCounting,
+    /// ns-2's Sack1 agent as shipped: one segment per window of ACKs in
+    /// congestion avoidance whatever the ACKs cover, i.e. half ackwise's
+    /// growth behind a delayed-ACK receiver.
+    Stock,
+}
+
 impl CrossScenario {
-    /// The ns-2 side.
+    /// The ns-2 side, for `reference`.
+    pub fn reference(&self, sink: Ns2Sink, reference: Reference) -> Ns2Dumbbell {
+        let mut d = self.ns2(sink);
+        if reference == Reference::ByteCounting && sink == Ns2Sink::DelayedAck {
+            d.ca_increase_segments = 2.0;
+        }
+        d
+    }
+
+    /// The ns-2 side with ns-2's stock sender.
     pub fn ns2(&self, sink: Ns2Sink) -> Ns2Dumbbell {
         let mut d = Ns2Dumbbell::new(
             self.flows,
@@ -157,6 +183,13 @@ impl CrossScenario {
             initial_rto: ns2.initial_rto,
             min_rto: ns2.min_rto,
             idle_timeout: None,
+            // ns-2's sinks remember every out-of-order segment; the
+            // connection's default bound (64 ranges, against memory
+            // attacks) refuses new ranges beyond it, which after a large
+            // slow-start overshoot leaves the tail of the window unSACKed
+            // and ends recovery in a timeout. One range per two segments
+            // is the most a transfer can need.
+            max_ooo_ranges: usize::try_from(self.segments / 2 + 1).unwrap_or(usize::MAX),
             // The emulator never corrupts packets and ns-2 has no checksums.
             checksums: false,
             ..Config::default()
@@ -315,6 +348,8 @@ pub struct CaseResult {
     pub scenario: CrossScenario,
     /// The receiver kind.
     pub sink: Ns2Sink,
+    /// The ns-2 sender compared with.
+    pub reference: Reference,
     /// ns-2's figures.
     pub ns2: Figures,
     /// The emulator's figures.
@@ -421,8 +456,12 @@ impl CaseResult {
 }
 
 /// Runs one scenario with one sink in ns-2 and in the emulator.
-pub fn run_case(s: &CrossScenario, sink: Ns2Sink) -> Result<CaseResult, LabError> {
-    let ns2 = s.ns2(sink).run()?;
+pub fn run_case(
+    s: &CrossScenario,
+    sink: Ns2Sink,
+    reference: Reference,
+) -> Result<CaseResult, LabError> {
+    let ns2 = s.reference(sink, reference).run()?;
     let scenario = s.emulator(sink);
     let started = std::time::Instant::now();
     let ours = emu::run(&scenario)?;
@@ -430,6 +469,7 @@ pub fn run_case(s: &CrossScenario, sink: Ns2Sink) -> Result<CaseResult, LabError
     Ok(CaseResult {
         scenario: s.clone(),
         sink,
+        reference,
         ns2: Figures::from_ns2(s, &ns2),
         ackwise: Figures::from_emulator(s, &ours, wall),
     })
@@ -439,7 +479,7 @@ pub fn run_case(s: &CrossScenario, sink: Ns2Sink) -> Result<CaseResult, LabError
 /// independent: its own ns-2 process and temp dir, its own emulator), and
 /// returns them in [`scenarios`] order, AE first. `progress` reports each
 /// finished case on stderr.
-pub fn run_all(progress: bool) -> Result<Vec<CaseResult>, LabError> {
+pub fn run_all(reference: Reference, progress: bool) -> Result<Vec<CaseResult>, LabError> {
     let cases: Vec<(CrossScenario, Ns2Sink)> = scenarios()
         .into_iter()
         .flat_map(|s| Ns2Sink::ALL.map(|k| (s.clone(), k)))
@@ -452,7 +492,7 @@ pub fn run_all(progress: bool) -> Result<Vec<CaseResult>, LabError> {
             .map(|(s, k)| {
                 let done = &done;
                 scope.spawn(move || {
-                    let r = run_case(s, *k);
+                    let r = run_case(s, *k, reference);
                     let d = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
                     if progress {
                         eprintln!("crosscheck: [{d}/{total}] {} {} done", s.name, k.name());

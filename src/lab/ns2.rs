@@ -160,6 +160,9 @@ pub struct Ns2Dumbbell {
     pub initial_rto: Duration,
     /// `tcpTick_`: ns-2's timer and RTT-sample granularity.
     pub tcp_tick: Duration,
+    /// `increase_num_`: segments added to cwnd per window's worth of ACKs
+    /// in congestion avoidance (each ACK adds this over cwnd).
+    pub ca_increase_segments: f64,
     /// Simulated time at which the run stops, finished or not.
     pub horizon: Duration,
     /// Wall-clock limit for the `ns` process.
@@ -196,6 +199,7 @@ impl Ns2Dumbbell {
             min_rto: Duration::from_millis(200),
             initial_rto: Duration::from_secs(3),
             tcp_tick: Duration::from_millis(10),
+            ca_increase_segments: 1.0,
             horizon: Duration::from_secs(600),
             wall_timeout: std::time::Duration::from_secs(120),
         }
@@ -250,10 +254,19 @@ impl Ns2Dumbbell {
         if self.min_rto.is_zero() || self.initial_rto.is_zero() || self.tcp_tick.is_zero() {
             return bad("min_rto, initial_rto and tcp_tick", "must be positive");
         }
+        if !(self.ca_increase_segments > 0.0 && self.ca_increase_segments <= 100.0) {
+            return bad("ca_increase_segments", "must be in (0, 100]");
+        }
         if self.horizon.is_zero() {
             return bad("horizon", "must be positive");
         }
         Ok(())
+    }
+
+    /// The Tcl script [`run`](Self::run) gives ns-2, for reading or for
+    /// running by hand (it writes `trace.tr` in the current directory).
+    pub fn script(&self) -> String {
+        tcl::dumbbell(self)
     }
 
     /// Runs the dumbbell in ns-2 and measures every flow from the trace.

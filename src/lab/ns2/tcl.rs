@@ -50,6 +50,11 @@ fn sender_settings(out: &mut String, agent: &str, d: &Ns2Dumbbell) {
     let _ = writeln!(out, "    {agent} set minrto_ {}", secs(d.min_rto));
     let _ = writeln!(out, "    {agent} set rtxcur_init_ {}", secs(d.initial_rto));
     let _ = writeln!(out, "    {agent} set tcpTick_ {}", secs(d.tcp_tick));
+    let _ = writeln!(
+        out,
+        "    {agent} set increase_num_ {}",
+        d.ca_increase_segments
+    );
 }
 
 fn sink_class(sink: Ns2Sink) -> &'static str {
