@@ -110,6 +110,22 @@ fn bench() -> Result<(), LabError> {
         ours.wall.as_secs_f64(),
         ours.packets_per_second() / 1e6
     );
+    if !lab::ns2::ns2_available() {
+        println!("ns-2: unavailable (no `ns` on PATH), nothing to compare with");
+        return Ok(());
+    }
+    eprintln!("ns-2: the same experiment, no trace ...");
+    let theirs = lab::bench::run_ns2(simulated)?;
+    println!(
+        "ns-2:    {} data packets in {:.2} s wall: {:.3} M data packets per wall second",
+        theirs.data_packets,
+        theirs.wall.as_secs_f64(),
+        theirs.packets_per_second() / 1e6
+    );
+    println!(
+        "ackwise/ns-2 speed ratio: {:.2}",
+        ours.packets_per_second() / theirs.packets_per_second().max(1e-9)
+    );
     Ok(())
 }
 

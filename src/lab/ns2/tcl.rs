@@ -152,11 +152,13 @@ pub(crate) fn bench(d: &Ns2Dumbbell) -> String {
     let _ = writeln!(s, "set sink [new {}]", sink_class(d.sink));
     s.push_str("$ns attach-agent $a $tcp\n$ns attach-agent $b $sink\n$ns connect $tcp $sink\n");
     let _ = writeln!(s, "$ns at 0 \"$tcp advance {}\"", d.segments);
+    // A proc, so that the counter is read at the horizon and not when the
+    // event is scheduled.
     let _ = writeln!(
         s,
-        "$ns at {} \"puts \\\"{BENCH_LINE} [$tcp set ndatapack_]\\\"; exit 0\"",
-        secs(d.horizon)
+        "proc finish {{}} {{\n    global tcp\n    puts \"{BENCH_LINE} [$tcp set ndatapack_]\"\n    exit 0\n}}"
     );
+    let _ = writeln!(s, "$ns at {} finish", secs(d.horizon));
     s.push_str("$ns run\n");
     s
 }
