@@ -3,6 +3,9 @@
 //! ```text
 //! ackwise lab                       # the default comparison, as a table
 //! ackwise lab list                  # presets and strategies
+//! ackwise lab bench                 # emulator speed (and ns-2's, if installed)
+//! ackwise lab crosscheck [--json F] [--ns2-stock]
+//!                                   # emulator and baseline TCP against ns-2
 //! ackwise lab PRESET|FILE.toml [--strategies ae,dal2] [--seed N]
 //!             [--json F] [--csv F] [--jobs N] [--shard i/n]
 //! ```
@@ -30,7 +33,8 @@ enum Command {
 
 #[derive(clap::Args)]
 struct LabArgs {
-    /// A preset name, a scenario file (.toml), `list`, or `bench`.
+    /// A preset name, a scenario file (.toml), `list`, `bench` or
+    /// `crosscheck`.
     target: Option<String>,
     /// Strategies to compare, comma separated (default: the preset's).
     #[arg(long)]
@@ -50,6 +54,10 @@ struct LabArgs {
     /// Run only shard i of n of the sweep, e.g. `2/4`.
     #[arg(long, value_name = "I/N")]
     shard: Option<String>,
+    /// crosscheck: compare with ns-2's stock sender, whose congestion
+    /// avoidance counts ACKs rather than bytes.
+    #[arg(long)]
+    ns2_stock: bool,
     /// No progress output.
     #[arg(long, short)]
     quiet: bool,
@@ -61,7 +69,7 @@ fn main() -> ExitCode {
         Command::Lab(args) => lab_command(args),
     };
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(code) => code,
         Err(e) => {
             eprintln!("ackwise: {e}");
             ExitCode::from(2)
@@ -102,6 +110,22 @@ fn bench() -> Result<(), LabError> {
         ours.wall.as_secs_f64(),
         ours.packets_per_second() / 1e6
     );
+    if !lab::ns2::ns2_available() {
+        println!("ns-2: unavailable (no `ns` on PATH), nothing to compare with");
+        return Ok(());
+    }
+    eprintln!("ns-2: the same experiment, no trace ...");
+    let theirs = lab::bench::run_ns2(simulated)?;
+    println!(
+        "ns-2:    {} data packets in {:.2} s wall: {:.3} M data packets per wall second",
+        theirs.data_packets,
+        theirs.wall.as_secs_f64(),
+        theirs.packets_per_second() / 1e6
+    );
+    println!(
+        "ackwise/ns-2 speed ratio: {:.2}",
+        ours.packets_per_second() / theirs.packets_per_second().max(1e-9)
+    );
     Ok(())
 }
 
@@ -112,14 +136,58 @@ fn write_file(path: &str, text: &str) -> Result<(), LabError> {
     })
 }
 
-fn lab_command(args: LabArgs) -> Result<(), LabError> {
+fn crosscheck(args: &LabArgs) -> Result<ExitCode, LabError> {
+    // Checked first so that a missing ns-2 is one clear line, not an error
+    // from the middle of the run.
+    if !lab::ns2::ns2_available() {
+        return Err(lab::ns2::Ns2Error::NotInstalled.into());
+    }
+    let started = std::time::Instant::now();
+    let reference = if args.ns2_stock {
+        lab::crosscheck::Reference::Stock
+    } else {
+        lab::crosscheck::Reference::ByteCounting
+    };
+    let cases = lab::crosscheck::run_all(reference, !args.quiet)?;
+    print!("{}", lab::crosscheck::table(&cases));
+    if let Some(path) = &args.json {
+        write_file(path, &lab::crosscheck::to_json(&cases))?;
+    }
+    let failed: Vec<String> = cases
+        .iter()
+        .filter(|c| !c.passed())
+        .map(|c| format!("{} {}", c.scenario.name, c.sink.name()))
+        .collect();
+    if !args.quiet {
+        eprintln!(
+            "{} cases in {:.1} s wall time",
+            cases.len(),
+            started.elapsed().as_secs_f64()
+        );
+    }
+    if failed.is_empty() {
+        Ok(ExitCode::SUCCESS)
+    } else {
+        eprintln!(
+            "ackwise: cross-check outside {:.0}% tolerance: {}",
+            lab::crosscheck::TOLERANCE * 100.0,
+            failed.join(", ")
+        );
+        Ok(ExitCode::from(1))
+    }
+}
+
+fn lab_command(args: LabArgs) -> Result<ExitCode, LabError> {
     let target = args.target.as_deref().unwrap_or("default");
     if target == "list" {
         list();
-        return Ok(());
+        return Ok(ExitCode::SUCCESS);
     }
     if target == "bench" {
-        return bench();
+        return bench().map(|()| ExitCode::SUCCESS);
+    }
+    if target == "crosscheck" {
+        return crosscheck(&args);
     }
     let mut file_seed = None;
     let preset = lab::load(target, Some(&mut file_seed))?;
@@ -168,5 +236,5 @@ fn lab_command(args: LabArgs) -> Result<(), LabError> {
     if let Some(path) = &args.csv {
         write_file(path, &run::to_csv(&records))?;
     }
-    Ok(())
+    Ok(ExitCode::SUCCESS)
 }

@@ -12,6 +12,8 @@
 //! ```
 
 pub mod bench;
+pub mod crosscheck;
+pub mod ns2;
 pub mod presets;
 pub mod run;
 pub mod scenario;
@@ -66,6 +68,9 @@ pub enum LabError {
     /// `--shard` is not `i/n`.
     #[error("bad shard `{0}`: expected i/n with 1 <= i <= n")]
     Shard(String),
+    /// An ns-2 run (the cross-check's reference) failed.
+    #[error(transparent)]
+    Ns2(#[from] ns2::Ns2Error),
 }
 
 /// A preset by name, or a scenario file (a path ending in `.toml`) as a
