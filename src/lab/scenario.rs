@@ -281,6 +281,12 @@ impl LabScenario {
             // beyond the last range are dropped unSACKed and recovery
             // stalls into a timeout.
             max_ooo_ranges: 1024,
+            // ns-2's agents never give up on a handshake; a lab host whose
+            // SYN-ACKs drown in a full reverse buffer (paper 000's small
+            // ACK buffer) keeps trying for about ten minutes instead of
+            // the default minute, so the run measures the slowdown rather
+            // than a failed connection.
+            syn_retries: 14,
             initial_rto: Duration::from_secs(1).max(self.min_rto),
             send_buffer: 16 << 20,
             recv_buffer: 16 << 20,
