@@ -66,6 +66,9 @@ pub enum LabError {
     /// `--shard` is not `i/n`.
     #[error("bad shard `{0}`: expected i/n with 1 <= i <= n")]
     Shard(String),
+    /// The runner's worker threads could not be started.
+    #[error("cannot start worker threads: {0}")]
+    Threads(String),
 }
 
 /// A preset by name, or a scenario file (a path ending in `.toml`) as a

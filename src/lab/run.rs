@@ -5,11 +5,11 @@ use super::presets::Preset;
 use super::strategy::Strategy;
 use super::LabError;
 use crate::emu::{self, RunResult};
+use rayon::prelude::*;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
 
 /// Per-flow figures of one run.
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -163,49 +163,41 @@ pub fn run(plan: &RunPlan, progress: bool) -> Result<Vec<RunRecord>, LabError> {
             .map(|(_, t)| t)
             .collect();
     }
-    let results: Mutex<Vec<Option<Result<RunRecord, LabError>>>> =
-        Mutex::new((0..tasks.len()).map(|_| None).collect());
-    let next = AtomicUsize::new(0);
-    let done = AtomicUsize::new(0);
     let total = tasks.len();
     let tty = progress && std::io::stderr().is_terminal();
-    std::thread::scope(|scope| {
-        for _ in 0..plan.jobs.clamp(1, 64) {
-            scope.spawn(|| loop {
-                let k = next.fetch_add(1, Ordering::Relaxed);
-                let Some(&(p, strategy)) = tasks.get(k) else {
-                    break;
-                };
+    let done = AtomicUsize::new(0);
+    // A pool of our own rather than rayon's global one: `--jobs` must hold
+    // for this run whatever else the process does, and a library should not
+    // size a process-wide pool behind its caller's back.
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(plan.jobs.clamp(1, 64))
+        .thread_name(|i| format!("ackwise-lab-{i}"))
+        .build()
+        .map_err(|e| LabError::Threads(e.to_string()))?;
+    // An indexed parallel iterator collects in task order, whatever order
+    // the runs finish in: that is what keeps the output byte-identical for
+    // every `--jobs`.
+    let results: Vec<Result<RunRecord, LabError>> = pool.install(|| {
+        tasks
+            .par_iter()
+            .map(|&(p, strategy)| {
                 let point = &plan.preset.points[p];
                 let scenario = point.scenario.to_emu(strategy, plan.seed);
                 let out = emu::run(&scenario)
                     .map(|r| record(&plan.preset.name, strategy, plan.seed, &point.params, &r))
                     .map_err(LabError::from);
-                if let Ok(mut guard) = results.lock() {
-                    guard[k] = Some(out);
-                }
                 let d = done.fetch_add(1, Ordering::Relaxed) + 1;
                 if progress {
                     report_progress(d, total, tty);
                 }
-            });
-        }
+                out
+            })
+            .collect()
     });
     if tty {
         eprintln!();
     }
-    let results = results.into_inner().unwrap_or_default();
-    results
-        .into_iter()
-        .map(|r| {
-            r.unwrap_or_else(|| {
-                Err(LabError::Field {
-                    field: "run".into(),
-                    problem: "a worker thread stopped before finishing its run".into(),
-                })
-            })
-        })
-        .collect()
+    results.into_iter().collect()
 }
 
 fn report_progress(done: usize, total: usize, tty: bool) {
