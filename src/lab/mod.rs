@@ -13,6 +13,7 @@
 
 pub mod bench;
 pub mod presets;
+mod progress;
 pub mod run;
 pub mod scenario;
 pub mod strategy;

@@ -2,14 +2,13 @@
 //! and the records that come out (table, JSON, CSV).
 
 use super::presets::Preset;
+use super::progress::Progress;
 use super::strategy::Strategy;
 use super::LabError;
 use crate::emu::{self, RunResult};
 use rayon::prelude::*;
 use serde::Serialize;
 use std::collections::BTreeMap;
-use std::io::{IsTerminal, Write};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Per-flow figures of one run.
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -163,9 +162,7 @@ pub fn run(plan: &RunPlan, progress: bool) -> Result<Vec<RunRecord>, LabError> {
             .map(|(_, t)| t)
             .collect();
     }
-    let total = tasks.len();
-    let tty = progress && std::io::stderr().is_terminal();
-    let done = AtomicUsize::new(0);
+    let bar = Progress::new(tasks.len(), progress);
     // A pool of our own rather than rayon's global one: `--jobs` must hold
     // for this run whatever else the process does, and a library should not
     // size a process-wide pool behind its caller's back.
@@ -182,39 +179,28 @@ pub fn run(plan: &RunPlan, progress: bool) -> Result<Vec<RunRecord>, LabError> {
             .par_iter()
             .map(|&(p, strategy)| {
                 let point = &plan.preset.points[p];
+                bar.start(|| point_label(&point.params, strategy));
                 let scenario = point.scenario.to_emu(strategy, plan.seed);
                 let out = emu::run(&scenario)
                     .map(|r| record(&plan.preset.name, strategy, plan.seed, &point.params, &r))
                     .map_err(LabError::from);
-                let d = done.fetch_add(1, Ordering::Relaxed) + 1;
-                if progress {
-                    report_progress(d, total, tty);
-                }
+                bar.finish_one();
                 out
             })
             .collect()
     });
-    if tty {
-        eprintln!();
-    }
+    bar.finish();
     results.into_iter().collect()
 }
 
-fn report_progress(done: usize, total: usize, tty: bool) {
-    let mut err = std::io::stderr().lock();
-    if tty {
-        let width = 30;
-        let filled = done * width / total.max(1);
-        let _ = write!(
-            err,
-            "\r[{}{}] {done}/{total} runs",
-            "#".repeat(filled),
-            ".".repeat(width - filled)
-        );
-        let _ = err.flush();
-    } else if done == total || done % 10 == 0 {
-        let _ = writeln!(err, "{done}/{total} runs done");
+/// `rate_mbps=10 dal2`: which run is busy, for the progress bar.
+fn point_label(params: &[(&str, f64)], strategy: Strategy) -> String {
+    let mut label = String::new();
+    for (k, v) in params {
+        label.push_str(&format!("{k}={v} "));
     }
+    label.push_str(strategy.name());
+    label
 }
 
 fn mean(xs: impl Iterator<Item = f64>) -> Option<f64> {
