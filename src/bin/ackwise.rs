@@ -50,6 +50,13 @@ struct LabArgs {
     /// Run only shard i of n of the sweep, e.g. `2/4`.
     #[arg(long, value_name = "I/N")]
     shard: Option<String>,
+    /// Record time series (windows, bottleneck queue) every INTERVAL,
+    /// e.g. `100ms`; they go into --json and --series-csv.
+    #[arg(long, value_name = "INTERVAL")]
+    series: Option<String>,
+    /// Write the time series as CSV, one row per flow per sample.
+    #[arg(long, value_name = "FILE")]
+    series_csv: Option<String>,
     /// No progress output.
     #[arg(long, short)]
     quiet: bool,
@@ -143,12 +150,29 @@ fn lab_command(args: LabArgs) -> Result<(), LabError> {
             problem: "must be at least 1".into(),
         });
     }
+    let sample_interval = args
+        .series
+        .as_deref()
+        .map(|s| {
+            lab::units::parse_duration(s).map_err(|problem| LabError::Field {
+                field: "--series".into(),
+                problem,
+            })
+        })
+        .transpose()?;
+    if args.series_csv.is_some() && sample_interval.is_none() {
+        return Err(LabError::Field {
+            field: "--series-csv".into(),
+            problem: "needs --series INTERVAL".into(),
+        });
+    }
     let plan = RunPlan {
         preset,
         strategies,
         seed: args.seed.or(file_seed).unwrap_or(1),
         jobs,
         shard,
+        sample_interval,
     };
     let started = std::time::Instant::now();
     let records = run::run(&plan, !args.quiet)?;
@@ -167,6 +191,9 @@ fn lab_command(args: LabArgs) -> Result<(), LabError> {
     }
     if let Some(path) = &args.csv {
         write_file(path, &run::to_csv(&records))?;
+    }
+    if let Some(path) = &args.series_csv {
+        write_file(path, &run::series_to_csv(&records))?;
     }
     Ok(())
 }

@@ -5,7 +5,14 @@
 //! use ackwise::lab::{self, RunPlan};
 //!
 //! let preset = lab::load("default", None)?;
-//! let plan = RunPlan { strategies: preset.strategies.clone(), preset, seed: 1, jobs: 2, shard: None };
+//! let plan = RunPlan {
+//!     strategies: preset.strategies.clone(),
+//!     preset,
+//!     seed: 1,
+//!     jobs: 2,
+//!     shard: None,
+//!     sample_interval: None,
+//! };
 //! let records = lab::run::run(&plan, false)?;
 //! print!("{}", lab::run::table(&records));
 //! # Ok::<(), lab::LabError>(())
@@ -20,7 +27,7 @@ pub mod strategy;
 pub mod units;
 
 pub use presets::{Point, Preset};
-pub use run::{RunPlan, RunRecord};
+pub use run::{RunPlan, RunRecord, SeriesRecord};
 pub use scenario::{LabScenario, ScenarioFile};
 pub use strategy::{Strategy, UnknownStrategy};
 
