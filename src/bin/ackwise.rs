@@ -57,6 +57,9 @@ struct LabArgs {
     /// Write the time series as CSV, one row per flow per sample.
     #[arg(long, value_name = "FILE")]
     series_csv: Option<String>,
+    /// Write SVG plots into this directory (created if missing).
+    #[arg(long, value_name = "DIR")]
+    plot: Option<String>,
     /// No progress output.
     #[arg(long, short)]
     quiet: bool,
@@ -174,6 +177,10 @@ fn lab_command(args: LabArgs) -> Result<(), LabError> {
         shard,
         sample_interval,
     };
+    // Before the sweep, so a bad directory does not cost a long run.
+    if let Some(dir) = &args.plot {
+        lab::plot::prepare_dir(std::path::Path::new(dir))?;
+    }
     let started = std::time::Instant::now();
     let records = run::run(&plan, !args.quiet)?;
     print!("{}", run::table(&records));
@@ -194,6 +201,12 @@ fn lab_command(args: LabArgs) -> Result<(), LabError> {
     }
     if let Some(path) = &args.series_csv {
         write_file(path, &run::series_to_csv(&records))?;
+    }
+    if let Some(dir) = &args.plot {
+        let files = lab::plot::write_plots(&records, std::path::Path::new(dir))?;
+        if !args.quiet {
+            eprintln!("{} plots in {dir}", files.len());
+        }
     }
     Ok(())
 }

@@ -19,6 +19,7 @@
 //! ```
 
 pub mod bench;
+pub mod plot;
 pub mod presets;
 mod progress;
 pub mod run;
@@ -77,6 +78,14 @@ pub enum LabError {
     /// The runner's worker threads could not be started.
     #[error("cannot start worker threads: {0}")]
     Threads(String),
+    /// A plot could not be drawn.
+    #[error("{path}: cannot draw plot: {problem}")]
+    Plot {
+        /// the SVG file
+        path: String,
+        /// what went wrong
+        problem: String,
+    },
 }
 
 /// A preset by name, or a scenario file (a path ending in `.toml`) as a
