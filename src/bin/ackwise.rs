@@ -4,8 +4,14 @@
 //! ackwise lab                       # the default comparison, as a table
 //! ackwise lab list                  # presets and strategies
 //! ackwise lab PRESET|FILE.toml [--strategies ae,dal2] [--seed N]
-//!             [--json F] [--csv F] [--jobs N] [--shard i/n]
+//!             [--json F] [--csv F] [--jobs N] [--shard i/n] [--quiet]
+//!             [--series INTERVAL [--series-csv F]] [--plot DIR]
 //! ```
+//!
+//! `--series 100ms` samples every flow's windows and the bottleneck queue
+//! into the JSON records (and `--series-csv`); `--plot DIR` writes SVG
+//! plots of the sweep, and of the series when recorded. Progress goes to
+//! stderr: a bar on a terminal, a few plain lines otherwise.
 
 use ackwise::lab::{self, presets, run, LabError, RunPlan, Strategy};
 use clap::{Parser, Subcommand};
