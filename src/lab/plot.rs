@@ -295,6 +295,16 @@ fn strategy_colour(name: &str, position: usize) -> RGBColor {
 /// not sit on the frame; `from_zero` anchors it at zero for quantities
 /// that start there.
 fn range(values: impl Iterator<Item = f64>, from_zero: bool) -> std::ops::Range<f64> {
+    let r = padded_range(values, from_zero);
+    // Values near f64::MAX would pad to infinity, which no axis can show.
+    if r.start.is_finite() && r.end.is_finite() {
+        r
+    } else {
+        0.0..1.0
+    }
+}
+
+fn padded_range(values: impl Iterator<Item = f64>, from_zero: bool) -> std::ops::Range<f64> {
     let (mut lo, mut hi) = values
         .filter(|v| v.is_finite())
         .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
@@ -818,6 +828,9 @@ mod tests {
             nan,
             record("da", &[("rate_mbps", f64::INFINITY)], Some(1.0)),
         ];
+        let mut huge = record("ae", &[("rate_mbps", 3.0)], Some(f64::MAX));
+        huge.links.clear();
+        let records = [records, vec![huge]].concat();
         for f in write_plots(&records, &dir).unwrap() {
             let svg = read(&f);
             assert!(!svg.contains("NaN") && !svg.contains("inf"), "{svg}");
