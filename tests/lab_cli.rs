@@ -176,3 +176,109 @@ fn bad_input_is_one_line_and_exit_2() {
     let too_long = scenario("long.toml", &format!("horizon = \"1s\"\n{GOOD}"));
     assert_one_line_error(&["lab", &too_long], "cannot finish within the horizon");
 }
+
+#[test]
+fn plots_and_series_files_are_written() {
+    let dir = temp("plots");
+    let _ = std::fs::remove_dir_all(&dir);
+    let json = temp("series.json");
+    let csv = temp("series.csv");
+    let out = ackwise(&[
+        "lab",
+        "default",
+        "--plot",
+        dir.to_str().unwrap(),
+        "--series",
+        "100ms",
+        "--series-csv",
+        csv.to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+        "--quiet",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for metric in ["completion", "utilization", "acks"] {
+        let svg = std::fs::read_to_string(dir.join(format!("default-{metric}-vs-rate_mbps.svg")))
+            .unwrap_or_else(|e| panic!("{metric}: {e}"));
+        assert!(svg.contains("<svg") && svg.contains("dal2"), "{metric}");
+    }
+    for rate in ["1.5", "10"] {
+        for s in ["ae", "da", "dal2"] {
+            let path = dir.join(format!("default-rate_mbps-{rate}-{s}-cwnd.svg"));
+            assert!(path.is_file(), "{}", path.display());
+        }
+    }
+    let runs: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    for r in runs.as_array().unwrap() {
+        let series = &r["series"];
+        let n = series["times_s"].as_array().unwrap().len();
+        assert!(n > 10);
+        assert_eq!(series["queue_packets"].as_array().unwrap().len(), n);
+        assert_eq!(
+            series["flows"][0]["cwnd_bytes"].as_array().unwrap().len(),
+            n
+        );
+    }
+    let csv = std::fs::read_to_string(csv).unwrap();
+    assert!(csv.starts_with("preset,strategy,seed,rate_mbps,flow,time_s,cwnd_bytes"));
+    assert!(csv.lines().count() > 6 * 10);
+}
+
+#[test]
+fn series_json_is_identical_for_any_job_count() {
+    let (a, b) = (temp("series-j1.json"), temp("series-j2.json"));
+    for (path, jobs) in [(&a, "1"), (&b, "2")] {
+        let out = ackwise(&[
+            "lab",
+            "default",
+            "--series",
+            "100ms",
+            "--jobs",
+            jobs,
+            "--quiet",
+            "--json",
+            path.to_str().unwrap(),
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let (a, b) = (std::fs::read(a).unwrap(), std::fs::read(b).unwrap());
+    assert!(String::from_utf8_lossy(&a).contains("\"series\""));
+    assert_eq!(a, b, "series JSON differs between --jobs 1 and --jobs 2");
+}
+
+#[test]
+fn progress_goes_to_stderr_as_plain_lines_off_a_terminal() {
+    let out = ackwise(&["lab", "default", "--strategies", "ae"]);
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.lines().any(|l| l == "2/2 runs"), "{err}");
+    let quiet = ackwise(&["lab", "default", "--strategies", "ae", "--quiet"]);
+    assert!(quiet.stderr.is_empty());
+}
+
+#[test]
+fn bad_series_and_plot_flags_are_one_line_errors() {
+    assert_one_line_error(&["lab", "--series", "0ms"], "--series");
+    assert_one_line_error(&["lab", "--series", "100"], "needs a unit");
+    assert_one_line_error(&["lab", "--series", "1us"], "at most");
+    let file = temp("not-a-dir");
+    std::fs::write(&file, "x").unwrap();
+    let below = file.join("plots");
+    assert_one_line_error(
+        &["lab", "--plot", below.to_str().unwrap()],
+        below.to_str().unwrap(),
+    );
+    let csv = temp("orphan.csv");
+    assert_one_line_error(
+        &["lab", "--series-csv", csv.to_str().unwrap()],
+        "needs --series",
+    );
+}

@@ -7,8 +7,14 @@
 //! ackwise lab crosscheck [--json F] [--ns2-stock]
 //!                                   # emulator and baseline TCP against ns-2
 //! ackwise lab PRESET|FILE.toml [--strategies ae,dal2] [--seed N]
-//!             [--json F] [--csv F] [--jobs N] [--shard i/n]
+//!             [--json F] [--csv F] [--jobs N] [--shard i/n] [--quiet]
+//!             [--series INTERVAL [--series-csv F]] [--plot DIR]
 //! ```
+//!
+//! `--series 100ms` samples every flow's windows and the bottleneck queue
+//! into the JSON records (and `--series-csv`); `--plot DIR` writes SVG
+//! plots of the sweep, and of the series when recorded. Progress goes to
+//! stderr: a bar on a terminal, a few plain lines otherwise.
 
 use ackwise::lab::{self, presets, run, LabError, RunPlan, Strategy};
 use clap::{Parser, Subcommand};
@@ -58,6 +64,16 @@ struct LabArgs {
     /// avoidance counts ACKs rather than bytes.
     #[arg(long)]
     ns2_stock: bool,
+    /// Record time series (windows, bottleneck queue) every INTERVAL,
+    /// e.g. `100ms`; they go into --json and --series-csv.
+    #[arg(long, value_name = "INTERVAL")]
+    series: Option<String>,
+    /// Write the time series as CSV, one row per flow per sample.
+    #[arg(long, value_name = "FILE")]
+    series_csv: Option<String>,
+    /// Write SVG plots into this directory (created if missing).
+    #[arg(long, value_name = "DIR")]
+    plot: Option<String>,
     /// No progress output.
     #[arg(long, short)]
     quiet: bool,
@@ -211,13 +227,34 @@ fn lab_command(args: LabArgs) -> Result<ExitCode, LabError> {
             problem: "must be at least 1".into(),
         });
     }
+    let sample_interval = args
+        .series
+        .as_deref()
+        .map(|s| {
+            lab::units::parse_duration(s).map_err(|problem| LabError::Field {
+                field: "--series".into(),
+                problem,
+            })
+        })
+        .transpose()?;
+    if args.series_csv.is_some() && sample_interval.is_none() {
+        return Err(LabError::Field {
+            field: "--series-csv".into(),
+            problem: "needs --series INTERVAL".into(),
+        });
+    }
     let plan = RunPlan {
         preset,
         strategies,
         seed: args.seed.or(file_seed).unwrap_or(1),
         jobs,
         shard,
+        sample_interval,
     };
+    // Before the sweep, so a bad directory does not cost a long run.
+    if let Some(dir) = &args.plot {
+        lab::plot::prepare_dir(std::path::Path::new(dir))?;
+    }
     let started = std::time::Instant::now();
     let records = run::run(&plan, !args.quiet)?;
     print!("{}", run::table(&records));
@@ -235,6 +272,15 @@ fn lab_command(args: LabArgs) -> Result<ExitCode, LabError> {
     }
     if let Some(path) = &args.csv {
         write_file(path, &run::to_csv(&records))?;
+    }
+    if let Some(path) = &args.series_csv {
+        write_file(path, &run::series_to_csv(&records))?;
+    }
+    if let Some(dir) = &args.plot {
+        let files = lab::plot::write_plots(&records, std::path::Path::new(dir))?;
+        if !args.quiet {
+            eprintln!("{} plots in {dir}", files.len());
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -5,7 +5,14 @@
 //! use ackwise::lab::{self, RunPlan};
 //!
 //! let preset = lab::load("default", None)?;
-//! let plan = RunPlan { strategies: preset.strategies.clone(), preset, seed: 1, jobs: 2, shard: None };
+//! let plan = RunPlan {
+//!     strategies: preset.strategies.clone(),
+//!     preset,
+//!     seed: 1,
+//!     jobs: 2,
+//!     shard: None,
+//!     sample_interval: None,
+//! };
 //! let records = lab::run::run(&plan, false)?;
 //! print!("{}", lab::run::table(&records));
 //! # Ok::<(), lab::LabError>(())
@@ -14,14 +21,16 @@
 pub mod bench;
 pub mod crosscheck;
 pub mod ns2;
+pub mod plot;
 pub mod presets;
+mod progress;
 pub mod run;
 pub mod scenario;
 pub mod strategy;
 pub mod units;
 
 pub use presets::{Point, Preset};
-pub use run::{RunPlan, RunRecord};
+pub use run::{RunPlan, RunRecord, SeriesRecord};
 pub use scenario::{LabScenario, ScenarioFile};
 pub use strategy::{Strategy, UnknownStrategy};
 
@@ -71,6 +80,17 @@ pub enum LabError {
     /// An ns-2 run (the cross-check's reference) failed.
     #[error(transparent)]
     Ns2(#[from] ns2::Ns2Error),
+    /// The runner's worker threads could not be started.
+    #[error("cannot start worker threads: {0}")]
+    Threads(String),
+    /// A plot could not be drawn.
+    #[error("{path}: cannot draw plot: {problem}")]
+    Plot {
+        /// the SVG file
+        path: String,
+        /// what went wrong
+        problem: String,
+    },
 }
 
 /// A preset by name, or a scenario file (a path ending in `.toml`) as a

@@ -425,7 +425,7 @@ fn p004_highmux() -> Preset {
         .map(|rate| {
             let mut s = two_two(rate, 50);
             let per_direction_bits = 100.0 * P004_BYTES as f64 * 8.0;
-            s.horizon = Duration::from_secs_f64(3.0 * per_direction_bits / rate as f64 + 60.0);
+            s.horizon = Duration::from_secs_f64(10.0 * per_direction_bits / rate as f64 + 60.0);
             rate_point(rate, s)
         })
         .collect();

@@ -2,15 +2,15 @@
 //! and the records that come out (table, JSON, CSV).
 
 use super::presets::Preset;
+use super::progress::Progress;
 use super::scenario::{FlowRole, LONG_LIVED_BYTES};
 use super::strategy::Strategy;
 use super::LabError;
-use crate::emu::{self, jain_index, RunResult};
+use crate::emu::{self, jain_index, RunResult, TimeSeries};
+use crate::time::{Duration, Instant};
+use rayon::prelude::*;
 use serde::Serialize;
 use std::collections::BTreeMap;
-use std::io::{IsTerminal, Write};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
 
 /// Per-flow figures of one run.
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -78,7 +78,52 @@ pub struct RunRecord {
     pub simulated_s: f64,
     /// Length of the measurement window, seconds.
     pub measured_s: f64,
+    /// Time series, when the plan asked for them; absent from JSON
+    /// otherwise, so records without series read as they always did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub series: Option<SeriesRecord>,
 }
+
+/// Periodic samples of one run: every flow's windows and the bottleneck
+/// queue, all aligned with `times_s`.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct SeriesRecord {
+    /// Sampling period, seconds.
+    pub interval_s: f64,
+    /// Name of the sampled link: the bottleneck (see [`BOTTLENECK_LINK`]).
+    pub link: String,
+    /// Sample instants, seconds from the start of the run.
+    pub times_s: Vec<f64>,
+    /// Per flow, in the order of [`RunRecord::flows`].
+    pub flows: Vec<FlowSeriesRecord>,
+    /// Packets waiting in the bottleneck queue at each sample.
+    pub queue_packets: Vec<usize>,
+}
+
+/// One flow's samples.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct FlowSeriesRecord {
+    /// Flow name.
+    pub name: String,
+    /// Sender congestion window, bytes (0 before the connection exists).
+    pub cwnd_bytes: Vec<u64>,
+    /// Sender slow-start threshold, bytes; `null` while it is unset
+    /// (unbounded, before the first loss).
+    pub ssthresh_bytes: Vec<Option<u64>>,
+    /// The receiver's estimate of the sender's window, bytes, where it
+    /// had one; absent when no sample had an estimate.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub receiver_cwnd_estimate_bytes: Option<Vec<Option<u64>>>,
+}
+
+/// The link whose queue is sampled: the first link of every scenario the
+/// lab builds is its bottleneck (the dumbbell's forward middle link, the
+/// parking lot's first hop), so the index holds for any preset.
+pub const BOTTLENECK_LINK: emu::LinkId = 0;
+
+/// Most samples one run may take over its horizon: a guard against an
+/// interval so short that the series would not fit in memory.
+pub const MAX_SAMPLES: u64 = 1_000_000;
 
 /// What to run.
 #[derive(Debug, Clone)]
@@ -93,6 +138,8 @@ pub struct RunPlan {
     pub jobs: usize,
     /// Run only the tasks of shard `i` of `n` (1-based), if set.
     pub shard: Option<(usize, usize)>,
+    /// Record time series with this period (`--series`), if set.
+    pub sample_interval: Option<Duration>,
 }
 
 /// Parses `i/n` for `--shard`.
@@ -116,6 +163,7 @@ fn record(
     params: &[(&str, f64)],
     roles: &[FlowRole],
     r: &RunResult,
+    interval: Option<Duration>,
 ) -> RunRecord {
     let sized = r.flows.iter().all(|f| f.bytes < LONG_LIVED_BYTES);
     let jain_index = if sized {
@@ -167,6 +215,46 @@ fn record(
         all_finished: r.all_finished,
         simulated_s: r.elapsed.as_secs_f64(),
         measured_s: r.measured.as_secs_f64(),
+        series: r.series.as_ref().map(|ts| series_record(ts, r, interval)),
+    }
+}
+
+fn series_record(ts: &TimeSeries, r: &RunResult, interval: Option<Duration>) -> SeriesRecord {
+    let flows = ts
+        .flows
+        .iter()
+        .zip(&r.flows)
+        .map(|(s, f)| FlowSeriesRecord {
+            name: f.name.clone(),
+            cwnd_bytes: s.cwnd.clone(),
+            // The sender keeps an unset threshold as u64::MAX; a number
+            // that large reads as a real window in scripts and plots.
+            ssthresh_bytes: s
+                .ssthresh
+                .iter()
+                .map(|&v| (v != u64::MAX).then_some(v))
+                .collect(),
+            receiver_cwnd_estimate_bytes: s
+                .receiver_cwnd_estimate
+                .iter()
+                .any(Option::is_some)
+                .then(|| s.receiver_cwnd_estimate.clone()),
+        })
+        .collect();
+    let queue = ts.queues.iter().find(|(l, _)| *l == BOTTLENECK_LINK);
+    SeriesRecord {
+        interval_s: interval.map_or(0.0, |d| d.as_secs_f64()),
+        link: r
+            .links
+            .get(BOTTLENECK_LINK)
+            .map_or_else(String::new, |l| l.name.clone()),
+        times_s: ts
+            .times
+            .iter()
+            .map(|&t| (t - Instant::ZERO).as_secs_f64())
+            .collect(),
+        flows,
+        queue_packets: queue.map_or_else(Vec::new, |(_, q)| q.clone()),
     }
 }
 
@@ -182,6 +270,9 @@ pub fn run(plan: &RunPlan, progress: bool) -> Result<Vec<RunRecord>, LabError> {
     let mut tasks = Vec::new();
     for (p, point) in plan.preset.points.iter().enumerate() {
         point.scenario.validate()?;
+        if let Some(interval) = plan.sample_interval {
+            check_interval(interval, point.scenario.horizon)?;
+        }
         for &s in &strategies {
             tasks.push((p, s));
         }
@@ -194,76 +285,73 @@ pub fn run(plan: &RunPlan, progress: bool) -> Result<Vec<RunRecord>, LabError> {
             .map(|(_, t)| t)
             .collect();
     }
-    let results: Mutex<Vec<Option<Result<RunRecord, LabError>>>> =
-        Mutex::new((0..tasks.len()).map(|_| None).collect());
-    let next = AtomicUsize::new(0);
-    let done = AtomicUsize::new(0);
-    let total = tasks.len();
-    let tty = progress && std::io::stderr().is_terminal();
-    std::thread::scope(|scope| {
-        for _ in 0..plan.jobs.clamp(1, 64) {
-            scope.spawn(|| loop {
-                let k = next.fetch_add(1, Ordering::Relaxed);
-                let Some(&(p, strategy)) = tasks.get(k) else {
-                    break;
-                };
+    let bar = Progress::new(tasks.len(), progress);
+    // A pool of our own rather than rayon's global one: `--jobs` must hold
+    // for this run whatever else the process does, and a library should not
+    // size a process-wide pool behind its caller's back.
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(plan.jobs.clamp(1, 64))
+        .thread_name(|i| format!("ackwise-lab-{i}"))
+        .build()
+        .map_err(|e| LabError::Threads(e.to_string()))?;
+    // An indexed parallel iterator collects in task order, whatever order
+    // the runs finish in: that is what keeps the output byte-identical for
+    // every `--jobs`.
+    let results: Vec<Result<RunRecord, LabError>> = pool.install(|| {
+        tasks
+            .par_iter()
+            .map(|&(p, strategy)| {
                 let point = &plan.preset.points[p];
-                let scenario = point.scenario.to_emu(strategy, plan.seed);
+                bar.start(|| point_label(&point.params, strategy));
+                let mut scenario = point.scenario.to_emu(strategy, plan.seed);
+                if plan.sample_interval.is_some() && !scenario.links.is_empty() {
+                    scenario.sample_interval = plan.sample_interval;
+                    scenario.sampled_links = vec![BOTTLENECK_LINK];
+                }
                 let out = emu::run(&scenario)
                     .map(|r| {
+                        let (name, params) = (&plan.preset.name, &point.params);
                         let roles = point.scenario.roles(strategy);
-                        record(
-                            &plan.preset.name,
-                            strategy,
-                            plan.seed,
-                            &point.params,
-                            &roles,
-                            &r,
-                        )
+                        let interval = plan.sample_interval;
+                        record(name, strategy, plan.seed, params, &roles, &r, interval)
                     })
                     .map_err(LabError::from);
-                if let Ok(mut guard) = results.lock() {
-                    guard[k] = Some(out);
-                }
-                let d = done.fetch_add(1, Ordering::Relaxed) + 1;
-                if progress {
-                    report_progress(d, total, tty);
-                }
-            });
-        }
-    });
-    if tty {
-        eprintln!();
-    }
-    let results = results.into_inner().unwrap_or_default();
-    results
-        .into_iter()
-        .map(|r| {
-            r.unwrap_or_else(|| {
-                Err(LabError::Field {
-                    field: "run".into(),
-                    problem: "a worker thread stopped before finishing its run".into(),
-                })
+                bar.finish_one();
+                out
             })
-        })
-        .collect()
+            .collect()
+    });
+    bar.finish();
+    results.into_iter().collect()
 }
 
-fn report_progress(done: usize, total: usize, tty: bool) {
-    let mut err = std::io::stderr().lock();
-    if tty {
-        let width = 30;
-        let filled = done * width / total.max(1);
-        let _ = write!(
-            err,
-            "\r[{}{}] {done}/{total} runs",
-            "#".repeat(filled),
-            ".".repeat(width - filled)
-        );
-        let _ = err.flush();
-    } else if done == total || done % 10 == 0 {
-        let _ = writeln!(err, "{done}/{total} runs done");
+/// A sampling period must be positive and leave at most [`MAX_SAMPLES`]
+/// samples over the horizon.
+fn check_interval(interval: Duration, horizon: Duration) -> Result<(), LabError> {
+    let bad = |problem: String| LabError::Field {
+        field: "sample interval (--series)".into(),
+        problem,
+    };
+    if interval.is_zero() {
+        return Err(bad("must be positive".into()));
     }
+    let samples = horizon.as_nanos() / interval.as_nanos();
+    if samples > u128::from(MAX_SAMPLES) {
+        return Err(bad(format!(
+            "{interval:?} gives {samples} samples over the {horizon:?} horizon; at most {MAX_SAMPLES}"
+        )));
+    }
+    Ok(())
+}
+
+/// `rate_mbps=10 dal2`: which run is busy, for the progress bar.
+fn point_label(params: &[(&str, f64)], strategy: Strategy) -> String {
+    let mut label = String::new();
+    for (k, v) in params {
+        label.push_str(&format!("{k}={v} "));
+    }
+    label.push_str(strategy.name());
+    label
 }
 
 fn mean(xs: impl Iterator<Item = f64>) -> Option<f64> {
@@ -380,4 +468,113 @@ pub fn to_csv(records: &[RunRecord]) -> String {
         }
     }
     out
+}
+
+/// CSV of the time series: one row per flow per sample, with the
+/// bottleneck queue repeated on each flow's row so every row stands alone
+/// (the shape plotting tools and data frames read directly). Runs without
+/// series add no rows.
+pub fn series_to_csv(records: &[RunRecord]) -> String {
+    let param_names: Vec<String> = records
+        .first()
+        .map(|r| r.params.keys().cloned().collect())
+        .unwrap_or_default();
+    let mut out = String::from("preset,strategy,seed");
+    for p in &param_names {
+        out.push(',');
+        out.push_str(p);
+    }
+    out.push_str(
+        ",flow,time_s,cwnd_bytes,ssthresh_bytes,receiver_cwnd_estimate_bytes,queue_packets\n",
+    );
+    for r in records {
+        let Some(series) = &r.series else { continue };
+        let mut prefix = format!("{},{},{}", r.preset, r.strategy, r.seed);
+        for p in &param_names {
+            prefix.push(',');
+            if let Some(v) = r.params.get(p) {
+                prefix.push_str(&v.to_string());
+            }
+        }
+        for f in &series.flows {
+            for (k, t) in series.times_s.iter().enumerate() {
+                let field = |v: Option<u64>| v.map_or(String::new(), |v| v.to_string());
+                let estimate = f
+                    .receiver_cwnd_estimate_bytes
+                    .as_ref()
+                    .and_then(|e| e.get(k).copied().flatten());
+                out.push_str(&format!(
+                    "{prefix},{},{t},{},{},{},{}\n",
+                    f.name,
+                    field(f.cwnd_bytes.get(k).copied()),
+                    field(f.ssthresh_bytes.get(k).copied().flatten()),
+                    field(estimate),
+                    field(series.queue_packets.get(k).map(|&q| q as u64)),
+                ));
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lab::presets;
+
+    fn plan(sample_interval: Option<Duration>) -> RunPlan {
+        let preset = presets::find("default").unwrap();
+        RunPlan {
+            preset,
+            strategies: vec![Strategy::Dal2],
+            seed: 3,
+            jobs: 2,
+            shard: Some((1, 2)),
+            sample_interval,
+        }
+    }
+
+    #[test]
+    fn series_are_aligned_and_absent_unless_asked_for() {
+        let plain = run(&plan(None), false).unwrap();
+        assert!(plain.iter().all(|r| r.series.is_none()));
+        assert!(!to_json(&plain).contains("\"series\""));
+        assert_eq!(series_to_csv(&plain).lines().count(), 1, "header only");
+
+        let sampled = run(&plan(Some(Duration::from_millis(100))), false).unwrap();
+        assert_eq!(sampled.len(), plain.len());
+        for (s, p) in sampled.iter().zip(&plain) {
+            // Sampling observes the run; it must not change it.
+            assert_eq!(s.flows, p.flows);
+            let series = s.series.as_ref().unwrap();
+            let n = series.times_s.len();
+            assert!(n > 10, "{n} samples");
+            assert_eq!(series.queue_packets.len(), n);
+            assert_eq!(series.link, s.links[BOTTLENECK_LINK].name);
+            for f in &series.flows {
+                assert_eq!((f.cwnd_bytes.len(), f.ssthresh_bytes.len()), (n, n));
+                assert!(f.cwnd_bytes.iter().any(|&c| c > 0));
+            }
+        }
+        let csv = series_to_csv(&sampled);
+        let rows = sampled
+            .iter()
+            .map(|r| {
+                r.series
+                    .as_ref()
+                    .map_or(0, |s| s.times_s.len() * s.flows.len())
+            })
+            .sum::<usize>();
+        assert_eq!(csv.lines().count(), rows + 1);
+    }
+
+    #[test]
+    fn sample_interval_must_be_positive_and_not_absurdly_short() {
+        let horizon = Duration::from_secs(600);
+        assert!(check_interval(Duration::from_millis(100), horizon).is_ok());
+        for bad in [Duration::ZERO, Duration::from_micros(1)] {
+            let err = run(&plan(Some(bad)), false).unwrap_err();
+            assert!(err.to_string().contains("--series"), "{err}");
+        }
+    }
 }
