@@ -8,21 +8,11 @@
 use ackwise::connection::{AckPolicyConfig, Config};
 use ackwise::testing::{transfer, PipeConfig, TransferOutcome};
 use proptest::prelude::*;
+
+mod common;
+use common::payload;
 use sha2::{Digest, Sha256};
 use std::time::Duration;
-
-fn payload(len: usize, seed: u64) -> Vec<u8> {
-    // A cheap deterministic byte stream (xorshift) that differs per seed.
-    let mut x = seed | 1;
-    (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
-        .collect()
-}
 
 /// `plain` switches off SACK, timestamps and window scaling, so the sender
 /// runs NewReno and times RTT without timestamps.
@@ -95,18 +85,8 @@ fn run(
     (a, b, out)
 }
 
-/// 256 cases from a fixed seed by default, so CI is repeatable;
-/// `PROPTEST_CASES` and `ACKWISE_PROPTEST_SEED` explore further.
 fn proptest_config() -> ProptestConfig {
-    let env = |name: &str| std::env::var(name).ok().and_then(|v| v.parse::<u64>().ok());
-    let seed = env("ACKWISE_PROPTEST_SEED").unwrap_or(0x00ac_5eed);
-    eprintln!("proptest seed {seed} (set ACKWISE_PROPTEST_SEED to change)");
-    ProptestConfig {
-        cases: env("PROPTEST_CASES").unwrap_or(256) as u32,
-        rng_seed: proptest::test_runner::RngSeed::Fixed(seed),
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    }
+    common::proptest_config(256, 0x00ac_5eed)
 }
 
 fn digest(bytes: &[u8]) -> [u8; 32] {

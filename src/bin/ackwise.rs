@@ -97,7 +97,7 @@ fn list() {
     println!("presets:");
     for name in presets::names() {
         if let Ok(p) = presets::find(name) {
-            let strategies: Vec<&str> = p.strategies.iter().map(|s| s.name()).collect();
+            let strategies: Vec<String> = p.strategies.iter().map(|s| s.name()).collect();
             println!(
                 "  {:<18} {} ({} points; {})",
                 p.name,
@@ -111,6 +111,10 @@ fn list() {
     for s in Strategy::ALL {
         println!("  {:<18} {}", s.name(), s.description());
     }
+    println!(
+        "options (append to a polled strategy): +{}",
+        Strategy::option_names().join(", +")
+    );
 }
 
 fn bench() -> Result<(), LabError> {

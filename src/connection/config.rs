@@ -2,9 +2,10 @@
 //! which parameters.
 
 use crate::estimators::RttEstimator;
-use crate::receiver::{AckPolicy, Delayed, Every};
+use crate::receiver::{AckPolicy, Delayed, Every, Polled};
 use crate::sender::congestion::{Reno, RenoConfig};
 use crate::sender::CongestionControl;
+use crate::sender::{EveryN, PerWindow, Requester};
 use crate::time::Duration;
 use thiserror::Error;
 
@@ -20,6 +21,16 @@ pub enum AckPolicyConfig {
         max_delay: Duration,
         /// Segments per ACK (2 in standard TCP).
         segments: u32,
+    },
+    /// The polled receiver (paper 003 sec. 4.1): acknowledge when the
+    /// sender's request countdown runs out, at once for out-of-order data
+    /// and gap fills, and at the latest `fallback` after the first
+    /// unacknowledged segment. Segments without a request get standard
+    /// delayed ACKs, so a sender that never asks is served as usual.
+    Polled {
+        /// Longest an ACK is held (100 ms by default; the paper also used
+        /// up to 1000 ms).
+        fallback: Duration,
     },
 }
 
@@ -37,6 +48,7 @@ impl AckPolicyConfig {
                 max_delay,
                 segments,
             } => Box::new(Delayed::new(max_delay, segments)),
+            AckPolicyConfig::Polled { fallback } => Box::new(Polled::new(fallback)),
         }
     }
 }
@@ -50,6 +62,58 @@ pub struct CongestionConfig {
     /// Appropriate Byte Counting limit L, in segments (RFC 3465; 2 by
     /// default, the papers' DAL2).
     pub byte_counting_limit: u32,
+    /// Paper 003 sec. 4.2's extended byte counting after a timeout: L =
+    /// min(L, cwnd in segments) instead of RFC 3465's L = 1, so slow start
+    /// can still double when each ACK covers several segments. Off by
+    /// default (RFC 3465).
+    pub extended_abc: bool,
+}
+
+/// What the sender asks of the receiver with the ACK-request option
+/// (paper 003 sec. 3.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum AckRequestConfig {
+    /// Ask for nothing; the receiver's policy decides.
+    #[default]
+    None,
+    /// `acks` ACKs per send window (2W, 4W).
+    PerWindow {
+        /// ACKs per window.
+        acks: u32,
+        /// Ask for every segment during slow start (sec. 4.2).
+        every_segment_in_slow_start: bool,
+    },
+    /// An ACK every `segments` segments, at least two per window (A4L4,
+    /// A8L8).
+    EveryN {
+        /// Segments per ACK.
+        segments: u32,
+        /// Ask for every segment during slow start (sec. 4.2).
+        every_segment_in_slow_start: bool,
+    },
+}
+
+impl AckRequestConfig {
+    /// The requester, or `None` when nothing is asked.
+    pub(crate) fn build(&self) -> Option<Requester> {
+        match *self {
+            AckRequestConfig::None => None,
+            AckRequestConfig::PerWindow {
+                acks,
+                every_segment_in_slow_start,
+            } => Some(Requester::new(
+                Box::new(PerWindow { acks }),
+                every_segment_in_slow_start,
+            )),
+            AckRequestConfig::EveryN {
+                segments,
+                every_segment_in_slow_start,
+            } => Some(Requester::new(
+                Box::new(EveryN { segments }),
+                every_segment_in_slow_start,
+            )),
+        }
+    }
 }
 
 impl Default for CongestionConfig {
@@ -57,6 +121,7 @@ impl Default for CongestionConfig {
         CongestionConfig {
             initial_window: None,
             byte_counting_limit: 2,
+            extended_abc: false,
         }
     }
 }
@@ -68,6 +133,7 @@ impl CongestionConfig {
             reno.initial_window = iw.max(mss);
         }
         reno.byte_counting_limit = self.byte_counting_limit;
+        reno.extended_abc = self.extended_abc;
         Box::new(Reno::new(reno))
     }
 }
@@ -99,6 +165,10 @@ pub struct Config {
     pub timestamps: bool,
     /// Advertise support for the experimental ACK-request option.
     pub ack_requests: bool,
+    /// ACKs this end asks its peer for when sending (needs `ack_requests`
+    /// on both ends; otherwise the sender falls back to byte counting with
+    /// L = 2, as for a delayed-ACK receiver).
+    pub request_acks: AckRequestConfig,
     /// Receiver ACK policy.
     pub ack_policy: AckPolicyConfig,
     /// Sender congestion control.
@@ -146,6 +216,7 @@ impl Default for Config {
             sack: true,
             timestamps: true,
             ack_requests: true,
+            request_acks: AckRequestConfig::None,
             ack_policy: AckPolicyConfig::DELAYED,
             congestion: CongestionConfig::default(),
             dup_thresh: 3,
@@ -210,6 +281,26 @@ impl Config {
             if segments == 0 {
                 return invalid("ack_policy.segments", "must be at least 1");
             }
+        }
+        if let AckPolicyConfig::Polled { fallback } = self.ack_policy {
+            if fallback.is_zero() || fallback > Duration::from_secs(1) {
+                return invalid("ack_policy.fallback", "must be between 1 ns and 1 s");
+            }
+        }
+        match self.request_acks {
+            AckRequestConfig::PerWindow { acks: 0, .. } => {
+                return invalid("request_acks.acks", "must be at least 1");
+            }
+            AckRequestConfig::EveryN { segments: 0, .. } => {
+                return invalid("request_acks.segments", "must be at least 1");
+            }
+            _ => {}
+        }
+        if self.request_acks != AckRequestConfig::None && !self.ack_requests {
+            return invalid(
+                "request_acks",
+                "needs ack_requests (the option must be negotiated)",
+            );
         }
         if self.congestion.byte_counting_limit == 0 {
             return invalid("congestion.byte_counting_limit", "must be at least 1");

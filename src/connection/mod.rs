@@ -12,7 +12,7 @@ mod rx;
 mod stats;
 mod tx;
 
-pub use config::{AckPolicyConfig, Config, ConfigError, CongestionConfig};
+pub use config::{AckPolicyConfig, AckRequestConfig, Config, ConfigError, CongestionConfig};
 pub use stats::Stats;
 
 use crate::receiver::{AckPolicy, Reassembly};
@@ -284,6 +284,17 @@ impl Connection {
         // The SYN's window field is never scaled (RFC 7323 2.2).
         self.sender
             .reconfigure(mss, self.negotiated.sack, cc, u64::from(seg.window));
+        let requests = if self.negotiated.ack_requests {
+            self.config.request_acks.build()
+        } else {
+            None
+        };
+        if requests.is_none() && self.config.request_acks != AckRequestConfig::None {
+            // The peer cannot be polled, so it runs its own policy, most
+            // likely delayed ACKs: count two segments per ACK (DAL2).
+            self.sender.congestion_mut().set_byte_counting_limit(2);
+        }
+        self.sender.set_ack_requests(requests);
     }
 
     fn init_receiver(&mut self, irs: SeqNum, ts: Option<u32>) {
@@ -479,7 +490,10 @@ impl Connection {
             if recv.ack_deadline.is_some_and(|t| t <= now) {
                 recv.ack_deadline = None;
                 match recv.policy.on_timer(now) {
-                    crate::receiver::AckDecision::Now => recv.ack_now = true,
+                    crate::receiver::AckDecision::Now => {
+                        recv.ack_now = true;
+                        self.stats.ack_timer_expiries += 1;
+                    }
                     crate::receiver::AckDecision::By(t) => recv.ack_deadline = Some(t),
                 }
             }

@@ -26,6 +26,11 @@ pub struct Stats {
     /// Every segment we sent with a new or repeated acknowledgment,
     /// piggybacked ones included.
     pub acks_sent: u64,
+    /// Times the ACK timer expired and an ACK was owed for it: the delayed
+    /// ACK's timeout, or the polled receiver's fallback. With ACK requests
+    /// a sender that keeps at least one requested ACK per window never
+    /// leaves the receiver waiting for this timer while data flows.
+    pub ack_timer_expiries: u64,
     /// Pure ACKs that arrived.
     pub pure_acks_received: u64,
     /// Duplicate ACKs that arrived.

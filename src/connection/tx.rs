@@ -173,6 +173,9 @@ impl Connection {
                 tsecr: recv.ts_recent,
             });
         }
+        if let Some(countdown) = tx.and_then(|t| t.ack_request) {
+            options.ack_request = Some(AckRequest::Countdown(countdown));
+        }
         if self.negotiated.sack && recv.reassembly.has_gaps() {
             let mut blocks = [(0u64, 0u64); 4];
             let n = recv.reassembly.sack_blocks(&mut blocks);

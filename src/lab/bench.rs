@@ -56,7 +56,8 @@ pub fn scenario(simulated: Duration) -> Scenario {
         checksums: false,
         ..Config::default()
     };
-    let config = Strategy::Ae.apply(&base);
+    let d = Duration::from_millis(100);
+    let config = Strategy::AE.apply(&base, d, d);
     // More than the link can carry in the horizon: the flow runs throughout.
     let bytes = rate_bps / 8 * (simulated.as_secs() + 10);
     let mut s = Scenario::single_link(&hop, &hop, &FlowParams::new(config, bytes));

@@ -30,7 +30,17 @@ pub struct Preset {
     pub points: Vec<Point>,
 }
 
-const BASELINES: [Strategy; 3] = [Strategy::Ae, Strategy::Da, Strategy::Dal2];
+const BASELINES: [Strategy; 3] = [Strategy::AE, Strategy::DA, Strategy::DAL2];
+
+/// Paper 003's strategies (sec. 3.2).
+const P003: [Strategy; 6] = [
+    Strategy::AE,
+    Strategy::DAL2,
+    Strategy::A4L4,
+    Strategy::A8L8,
+    Strategy::W2,
+    Strategy::W4,
+];
 
 fn ms(v: u64) -> Duration {
     Duration::from_millis(v)
@@ -131,7 +141,7 @@ fn default() -> Preset {
     Preset {
         name: "default".into(),
         description: "one 1 MB flow at 1.5 and 10 Mbit/s, 100 ms RTT, 1 BDP buffer",
-        strategies: BASELINES.to_vec(),
+        strategies: vec![Strategy::AE, Strategy::DA, Strategy::DAL2, Strategy::W4],
         points,
     }
 }
@@ -159,7 +169,7 @@ fn p003_fig3() -> Preset {
     Preset {
         name: "p003-fig3".into(),
         description: "paper 003 fig. 3: 1.5 Mbit/s, 100 ms RTT, buffer x transfer size",
-        strategies: BASELINES.to_vec(),
+        strategies: P003.to_vec(),
         points,
     }
 }
@@ -178,6 +188,7 @@ fn p003_fig6() -> Preset {
                 forward: link(rate, ms(50), bdp_packets(rate, ms(100), 1.0)),
                 flows: vec![long_lived(flows, ms(10))],
                 delayed_ack: ms(500),
+                poll_fallback: secs(1),
                 measure_from: Duration::from_secs_f64(horizon.as_secs_f64() * 0.4),
                 horizon,
                 ..LabScenario::default()
@@ -194,13 +205,14 @@ fn p003_fig6() -> Preset {
     Preset {
         name: "p003-fig6".into(),
         description: "paper 003 figs. 5-7, 9: 1-100 long flows, 1 and 100 Mbit/s, 1 BDP buffer",
-        strategies: BASELINES.to_vec(),
+        strategies: P003.to_vec(),
         points,
     }
 }
 
 /// Paper 003 figure 8: throughput of one flow over 50 s on 1 Mbit/s,
-/// 100 ms RTT, against the buffer size.
+/// 100 ms RTT, against the buffer size; long ACK timers as in sec. 4.3
+/// (500 ms delayed ACK, the RFC 1122 limit, and a 1 s poll fallback).
 fn p003_fig8() -> Preset {
     let points = [2usize, 4, 6, 8, 12, 16, 24]
         .into_iter()
@@ -208,6 +220,8 @@ fn p003_fig8() -> Preset {
             let s = LabScenario {
                 forward: link(1_000_000, ms(50), buffer),
                 flows: vec![long_lived(1, Duration::ZERO)],
+                delayed_ack: ms(500),
+                poll_fallback: secs(1),
                 horizon: secs(50),
                 ..LabScenario::default()
             };
@@ -217,7 +231,7 @@ fn p003_fig8() -> Preset {
     Preset {
         name: "p003-fig8".into(),
         description: "paper 003 fig. 8: one flow for 50 s on 1 Mbit/s, 100 ms RTT, buffer sweep",
-        strategies: BASELINES.to_vec(),
+        strategies: P003.to_vec(),
         points,
     }
 }
@@ -251,7 +265,7 @@ fn p003_fairness(red: bool) -> Vec<Point> {
         };
         for flows in [2u32, 4, 8, 16, 32, 64] {
             let ae = FlowGroup {
-                strategy: Some(Strategy::Ae),
+                strategy: Some(Strategy::AE),
                 ..long_lived(flows / 2, ms(20))
             };
             let compared = FlowGroup {
@@ -259,7 +273,7 @@ fn p003_fairness(red: bool) -> Vec<Point> {
                 ..long_lived(flows / 2, ms(20))
             };
             let back = FlowGroup {
-                strategy: Some(Strategy::Ae),
+                strategy: Some(Strategy::AE),
                 reverse: true,
                 recv_window_segments: Some(20),
                 start: ms(5),
@@ -269,6 +283,7 @@ fn p003_fairness(red: bool) -> Vec<Point> {
                 forward: forward.clone(),
                 flows: vec![ae, compared, back],
                 delayed_ack: ms(500),
+                poll_fallback: secs(1),
                 measure_from: secs(40),
                 horizon: secs(100),
                 ..LabScenario::default()
@@ -285,11 +300,22 @@ fn p003_fairness(red: bool) -> Vec<Point> {
     points
 }
 
+/// The strategies paper 003 sec. 4.5 sets against AE (AE itself last, as
+/// the fair reference).
+const P003_AGAINST_AE: [Strategy; 6] = [
+    Strategy::DAL2,
+    Strategy::A4L4,
+    Strategy::A8L8,
+    Strategy::W2,
+    Strategy::W4,
+    Strategy::AE,
+];
+
 fn p003_fig11() -> Preset {
     Preset {
         name: "p003-fig11".into(),
         description: "paper 003 figs. 10-12: half AE, half compared, 4 reverse flows, drop-tail",
-        strategies: vec![Strategy::Da, Strategy::Dal2, Strategy::Ae],
+        strategies: P003_AGAINST_AE.to_vec(),
         points: p003_fairness(false),
     }
 }
@@ -298,7 +324,7 @@ fn p003_fig11_red() -> Preset {
     Preset {
         name: "p003-fig11-red".into(),
         description: "paper 003 sec. 4.5 with RED (0.25/1.25 BDP, max_p 0.1, gentle)",
-        strategies: vec![Strategy::Da, Strategy::Dal2, Strategy::Ae],
+        strategies: P003_AGAINST_AE.to_vec(),
         points: p003_fairness(true),
     }
 }
@@ -320,7 +346,7 @@ fn p004(forward: LinkParams, flows: Vec<FlowGroup>, access_delay: Duration) -> L
 
 const P004_BYTES: u64 = 10_000 * 1000;
 const P004_RATES_BPS: [u64; 5] = [1_000_000, 2_000_000, 5_000_000, 10_000_000, 20_000_000];
-const P004_STRATEGIES: [Strategy; 3] = [Strategy::Da, Strategy::Ae, Strategy::Dal2];
+const P004_STRATEGIES: [Strategy; 3] = [Strategy::DA, Strategy::AE, Strategy::DAL2];
 
 fn p004_preset(name: &str, description: &'static str, points: Vec<Point>) -> Preset {
     Preset {

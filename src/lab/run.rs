@@ -350,7 +350,7 @@ fn point_label(params: &[(&str, f64)], strategy: Strategy) -> String {
     for (k, v) in params {
         label.push_str(&format!("{k}={v} "));
     }
-    label.push_str(strategy.name());
+    label.push_str(&strategy.name());
     label
 }
 
@@ -526,7 +526,7 @@ mod tests {
         let preset = presets::find("default").unwrap();
         RunPlan {
             preset,
-            strategies: vec![Strategy::Dal2],
+            strategies: vec![Strategy::DAL2],
             seed: 3,
             jobs: 2,
             shard: Some((1, 2)),

@@ -4,14 +4,15 @@
 //! in lower case; scripts rely on them, so they never change meaning. Later
 //! mechanisms add names; options will append with `+`.
 
-use crate::connection::{AckPolicyConfig, Config};
+use crate::connection::{AckPolicyConfig, AckRequestConfig, Config};
+use crate::time::Duration;
 use std::fmt;
 use std::str::FromStr;
 use thiserror::Error;
 
-/// A named end-host configuration compared in the lab.
+/// The mechanism a strategy is built on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Strategy {
+pub enum Base {
     /// `ae`: the receiver acknowledges every segment (paper 003 "AE",
     /// paper 004 "AckEvery").
     Ae,
@@ -21,6 +22,101 @@ pub enum Strategy {
     /// `dal2`: delayed ACK with byte counting limit L = 2 (paper 003
     /// "DAL2", RFC 3465's recommended limit).
     Dal2,
+    /// `a4l4`: the sender asks for every 4th segment, at least two ACKs
+    /// per send window, L = 4 (paper 003 sec. 3.2).
+    A4l4,
+    /// `a8l8`: every 8th segment, at least two per window, L = 8.
+    A8l8,
+    /// `2w`: two ACKs per send window, L = the segments an ACK covers.
+    W2,
+    /// `4w`: four ACKs per send window.
+    W4,
+}
+
+impl Base {
+    /// Every base, in the order tables list them.
+    pub const ALL: [Base; 7] = [
+        Base::Ae,
+        Base::Da,
+        Base::Dal2,
+        Base::A4l4,
+        Base::A8l8,
+        Base::W2,
+        Base::W4,
+    ];
+
+    fn name(self) -> &'static str {
+        match self {
+            Base::Ae => "ae",
+            Base::Da => "da",
+            Base::Dal2 => "dal2",
+            Base::A4l4 => "a4l4",
+            Base::A8l8 => "a8l8",
+            Base::W2 => "2w",
+            Base::W4 => "4w",
+        }
+    }
+
+    fn description(self) -> &'static str {
+        match self {
+            Base::Ae => "ACK every segment (AE)",
+            Base::Da => "delayed ACK, byte counting L=1 (paper 004 NewReno)",
+            Base::Dal2 => "delayed ACK, byte counting L=2 (paper 003 DAL2)",
+            Base::A4l4 => "sender asks for every 4th segment, >= 2 per window, L=4",
+            Base::A8l8 => "sender asks for every 8th segment, >= 2 per window, L=8",
+            Base::W2 => "sender asks for 2 ACKs per send window (2W)",
+            Base::W4 => "sender asks for 4 ACKs per send window (4W)",
+        }
+    }
+
+    /// The ACK requests of a polled base, `None` for the others.
+    fn requests(self, every_segment_in_slow_start: bool) -> Option<AckRequestConfig> {
+        let ss = every_segment_in_slow_start;
+        match self {
+            Base::Ae | Base::Da | Base::Dal2 => None,
+            Base::A4l4 => Some(AckRequestConfig::EveryN {
+                segments: 4,
+                every_segment_in_slow_start: ss,
+            }),
+            Base::A8l8 => Some(AckRequestConfig::EveryN {
+                segments: 8,
+                every_segment_in_slow_start: ss,
+            }),
+            Base::W2 => Some(AckRequestConfig::PerWindow {
+                acks: 2,
+                every_segment_in_slow_start: ss,
+            }),
+            Base::W4 => Some(AckRequestConfig::PerWindow {
+                acks: 4,
+                every_segment_in_slow_start: ss,
+            }),
+        }
+    }
+}
+
+/// Options appended to a strategy name with `+`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct Options {
+    /// `+ss-every`: ask for an ACK of every segment in slow start (paper
+    /// 003 sec. 4.2, against the byte-counting delay); polled bases only.
+    pub ss_every: bool,
+}
+
+impl Options {
+    const NAMES: [&'static str; 1] = ["ss-every"];
+}
+
+/// A named end-host configuration compared in the lab: a [`Base`] and
+/// its [`Options`], written `base+option+option` (e.g. `4w+ss-every`).
+///
+/// The names are the papers' (paper 003 sec. 3, paper 004 sec. 4.1) in
+/// lower case; scripts rely on them, so they never change meaning.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Strategy {
+    /// The mechanism.
+    pub base: Base,
+    /// Its options.
+    pub options: Options,
 }
 
 /// A strategy name the lab does not know.
@@ -33,29 +129,56 @@ pub struct UnknownStrategy {
     pub known: String,
 }
 
-impl Strategy {
-    /// Every strategy, in the order tables list them.
-    pub const ALL: [Strategy; 3] = [Strategy::Ae, Strategy::Da, Strategy::Dal2];
+const fn plain(base: Base) -> Strategy {
+    Strategy {
+        base,
+        options: Options { ss_every: false },
+    }
+}
 
-    /// The stable lab name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Strategy::Ae => "ae",
-            Strategy::Da => "da",
-            Strategy::Dal2 => "dal2",
-        }
+impl Strategy {
+    /// `ae`.
+    pub const AE: Strategy = plain(Base::Ae);
+    /// `da`.
+    pub const DA: Strategy = plain(Base::Da);
+    /// `dal2`.
+    pub const DAL2: Strategy = plain(Base::Dal2);
+    /// `a4l4`.
+    pub const A4L4: Strategy = plain(Base::A4l4);
+    /// `a8l8`.
+    pub const A8L8: Strategy = plain(Base::A8l8);
+    /// `2w`.
+    pub const W2: Strategy = plain(Base::W2);
+    /// `4w`.
+    pub const W4: Strategy = plain(Base::W4);
+
+    /// Every base strategy without options, in the order tables list them.
+    pub const ALL: [Strategy; 7] = [
+        Strategy::AE,
+        Strategy::DA,
+        Strategy::DAL2,
+        Strategy::A4L4,
+        Strategy::A8L8,
+        Strategy::W2,
+        Strategy::W4,
+    ];
+
+    /// The stable lab name, options included.
+    pub fn name(self) -> String {
+        self.to_string()
     }
 
     /// One line for `ackwise lab list`.
     pub fn description(self) -> &'static str {
-        match self {
-            Strategy::Ae => "ACK every segment (AE)",
-            Strategy::Da => "delayed ACK, byte counting L=1 (paper 004 NewReno)",
-            Strategy::Dal2 => "delayed ACK, byte counting L=2 (paper 003 DAL2)",
-        }
+        self.base.description()
     }
 
-    /// Parses a comma-separated list such as `ae,dal2`.
+    /// The option names `+` accepts, for help texts.
+    pub fn option_names() -> &'static [&'static str] {
+        &Options::NAMES
+    }
+
+    /// Parses a comma-separated list such as `ae,dal2,4w+ss-every`.
     pub fn parse_list(list: &str) -> Result<Vec<Strategy>, UnknownStrategy> {
         list.split(',')
             .map(str::trim)
@@ -64,25 +187,50 @@ impl Strategy {
             .collect()
     }
 
-    /// `base` with this strategy's ACK policy and byte-counting limit.
-    /// Both ends of a flow use the result: the receiver reads the policy,
-    /// the sender the limit.
-    pub fn apply(self, base: &Config) -> Config {
+    /// `base` with this strategy's ACK policy, ACK requests and
+    /// byte-counting limit. Both ends of a flow use the result: the
+    /// receiver reads the policy, the sender the requests and the limit.
+    /// `ack_delay` is the delayed-ACK timer, `poll_fallback` the polled
+    /// receiver's fallback timer.
+    pub fn apply(self, base: &Config, ack_delay: Duration, poll_fallback: Duration) -> Config {
         let mut config = base.clone();
-        let (policy, limit) = match self {
-            Strategy::Ae => (AckPolicyConfig::Every, 1),
-            Strategy::Da => (AckPolicyConfig::DELAYED, 1),
-            Strategy::Dal2 => (AckPolicyConfig::DELAYED, 2),
+        let delayed = AckPolicyConfig::Delayed {
+            max_delay: ack_delay,
+            segments: 2,
+        };
+        let polled = AckPolicyConfig::Polled {
+            fallback: poll_fallback,
+        };
+        let (policy, limit) = match self.base {
+            Base::Ae => (AckPolicyConfig::Every, 1),
+            Base::Da => (delayed, 1),
+            Base::Dal2 => (delayed, 2),
+            Base::A4l4 => (polled, 4),
+            Base::A8l8 => (polled, 8),
+            // The limit follows the group size once data flows; 2 until
+            // the first group.
+            Base::W2 | Base::W4 => (polled, 2),
         };
         config.ack_policy = policy;
         config.congestion.byte_counting_limit = limit;
+        if let Some(requests) = self.base.requests(self.options.ss_every) {
+            config.ack_requests = true;
+            config.request_acks = requests;
+            config.congestion.extended_abc = true;
+        } else {
+            config.request_acks = AckRequestConfig::None;
+        }
         config
     }
 }
 
 impl fmt::Display for Strategy {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
+        f.write_str(self.base.name())?;
+        if self.options.ss_every {
+            f.write_str("+ss-every")?;
+        }
+        Ok(())
     }
 }
 
@@ -90,14 +238,30 @@ impl FromStr for Strategy {
     type Err = UnknownStrategy;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let unknown = || UnknownStrategy {
+            name: s.to_string(),
+            known: format!(
+                "{}; options +{}",
+                Base::ALL.map(Base::name).join(", "),
+                Options::NAMES.join(", +")
+            ),
+        };
         let wanted = s.trim().to_ascii_lowercase();
-        Strategy::ALL
+        let mut parts = wanted.split('+');
+        let base_name = parts.next().unwrap_or_default();
+        let base = Base::ALL
             .into_iter()
-            .find(|st| st.name() == wanted)
-            .ok_or_else(|| UnknownStrategy {
-                name: s.to_string(),
-                known: Strategy::ALL.map(Strategy::name).join(", "),
-            })
+            .find(|b| b.name() == base_name)
+            .ok_or_else(unknown)?;
+        let mut options = Options::default();
+        for option in parts {
+            match option {
+                // Only a polled sender can ask for every segment.
+                "ss-every" if base.requests(false).is_some() => options.ss_every = true,
+                _ => return Err(unknown()),
+            }
+        }
+        Ok(Strategy { base, options })
     }
 }
 
@@ -112,20 +276,49 @@ mod tests {
         }
         assert_eq!(
             Strategy::parse_list(" AE, dal2 ,").unwrap(),
-            vec![Strategy::Ae, Strategy::Dal2]
+            vec![Strategy::AE, Strategy::DAL2]
         );
-        let err = Strategy::parse_list("ae,4w").unwrap_err();
-        assert_eq!(err.name, "4w");
+        let err = Strategy::parse_list("ae,9w").unwrap_err();
+        assert_eq!(err.name, "9w");
         assert!(err.to_string().contains("ae, da, dal2"), "{err}");
+        let w4: Strategy = "4W+ss-every".parse().unwrap();
+        assert_eq!(w4.base, Base::W4);
+        assert!(w4.options.ss_every);
+        assert_eq!(w4.name(), "4w+ss-every");
+        // Options a base cannot take, and unknown options, are refused.
+        assert!("ae+ss-every".parse::<Strategy>().is_err());
+        assert!("4w+turbo".parse::<Strategy>().is_err());
     }
 
     #[test]
     fn strategies_set_policy_and_limit() {
         let base = Config::default();
-        assert_eq!(Strategy::Ae.apply(&base).ack_policy, AckPolicyConfig::Every);
-        assert_eq!(Strategy::Da.apply(&base).congestion.byte_counting_limit, 1);
-        let dal2 = Strategy::Dal2.apply(&base);
+        let d = Duration::from_millis(100);
+        assert_eq!(
+            Strategy::AE.apply(&base, d, d).ack_policy,
+            AckPolicyConfig::Every
+        );
+        assert_eq!(
+            Strategy::DA
+                .apply(&base, d, d)
+                .congestion
+                .byte_counting_limit,
+            1
+        );
+        let dal2 = Strategy::DAL2.apply(&base, d, d);
         assert_eq!(dal2.ack_policy, AckPolicyConfig::DELAYED);
         assert_eq!(dal2.congestion.byte_counting_limit, 2);
+        assert_eq!(dal2.request_acks, AckRequestConfig::None);
+        let a8 = Strategy::A8L8.apply(&base, d, d);
+        assert_eq!(a8.ack_policy, AckPolicyConfig::Polled { fallback: d });
+        assert_eq!(a8.congestion.byte_counting_limit, 8);
+        assert!(a8.congestion.extended_abc && a8.ack_requests);
+        assert!(matches!(
+            Strategy::W4.apply(&base, d, d).request_acks,
+            AckRequestConfig::PerWindow { acks: 4, .. }
+        ));
+        for s in Strategy::ALL {
+            s.apply(&base, d, d).validate().unwrap();
+        }
     }
 }

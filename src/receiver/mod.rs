@@ -4,5 +4,5 @@
 pub mod ack_policy;
 mod reassembly;
 
-pub use ack_policy::{AckDecision, AckPolicy, ArrivalInfo, Delayed, Every};
+pub use ack_policy::{AckDecision, AckPolicy, ArrivalInfo, Delayed, Every, Polled};
 pub use reassembly::{InsertOutcome, Reassembly};

@@ -14,6 +14,7 @@
 //! sender goes back to the cumulative ACK point and resends in order, as the
 //! SACK information may no longer be trusted (RFC 2018 section 8).
 
+use super::ack_request::{Requester, WindowInfo};
 use super::{AckOutcome, CongestionControl, Scoreboard, SendBuffer};
 use crate::estimators::RttEstimator;
 use crate::time::{Duration, Instant};
@@ -54,6 +55,9 @@ pub struct TxSegment {
     pub fin: bool,
     /// Some of it was sent before.
     pub retransmission: bool,
+    /// The ACK-request countdown to carry, when the sender is asking for
+    /// ACKs (see [`Sender::set_ack_requests`]).
+    pub ack_request: Option<u16>,
 }
 
 /// What an arriving acknowledgment carried, in stream offsets.
@@ -150,6 +154,10 @@ pub struct Sender {
     probing: bool,
     /// Karn-safe RTT timing when timestamps are off: (end offset, sent at).
     rtt_probe: Option<(u64, Instant)>,
+    /// ACK requests, when the peer accepts them.
+    requests: Option<Requester>,
+    /// End offset of the last segment that asked for an ACK at once.
+    last_request_end: u64,
     counters: SenderCounters,
 }
 
@@ -183,8 +191,24 @@ impl Sender {
             persist_deadline: None,
             probing: false,
             rtt_probe: None,
+            requests: None,
+            last_request_end: 0,
             counters: SenderCounters::default(),
         }
+    }
+
+    /// Starts (or, with `None`, stops) asking the receiver for ACKs with
+    /// the experimental option; only once the peer has said it
+    /// understands it. While requests run, the byte-counting limit L
+    /// follows the group size: one ACK is expected to cover that many
+    /// segments (paper 003 sec. 4.2).
+    pub fn set_ack_requests(&mut self, requests: Option<Requester>) {
+        self.requests = requests;
+    }
+
+    /// The ACK-request state, if requests are on.
+    pub fn ack_requests(&self) -> Option<&Requester> {
+        self.requests.as_ref()
     }
 
     /// Applies what the handshake agreed: segment size, SACK, a congestion
@@ -464,6 +488,9 @@ impl Sender {
         self.recover = point;
         self.cc.on_congestion_event(now, flight);
         self.board.begin_recovery();
+        if let Some(r) = self.requests.as_mut() {
+            r.restart();
+        }
         self.counters.fast_retransmits += 1;
         self.retransmit_head = true;
         if !self.sack {
@@ -513,6 +540,9 @@ impl Sender {
         // Go back to the cumulative ACK point (RFC 5681 3.1, RFC 6675 5.1).
         let una = self.board.snd_una();
         self.board.reset_to(una);
+        if let Some(r) = self.requests.as_mut() {
+            r.restart();
+        }
         tracing::debug!(flight, rto = ?self.rtt.rto(), "retransmission timeout");
         true
     }
@@ -655,12 +685,70 @@ impl Sender {
         if self.rto_deadline.is_none() {
             self.rto_deadline = Some(now + self.rtt.rto());
         }
+        let ack_request = self.next_ack_request(retransmission);
+        if ack_request == Some(0) {
+            self.last_request_end = self.last_request_end.max(end);
+        }
         TxSegment {
             start,
             len,
             fin,
             retransmission,
+            ack_request,
         }
+    }
+
+    /// The countdown for a segment being sent. A retransmission asks for
+    /// an ACK at once: it repairs a hole, and its ACK is what recovery
+    /// waits for.
+    fn next_ack_request(&mut self, retransmission: bool) -> Option<u16> {
+        let window = self
+            .cc
+            .window()
+            .min(self.window_edge.saturating_sub(self.board.snd_una()));
+        let info = WindowInfo {
+            window_segments: (window / self.mss).max(1),
+            in_slow_start: self.cc.in_slow_start(),
+        };
+        // With nothing more to send, the group ends here (an application
+        // that pauses must not wait for the receiver's timer). With data
+        // but a full window, a group may stay open as long as an ACK
+        // already asked for is still to come back and release more.
+        let must_close = match self.next_send_room() {
+            None => true,
+            Some(room) => !room && self.board.snd_una() >= self.last_request_end,
+        };
+        let requests = self.requests.as_mut()?;
+        if retransmission {
+            return Some(0);
+        }
+        let countdown = requests.next_countdown(&info)?;
+        self.cc.set_byte_counting_limit(requests.group_segments());
+        if must_close && countdown > 0 {
+            // Nothing more can leave until an ACK comes back (window full
+            // or no data) and no requested ACK is outstanding: a group left
+            // open here would make the receiver sit on its fallback timer.
+            // Close it, so every window of data draws at least one ACK
+            // (paper 003 sec. 3.1).
+            requests.restart();
+            return Some(0);
+        }
+        Some(countdown)
+    }
+
+    /// Just after a segment was sent: `None` when no new data (nor a FIN)
+    /// is waiting, otherwise whether both the congestion window and the
+    /// peer's window have room for the next segment now.
+    fn next_send_room(&self) -> Option<bool> {
+        let next = self.board.high_data();
+        let data_end = self.buffer.end();
+        let waiting = data_end.saturating_sub(next).min(self.mss);
+        let fin = self.fin_queued && next == data_end;
+        if waiting == 0 && !fin {
+            return None;
+        }
+        let room = self.cc.window().saturating_sub(self.in_flight());
+        Some(room >= waiting.max(1) && (self.window_edge > next || fin))
     }
 }
 

@@ -1,11 +1,13 @@
 //! The sending half: send buffer, SACK scoreboard, loss recovery,
 //! retransmission timer and congestion control.
 
+pub mod ack_request;
 pub mod congestion;
 mod engine;
 mod scoreboard;
 mod send_buffer;
 
+pub use ack_request::{AckRequestStrategy, EveryN, NoRequests, PerWindow, Requester};
 pub use congestion::{CongestionControl, Reno};
 pub use engine::{AckEffect, AckInput, Sender, SenderCounters, SenderParams, TxSegment};
 pub use scoreboard::{AckOutcome, Scoreboard};

@@ -14,6 +14,8 @@
 //!   RFC 1122 section 4.2.3.2, at most every second full-sized segment and
 //!   within a bounded delay. Paired with a sender doing byte counting with
 //!   limit 2 (RFC 3465) this is the paper's DAL2.
+//! * [`Polled`]: acknowledge when the sender's request countdown says so
+//!   (paper 003's A4L4, A8L8, 2W and 4W receivers).
 //!
 //! RFC 5681 section 4.2 also requires an immediate ACK for out-of-order
 //! segments and for segments that fill a gap; [`ArrivalInfo`] carries the
@@ -24,9 +26,11 @@ use crate::wire::AckRequest;
 
 mod delayed;
 mod every;
+mod polled;
 
 pub use delayed::Delayed;
 pub use every::Every;
+pub use polled::Polled;
 
 /// What the receiver learned from one arriving segment that carried data or
 /// FIN.

@@ -17,6 +17,9 @@ pub struct RenoConfig {
     pub initial_window: u64,
     /// Byte-counting limit L in segments (RFC 3465 section 2.2).
     pub byte_counting_limit: u32,
+    /// After a timeout, limit slow start to min(L, cwnd) segments per ACK
+    /// (paper 003 sec. 4.2) instead of 1 (RFC 3465 section 2.3).
+    pub extended_abc: bool,
     /// Initial ssthresh in bytes; RFC 5681 section 3.1 says "arbitrarily
     /// high", e.g. `u64::MAX`.
     pub initial_ssthresh: u64,
@@ -38,6 +41,7 @@ impl RenoConfig {
             mss,
             initial_window: Self::rfc6928_initial_window(mss),
             byte_counting_limit: 2,
+            extended_abc: false,
             initial_ssthresh: u64::MAX,
         }
     }
@@ -119,7 +123,15 @@ impl Reno {
     /// so a different rule (ackwise's extended ABC) replaces only this.
     pub fn effective_slow_start_limit(&self) -> u32 {
         if self.post_rto_slow_start {
-            1
+            if self.config.extended_abc {
+                // Paper 003 sec. 4.2: min(L, cwnd) lets slow start double
+                // per RTT although each ACK covers several segments, and
+                // still counts no more than was sent since the timeout.
+                let cwnd_segments = (self.cwnd / self.config.mss.max(1)).max(1);
+                u32::try_from(cwnd_segments.min(u64::from(self.limit))).unwrap_or(self.limit)
+            } else {
+                1
+            }
         } else {
             self.limit
         }
@@ -243,8 +255,46 @@ mod tests {
             mss: MSS,
             initial_window: cwnd_segments * MSS,
             byte_counting_limit: limit,
+            extended_abc: false,
             initial_ssthresh: u64::MAX,
         })
+    }
+
+    #[test]
+    fn extended_abc_after_a_timeout_counts_min_of_l_and_cwnd() {
+        // L = 8 (A8L8); a timeout leaves cwnd at 1 segment.
+        let mut plain = reno(40, 8);
+        let mut ext = Reno::new(RenoConfig {
+            extended_abc: true,
+            ..*plain.config()
+        });
+        for r in [&mut plain, &mut ext] {
+            r.on_retransmission_timeout(T, 40 * MSS);
+            assert_eq!(r.window(), MSS);
+            assert!(r.in_post_rto_slow_start());
+        }
+        // RFC 3465: one segment per ACK whatever the ACK covers.
+        assert_eq!(plain.effective_slow_start_limit(), 1);
+        // Paper 003 sec. 4.2: min(L, cwnd) = min(8, 1) = 1 at first ...
+        assert_eq!(ext.effective_slow_start_limit(), 1);
+        // ... so an ACK for 8 segments (only one was sent) adds one.
+        ext.on_ack(T, 8 * MSS);
+        plain.on_ack(T, 8 * MSS);
+        assert_eq!(ext.window(), 2 * MSS);
+        assert_eq!(plain.window(), 2 * MSS);
+        // Then the limit grows with cwnd and slow start doubles per ACK
+        // round, where RFC 3465's L = 1 creeps by one segment per ACK.
+        assert_eq!(ext.effective_slow_start_limit(), 2);
+        ext.on_ack(T, 8 * MSS);
+        plain.on_ack(T, 8 * MSS);
+        assert_eq!(ext.window(), 4 * MSS);
+        assert_eq!(plain.window(), 3 * MSS);
+        ext.on_ack(T, 8 * MSS);
+        assert_eq!(ext.window(), 8 * MSS);
+        // Capped by L itself.
+        ext.on_ack(T, 16 * MSS);
+        assert_eq!(ext.window(), 16 * MSS);
+        assert_eq!(ext.effective_slow_start_limit(), 8);
     }
 
     #[test]
@@ -427,6 +477,7 @@ mod tests {
             mss: MSS,
             initial_window: 0,
             byte_counting_limit: 0,
+            extended_abc: false,
             initial_ssthresh: 0,
         });
         assert_eq!(r.window(), MSS);

@@ -1,0 +1,236 @@
+//! ACK-request strategies: how often the sender asks the receiver for an
+//! acknowledgment (paper 003 sec. 3).
+//!
+//! The sender knows its send window, so it, not the receiver, can keep the
+//! ACK rate at a fixed number per window (`xW`) or at every n-th segment
+//! without falling below the lower bound of two ACKs per send window
+//! (sec. 3.1: one ACK per window turns TCP into stop-and-wait, two are the
+//! least that can fill the pipe). Requests travel in the experimental
+//! option as a countdown ([`AckRequest::Countdown`](crate::wire::AckRequest)):
+//! every segment of a group says how many more segments the receiver may
+//! take before it owes the ACK, so the receiver still knows when the ACK
+//! is due if the last segment of the group is lost or reordered.
+//!
+//! A strategy only chooses the group size; [`Requester`] turns group sizes
+//! into per-segment countdowns. The group size is also the number of
+//! segments one ACK is expected to cover, which the sender uses as its
+//! byte-counting limit L (paper 003 sec. 4.2).
+
+use core::fmt::Debug;
+
+/// What a strategy may look at when it sizes the next group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WindowInfo {
+    /// The send window, min(cwnd, peer window), in whole segments (at
+    /// least 1).
+    pub window_segments: u64,
+    /// The sender is in slow start.
+    pub in_slow_start: bool,
+}
+
+/// Chooses how many segments each requested ACK covers.
+pub trait AckRequestStrategy: Debug + Send {
+    /// Short name for logs.
+    fn name(&self) -> &'static str;
+
+    /// Segments the next ACK should cover (at least 1); `None` leaves the
+    /// receiver to its own policy.
+    fn group_segments(&self, window: &WindowInfo) -> Option<u32>;
+}
+
+fn clamp_u32(v: u64) -> u32 {
+    u32::try_from(v).unwrap_or(u32::MAX).max(1)
+}
+
+/// `xW`: `acks` ACKs per send window (paper 003's 2W and 4W). Groups are
+/// `ceil(window / acks)` segments, so a window never draws more than
+/// `acks` ACKs and every window draws at least one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PerWindow {
+    /// ACKs per send window (at least 1; the paper uses 2 and 4).
+    pub acks: u32,
+}
+
+impl AckRequestStrategy for PerWindow {
+    fn name(&self) -> &'static str {
+        "per-window"
+    }
+
+    fn group_segments(&self, window: &WindowInfo) -> Option<u32> {
+        let acks = u64::from(self.acks.max(1));
+        Some(clamp_u32(window.window_segments.div_ceil(acks)))
+    }
+}
+
+/// `AnLn`: an ACK for every `segments`-th segment (paper 003's A4L4 and
+/// A8L8), but never fewer than two ACKs per send window (sec. 3.2): in a
+/// window of `w` segments a group is at most `w / 2` segments.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EveryN {
+    /// Segments per ACK when the window is large enough.
+    pub segments: u32,
+}
+
+impl AckRequestStrategy for EveryN {
+    fn name(&self) -> &'static str {
+        "every-n"
+    }
+
+    fn group_segments(&self, window: &WindowInfo) -> Option<u32> {
+        let bound = (window.window_segments / 2).max(1);
+        Some(clamp_u32(u64::from(self.segments.max(1)).min(bound)))
+    }
+}
+
+/// Asks for nothing: the receiver's own policy decides.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct NoRequests;
+
+impl AckRequestStrategy for NoRequests {
+    fn name(&self) -> &'static str {
+        "none"
+    }
+
+    fn group_segments(&self, _window: &WindowInfo) -> Option<u32> {
+        None
+    }
+}
+
+/// Turns a strategy's group sizes into per-segment countdowns.
+#[derive(Debug)]
+pub struct Requester {
+    strategy: Box<dyn AckRequestStrategy>,
+    /// Ask for an ACK of every segment while in slow start, so that slow
+    /// start doubles per RTT without paper 003's "byte counting delay"
+    /// (sec. 4.2).
+    every_segment_in_slow_start: bool,
+    /// Segments still to send in the current group.
+    left: u32,
+    /// Size of the current group.
+    group: u32,
+}
+
+impl Requester {
+    /// A requester for `strategy`.
+    pub fn new(strategy: Box<dyn AckRequestStrategy>, every_segment_in_slow_start: bool) -> Self {
+        Requester {
+            strategy,
+            every_segment_in_slow_start,
+            left: 0,
+            group: 1,
+        }
+    }
+
+    /// The strategy's name.
+    pub fn name(&self) -> &'static str {
+        self.strategy.name()
+    }
+
+    /// Size of the group being sent (segments one ACK covers).
+    pub fn group_segments(&self) -> u32 {
+        self.group
+    }
+
+    /// The countdown for the next new segment; `None` when the strategy
+    /// asks for nothing. Starting a group re-reads the window, so the
+    /// group size follows cwnd.
+    pub fn next_countdown(&mut self, window: &WindowInfo) -> Option<u16> {
+        if self.left == 0 {
+            let group = if self.every_segment_in_slow_start && window.in_slow_start {
+                Some(1)
+            } else {
+                self.strategy.group_segments(window)
+            }?;
+            // The option carries 16 bits.
+            self.group = group.clamp(1, u32::from(u16::MAX) + 1);
+            self.left = self.group;
+        }
+        self.left -= 1;
+        Some(self.left as u16)
+    }
+
+    /// Forgets the current group, so the next segment starts a fresh one
+    /// sized from the window then (after a timeout or recovery the old
+    /// group no longer matches the window).
+    pub fn restart(&mut self) {
+        self.left = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn window(w: u64) -> WindowInfo {
+        WindowInfo {
+            window_segments: w,
+            in_slow_start: false,
+        }
+    }
+
+    #[test]
+    fn per_window_never_exceeds_x_acks_and_never_drops_below_one() {
+        let two = PerWindow { acks: 2 };
+        let four = PerWindow { acks: 4 };
+        assert_eq!(two.group_segments(&window(10)), Some(5));
+        assert_eq!(four.group_segments(&window(10)), Some(3));
+        assert_eq!(four.group_segments(&window(1)), Some(1));
+        for w in 1..500u64 {
+            for s in [two, four] {
+                let g = u64::from(s.group_segments(&window(w)).unwrap());
+                let acks = w.div_ceil(g);
+                assert!(acks >= 1 && acks <= u64::from(s.acks), "w {w} g {g}");
+            }
+        }
+    }
+
+    #[test]
+    fn every_n_keeps_two_acks_per_window() {
+        let a8 = EveryN { segments: 8 };
+        assert_eq!(a8.group_segments(&window(100)), Some(8));
+        assert_eq!(a8.group_segments(&window(10)), Some(5));
+        assert_eq!(a8.group_segments(&window(3)), Some(1));
+        assert_eq!(a8.group_segments(&window(1)), Some(1));
+        for w in 2..200u64 {
+            let g = u64::from(a8.group_segments(&window(w)).unwrap());
+            assert!(w / g >= 2, "w {w} g {g}");
+        }
+    }
+
+    #[test]
+    fn countdowns_run_down_to_zero_and_resize_with_the_window() {
+        let mut r = Requester::new(Box::new(PerWindow { acks: 2 }), false);
+        let got: Vec<u16> = (0..8)
+            .map(|_| r.next_countdown(&window(8)).unwrap())
+            .collect();
+        assert_eq!(got, [3, 2, 1, 0, 3, 2, 1, 0]);
+        // A new group picks up the new window.
+        assert_eq!(r.next_countdown(&window(20)), Some(9));
+        assert_eq!(r.group_segments(), 10);
+        r.restart();
+        assert_eq!(r.next_countdown(&window(2)), Some(0));
+    }
+
+    #[test]
+    fn slow_start_option_asks_for_every_segment() {
+        let mut r = Requester::new(Box::new(PerWindow { acks: 4 }), true);
+        let ss = WindowInfo {
+            window_segments: 40,
+            in_slow_start: true,
+        };
+        assert_eq!(r.next_countdown(&ss), Some(0));
+        assert_eq!(r.next_countdown(&ss), Some(0));
+        assert_eq!(r.next_countdown(&window(40)), Some(9));
+    }
+
+    #[test]
+    fn no_requests_and_huge_windows() {
+        let mut none = Requester::new(Box::new(NoRequests), false);
+        assert_eq!(none.next_countdown(&window(10)), None);
+        let mut one = Requester::new(Box::new(PerWindow { acks: 1 }), false);
+        // A window beyond what 16 bits can count still yields valid
+        // countdowns.
+        assert_eq!(one.next_countdown(&window(u64::MAX)), Some(u16::MAX));
+        assert_eq!(one.group_segments(), 65_536);
+    }
+}

@@ -1,0 +1,33 @@
+//! Helpers shared by the integration tests.
+
+#![allow(dead_code)]
+
+use proptest::test_runner::{Config as ProptestConfig, RngSeed};
+
+/// A cheap deterministic byte stream (xorshift) that differs per seed.
+pub fn payload(len: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed | 1;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect()
+}
+
+/// `cases` cases from the fixed `seed` by default, so CI is repeatable;
+/// `PROPTEST_CASES` and `ACKWISE_PROPTEST_SEED` explore further. The seed
+/// is printed so a failure can be rerun.
+pub fn proptest_config(cases: u32, seed: u64) -> ProptestConfig {
+    let env = |name: &str| std::env::var(name).ok().and_then(|v| v.parse::<u64>().ok());
+    let seed = env("ACKWISE_PROPTEST_SEED").unwrap_or(seed);
+    eprintln!("proptest seed {seed} (set ACKWISE_PROPTEST_SEED to change)");
+    ProptestConfig {
+        cases: env("PROPTEST_CASES").map_or(cases, |c| c as u32),
+        rng_seed: RngSeed::Fixed(seed),
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    }
+}
