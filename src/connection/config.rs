@@ -177,6 +177,11 @@ pub struct Config {
     pub dup_thresh: u32,
     /// RFC 3042 limited transmit.
     pub limited_transmit: bool,
+    /// Paper 003's acknowledgment fixes (AF, sec. 4.3), for low ACK
+    /// rates: outside loss recovery a cumulative ACK carrying SACK blocks
+    /// releases no new data, and the fast retransmit waits until the next
+    /// ACK is expected. Off by default.
+    pub ack_fixes: bool,
     /// Nagle's algorithm (RFC 896).
     pub nagle: bool,
     /// Initial retransmission timeout (RFC 6298: 1 s).
@@ -221,6 +226,7 @@ impl Default for Config {
             congestion: CongestionConfig::default(),
             dup_thresh: 3,
             limited_transmit: true,
+            ack_fixes: false,
             nagle: true,
             initial_rto: Duration::from_secs(1),
             min_rto: Duration::from_secs(1),

@@ -230,6 +230,7 @@ impl Connection {
             min_rto: config.min_rto,
             max_rto: config.max_rto,
             rto_variance_floor: config.rto_variance_floor,
+            ack_fixes: config.ack_fixes,
         };
         let cc = config.congestion.build(u64::from(config.mss));
         let sender = Sender::new(params, cc, config.sack, 0);

@@ -31,11 +31,15 @@ pub enum Base {
     W2,
     /// `4w`: four ACKs per send window.
     W4,
+    /// `2waf`: 2W with the acknowledgment fixes (paper 003 sec. 4.3).
+    W2af,
+    /// `4waf`: 4W with the acknowledgment fixes.
+    W4af,
 }
 
 impl Base {
     /// Every base, in the order tables list them.
-    pub const ALL: [Base; 7] = [
+    pub const ALL: [Base; 9] = [
         Base::Ae,
         Base::Da,
         Base::Dal2,
@@ -43,6 +47,8 @@ impl Base {
         Base::A8l8,
         Base::W2,
         Base::W4,
+        Base::W2af,
+        Base::W4af,
     ];
 
     fn name(self) -> &'static str {
@@ -54,6 +60,8 @@ impl Base {
             Base::A8l8 => "a8l8",
             Base::W2 => "2w",
             Base::W4 => "4w",
+            Base::W2af => "2waf",
+            Base::W4af => "4waf",
         }
     }
 
@@ -66,6 +74,8 @@ impl Base {
             Base::A8l8 => "sender asks for every 8th segment, >= 2 per window, L=8",
             Base::W2 => "sender asks for 2 ACKs per send window (2W)",
             Base::W4 => "sender asks for 4 ACKs per send window (4W)",
+            Base::W2af => "2W with the acknowledgment fixes (2WAF)",
+            Base::W4af => "4W with the acknowledgment fixes (4WAF)",
         }
     }
 
@@ -82,11 +92,11 @@ impl Base {
                 segments: 8,
                 every_segment_in_slow_start: ss,
             }),
-            Base::W2 => Some(AckRequestConfig::PerWindow {
+            Base::W2 | Base::W2af => Some(AckRequestConfig::PerWindow {
                 acks: 2,
                 every_segment_in_slow_start: ss,
             }),
-            Base::W4 => Some(AckRequestConfig::PerWindow {
+            Base::W4 | Base::W4af => Some(AckRequestConfig::PerWindow {
                 acks: 4,
                 every_segment_in_slow_start: ss,
             }),
@@ -151,9 +161,13 @@ impl Strategy {
     pub const W2: Strategy = plain(Base::W2);
     /// `4w`.
     pub const W4: Strategy = plain(Base::W4);
+    /// `2waf`.
+    pub const W2AF: Strategy = plain(Base::W2af);
+    /// `4waf`.
+    pub const W4AF: Strategy = plain(Base::W4af);
 
     /// Every base strategy without options, in the order tables list them.
-    pub const ALL: [Strategy; 7] = [
+    pub const ALL: [Strategy; 9] = [
         Strategy::AE,
         Strategy::DA,
         Strategy::DAL2,
@@ -161,6 +175,8 @@ impl Strategy {
         Strategy::A8L8,
         Strategy::W2,
         Strategy::W4,
+        Strategy::W2AF,
+        Strategy::W4AF,
     ];
 
     /// The stable lab name, options included.
@@ -209,8 +225,9 @@ impl Strategy {
             Base::A8l8 => (polled, 8),
             // The limit follows the group size once data flows; 2 until
             // the first group.
-            Base::W2 | Base::W4 => (polled, 2),
+            Base::W2 | Base::W4 | Base::W2af | Base::W4af => (polled, 2),
         };
+        config.ack_fixes = matches!(self.base, Base::W2af | Base::W4af);
         config.ack_policy = policy;
         config.congestion.byte_counting_limit = limit;
         if let Some(requests) = self.base.requests(self.options.ss_every) {

@@ -16,7 +16,7 @@
 
 use super::ack_request::{Requester, WindowInfo};
 use super::{AckOutcome, CongestionControl, Scoreboard, SendBuffer};
-use crate::estimators::RttEstimator;
+use crate::estimators::{AckInterval, RttEstimator};
 use crate::time::{Duration, Instant};
 
 /// Parameters of the sending half.
@@ -42,6 +42,10 @@ pub struct SenderParams {
     /// Lower bound of the RTO's variance term (see
     /// [`RttEstimator::with_variance_floor`]).
     pub rto_variance_floor: Duration,
+    /// Paper 003's acknowledgment fixes (AF, sec. 4.3): outside recovery a
+    /// cumulative ACK that carries SACK blocks releases no new data, and
+    /// the fast retransmit waits until the next ACK is expected.
+    pub ack_fixes: bool,
 }
 
 /// One segment the sender wants on the wire.
@@ -158,6 +162,13 @@ pub struct Sender {
     requests: Option<Requester>,
     /// End offset of the last segment that asked for an ACK at once.
     last_request_end: u64,
+    /// Inter-ACK interval, for the postponed fast retransmit (AF).
+    ack_interval: AckInterval,
+    /// AF: while set, new data may not raise the outstanding bytes above
+    /// this (limited transmit still adds its segments).
+    af_cap: Option<u64>,
+    /// AF: the fast retransmit is due then.
+    fast_retransmit_at: Option<Instant>,
     counters: SenderCounters,
 }
 
@@ -193,6 +204,9 @@ impl Sender {
             rtt_probe: None,
             requests: None,
             last_request_end: 0,
+            ack_interval: AckInterval::new(),
+            af_cap: None,
+            fast_retransmit_at: None,
             counters: SenderCounters::default(),
         }
     }
@@ -364,10 +378,14 @@ impl Sender {
 
     /// The earliest sender timer (retransmission or persist).
     pub fn poll_timeout(&self) -> Option<Instant> {
-        match (self.rto_deadline, self.persist_deadline) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        [
+            self.rto_deadline,
+            self.persist_deadline,
+            self.fast_retransmit_at,
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
     /// Processes an acknowledgment.
@@ -378,6 +396,7 @@ impl Sender {
             return effect;
         }
         let una_before = self.board.snd_una();
+        self.ack_interval.on_ack(now);
         // The window edge never moves left (RFC 9293 3.8.6 discourages
         // shrinking; we simply don't honour it).
         self.window_edge = self.window_edge.max(input.ack + input.window);
@@ -410,8 +429,17 @@ impl Sender {
                 self.reno_departed += self.mss;
             }
             if !self.in_recovery() && self.should_enter_recovery() {
-                self.enter_recovery(now);
-                effect.entered_recovery = true;
+                let postpone = self.params.ack_fixes && self.fast_retransmit_at.is_none();
+                match self.ack_interval.next_expected(now) {
+                    // AF: the burst the last cumulative ACK released is
+                    // still ahead of a retransmission sent now; waiting
+                    // until the next ACK is due lets it drain first.
+                    Some(at) if postpone && at > now => self.fast_retransmit_at = Some(at),
+                    _ => {
+                        self.enter_recovery(now);
+                        effect.entered_recovery = true;
+                    }
+                }
             }
         }
         effect
@@ -419,6 +447,10 @@ impl Sender {
 
     fn on_new_ack(&mut self, now: Instant, input: &AckInput<'_>, effect: &mut AckEffect) {
         let acked = effect.newly_acked;
+        self.fast_retransmit_at = None;
+        self.af_cap =
+            (self.params.ack_fixes && self.sack && !input.sack.is_empty() && !self.in_recovery())
+                .then(|| self.board.outstanding());
         self.buffer.release_to(input.ack.min(self.buffer.end()));
         self.dup_acks = 0;
         if let Some(rtt) = input.rtt_sample {
@@ -488,6 +520,8 @@ impl Sender {
         self.recover = point;
         self.cc.on_congestion_event(now, flight);
         self.board.begin_recovery();
+        self.af_cap = None;
+        self.fast_retransmit_at = None;
         if let Some(r) = self.requests.as_mut() {
             r.restart();
         }
@@ -502,6 +536,12 @@ impl Sender {
     /// Fires due timers. Returns true when a retransmission timeout
     /// happened.
     pub fn handle_timeout(&mut self, now: Instant) -> bool {
+        if self.fast_retransmit_at.is_some_and(|t| t <= now) {
+            self.fast_retransmit_at = None;
+            if !self.in_recovery() && self.should_enter_recovery() {
+                self.enter_recovery(now);
+            }
+        }
         if let Some(t) = self.persist_deadline {
             if t <= now {
                 self.persist_deadline = None;
@@ -628,7 +668,11 @@ impl Sender {
             } else {
                 0
             };
-            (self.cc.window() + allowance).saturating_sub(self.in_flight())
+            let window = match self.af_cap {
+                Some(cap) => self.cc.window().min(cap),
+                None => self.cc.window(),
+            };
+            (window + allowance).saturating_sub(self.in_flight())
         };
         let window_room = self.window_edge.saturating_sub(start);
         let mut len = (data_end - start).min(max_payload as u64).min(cwnd_room);

@@ -6,6 +6,10 @@ use crate::sender::congestion::{Reno, RenoConfig};
 const MSS: u64 = 1000;
 
 fn sender(sack: bool) -> Sender {
+    sender_with(sack, false)
+}
+
+fn sender_with(sack: bool, ack_fixes: bool) -> Sender {
     let params = SenderParams {
         mss: MSS as usize,
         send_buffer: 1 << 20,
@@ -16,6 +20,7 @@ fn sender(sack: bool) -> Sender {
         min_rto: Duration::from_millis(200),
         max_rto: Duration::from_secs(60),
         rto_variance_floor: Duration::from_millis(1),
+        ack_fixes,
     };
     let mut reno = RenoConfig::new(MSS);
     reno.initial_window = 4 * MSS;
@@ -173,6 +178,7 @@ fn fin_follows_the_last_byte_and_is_retransmitted_with_it() {
         min_rto: Duration::from_millis(200),
         max_rto: Duration::from_secs(60),
         rto_variance_floor: Duration::from_millis(1),
+        ack_fixes: false,
     };
     let mut s = Sender::new(
         params,
@@ -193,4 +199,57 @@ fn fin_follows_the_last_byte_and_is_retransmitted_with_it() {
     assert_eq!((rx[0].start, rx[0].len, rx[0].fin), (1000, 500, true));
     ack(&mut s, t(1_200), 1501, &[]);
     assert!(s.fin_acked());
+}
+
+/// Paper 003 sec. 4.3, packet by packet: segment 4 (bytes 4000..5000)
+/// is dropped, and the ACK for segment 3 arrives together with a SACK
+/// block for segment 5. Without AF that cumulative ACK releases new data
+/// just ahead of the coming fast retransmit; with AF it releases none,
+/// limited transmit still adds one segment per duplicate, and the fast
+/// retransmit waits until the next ACK is expected.
+#[test]
+fn ack_fixes_hold_the_burst_and_postpone_the_fast_retransmit() {
+    let run = |fixes: bool| {
+        let mut s = sender_with(true, fixes);
+        drain(&mut s, t(0));
+        // Two ACKs 10 ms apart grow the window and time the ACK interval.
+        ack(&mut s, t(100), 2 * MSS, &[]);
+        ack(&mut s, t(110), 3 * MSS, &[]);
+        drain(&mut s, t(110));
+        let e = ack(&mut s, t(200), 4 * MSS, &[(5 * MSS, 6 * MSS)]);
+        assert_eq!(e.newly_acked, MSS);
+        let burst = drain(&mut s, t(200));
+        (s, burst)
+    };
+    let (_, plain_burst) = run(false);
+    let (mut af, af_burst) = run(true);
+    assert!(!plain_burst.is_empty(), "without AF the ACK releases data");
+    assert!(af_burst.is_empty(), "AF releases nothing: {af_burst:?}");
+    // First duplicate: limited transmit sends one segment.
+    let e = ack(&mut af, t(201), 4 * MSS, &[(5 * MSS, 7 * MSS)]);
+    assert!(e.duplicate);
+    assert_eq!(drain(&mut af, t(201)).len(), 1);
+    // Three segments above the hole are SACKed: segment 4 counts as lost
+    // (RFC 6675), but AF postpones the fast retransmit to when the next
+    // ACK is expected; limited transmit goes on.
+    let e = ack(&mut af, t(202), 4 * MSS, &[(5 * MSS, 8 * MSS)]);
+    assert!(e.duplicate && !e.entered_recovery && !af.in_recovery());
+    let lt = drain(&mut af, t(202));
+    assert!(lt.len() == 1 && !lt[0].retransmission, "{lt:?}");
+    let due = af.poll_timeout().unwrap();
+    assert!(due > t(202) && due < t(300), "{due:?}");
+    af.handle_timeout(due);
+    assert!(af.in_recovery());
+    let rexmit = drain(&mut af, due);
+    assert_eq!(
+        rexmit.first().map(|x| (x.start, x.retransmission)),
+        Some((4 * MSS, true))
+    );
+    // Had the next ACK come first, it would have triggered recovery.
+    let (mut early, _) = run(true);
+    ack(&mut early, t(201), 4 * MSS, &[(5 * MSS, 7 * MSS)]);
+    ack(&mut early, t(202), 4 * MSS, &[(5 * MSS, 8 * MSS)]);
+    assert!(!early.in_recovery());
+    let e = ack(&mut early, t(203), 4 * MSS, &[(5 * MSS, 9 * MSS)]);
+    assert!(e.entered_recovery);
 }
