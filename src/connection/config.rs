@@ -5,6 +5,7 @@ use crate::estimators::RttEstimator;
 use crate::receiver::{AckPolicy, Delayed, Every};
 use crate::sender::congestion::{Reno, RenoConfig};
 use crate::sender::CongestionControl;
+use crate::sender::PacingConfig;
 use crate::time::Duration;
 use thiserror::Error;
 
@@ -134,6 +135,10 @@ pub struct Config {
     /// Compute and verify checksums (over an unspecified-address
     /// pseudo-header).
     pub checksums: bool,
+    /// Pace data segments so that one congestion window leaves over a
+    /// fraction of the smoothed RTT (paper 004 section 4.1); `None`, the
+    /// default, sends as fast as the window allows.
+    pub pacing: Option<PacingConfig>,
 }
 
 impl Default for Config {
@@ -160,6 +165,7 @@ impl Default for Config {
             time_wait: Duration::from_secs(30),
             max_ooo_ranges: 64,
             checksums: true,
+            pacing: None,
         }
     }
 }
@@ -228,6 +234,12 @@ impl Config {
         }
         if self.max_ooo_ranges == 0 {
             return invalid("max_ooo_ranges", "must be at least 1");
+        }
+        if self.pacing.is_some_and(|p| !p.is_valid()) {
+            return invalid(
+                "pacing.fraction_per_mille",
+                "must be between 1 and 1000 (a fraction of SRTT in thousandths)",
+            );
         }
         Ok(())
     }

@@ -12,6 +12,8 @@ mod rx;
 mod stats;
 mod tx;
 
+/// Pacing parameters, re-exported for [`Config::pacing`].
+pub use crate::sender::PacingConfig;
 pub use config::{AckPolicyConfig, Config, ConfigError, CongestionConfig};
 pub use stats::Stats;
 
@@ -232,7 +234,8 @@ impl Connection {
             rto_variance_floor: config.rto_variance_floor,
         };
         let cc = config.congestion.build(u64::from(config.mss));
-        let sender = Sender::new(params, cc, config.sack, 0);
+        let mut sender = Sender::new(params, cc, config.sack, 0);
+        sender.set_pacing(config.pacing);
         Connection {
             checksum: checksum_mode(&config),
             syn_rto: config.initial_rto,

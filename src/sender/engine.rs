@@ -15,6 +15,8 @@
 //! SACK information may no longer be trusted (RFC 2018 section 8).
 
 use super::{AckOutcome, CongestionControl, Scoreboard, SendBuffer};
+// Pacing (paper 004 section 4.1).
+use super::pacing::{Pacer, PacingConfig};
 use crate::estimators::RttEstimator;
 use crate::time::{Duration, Instant};
 
@@ -151,6 +153,8 @@ pub struct Sender {
     /// Karn-safe RTT timing when timestamps are off: (end offset, sent at).
     rtt_probe: Option<(u64, Instant)>,
     counters: SenderCounters,
+    /// Pacing (paper 004 section 4.1); `None` sends as the window allows.
+    pacer: Option<Pacer>,
 }
 
 impl Sender {
@@ -184,6 +188,7 @@ impl Sender {
             probing: false,
             rtt_probe: None,
             counters: SenderCounters::default(),
+            pacer: None,
         }
     }
 
@@ -338,9 +343,14 @@ impl Sender {
         self.buffer.copy_out(offset, buf)
     }
 
-    /// The earliest sender timer (retransmission or persist).
+    /// The earliest sender timer (retransmission or persist), or the
+    /// pacer's release instant when a paced segment is waiting.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        match (self.rto_deadline, self.persist_deadline) {
+        let timer = match (self.rto_deadline, self.persist_deadline) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        match (timer, self.pacing_wake_at()) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }
@@ -475,6 +485,7 @@ impl Sender {
     /// Fires due timers. Returns true when a retransmission timeout
     /// happened.
     pub fn handle_timeout(&mut self, now: Instant) -> bool {
+        self.pacing_on_timer(now);
         if let Some(t) = self.persist_deadline {
             if t <= now {
                 self.persist_deadline = None;
@@ -517,9 +528,9 @@ impl Sender {
         true
     }
 
-    /// The next segment to send, if any, of at most `max_payload` bytes.
-    /// The caller must transmit it (the sender records it as sent).
-    pub fn poll_transmit(&mut self, now: Instant, max_payload: usize) -> Option<TxSegment> {
+    /// The next segment to send, if any, of at most `max_payload` bytes,
+    /// before pacing (see [`poll_transmit`](Self::poll_transmit)).
+    fn poll_transmit_unpaced(&mut self, now: Instant, max_payload: usize) -> Option<TxSegment> {
         let max_payload = max_payload.min(self.params.mss).max(1);
         if self.retransmit_head {
             self.retransmit_head = false;
@@ -660,6 +671,72 @@ impl Sender {
             len,
             fin,
             retransmission,
+        }
+    }
+}
+
+// ---------------------------------------------------------------------
+// Pacing (paper 004 section 4.1). Kept in one block: the sender's
+// transmit logic above is unchanged and only wrapped here.
+// ---------------------------------------------------------------------
+impl Sender {
+    /// Turns pacing on with `config`, or off with `None` (paper 004
+    /// section 4.1). Data segments then leave no faster than one
+    /// congestion window per `fraction * SRTT`; see
+    /// [`Pacer`](super::pacing::Pacer) for the exact rule.
+    pub fn set_pacing(&mut self, config: Option<PacingConfig>) {
+        self.pacer = config.map(Pacer::new);
+    }
+
+    /// The pacer, when pacing is on.
+    pub fn pacer(&self) -> Option<&Pacer> {
+        self.pacer.as_ref()
+    }
+
+    /// The next segment to send, if any, of at most `max_payload` bytes.
+    /// The caller must transmit it (the sender records it as sent).
+    ///
+    /// With pacing on (paper 004 section 4.1) this returns `None` while
+    /// the pacer holds the next data segment back, and
+    /// [`poll_timeout`](Self::poll_timeout) then includes the instant it
+    /// may go. The segment that a fast retransmit or a NewReno partial ACK
+    /// puts at the head is exempt: loss repair should not wait behind the
+    /// pacing clock, and it is a single segment. It is still counted, so
+    /// what follows it is spaced. Everything else (new data, SACK-based
+    /// retransmissions during recovery, go-back-N after a timeout) is
+    /// paced.
+    pub fn poll_transmit(&mut self, now: Instant, max_payload: usize) -> Option<TxSegment> {
+        let urgent = self.retransmit_head && self.board.snd_una() < self.board.high_data();
+        if !urgent {
+            let cwnd = self.cc.window();
+            let srtt = self.rtt.srtt();
+            let has_work = self.board.high_data() < self.stream_end() || self.in_recovery();
+            if let Some(p) = self.pacer.as_mut() {
+                if !p.may_send(now, cwnd, srtt, has_work) {
+                    return None;
+                }
+            }
+        }
+        let seg = self.poll_transmit_unpaced(now, max_payload)?;
+        if let Some(p) = self.pacer.as_mut() {
+            p.on_sent(now, seg.len as u64);
+        }
+        Some(seg)
+    }
+
+    /// When a held paced segment may leave, if one is held.
+    fn pacing_wake_at(&self) -> Option<Instant> {
+        self.pacer
+            .as_ref()
+            .and_then(|p| p.wake_at(self.cc.window(), self.rtt.srtt()))
+    }
+
+    /// A pacing release that has passed needs no further wake-up.
+    fn pacing_on_timer(&mut self, now: Instant) {
+        let cwnd = self.cc.window();
+        let srtt = self.rtt.srtt();
+        if let Some(p) = self.pacer.as_mut() {
+            p.on_timer(now, cwnd, srtt);
         }
     }
 }
