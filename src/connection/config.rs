@@ -3,7 +3,7 @@
 
 use crate::estimators::RttEstimator;
 use crate::receiver::{AckPolicy, Delayed, Every};
-use crate::sender::congestion::{Reno, RenoConfig};
+use crate::sender::congestion::{Decrease, Reno, RenoConfig};
 use crate::sender::CongestionControl;
 use crate::sender::PacingConfig;
 use crate::time::Duration;
@@ -51,6 +51,10 @@ pub struct CongestionConfig {
     /// Appropriate Byte Counting limit L, in segments (RFC 3465; 2 by
     /// default, the papers' DAL2).
     pub byte_counting_limit: u32,
+    /// Multiplicative decrease on congestion events: RFC 5681 halving by
+    /// default, or paper 003 section 4.4's beta = 2/7 after the initial
+    /// slow start ([`Decrease::TwoSevenths`]).
+    pub decrease: Decrease,
 }
 
 impl Default for CongestionConfig {
@@ -58,6 +62,7 @@ impl Default for CongestionConfig {
         CongestionConfig {
             initial_window: None,
             byte_counting_limit: 2,
+            decrease: Decrease::Half,
         }
     }
 }
@@ -69,6 +74,7 @@ impl CongestionConfig {
             reno.initial_window = iw.max(mss);
         }
         reno.byte_counting_limit = self.byte_counting_limit;
+        reno.decrease = self.decrease;
         Box::new(Reno::new(reno))
     }
 }

@@ -12,6 +12,8 @@ mod rx;
 mod stats;
 mod tx;
 
+/// Congestion decrease rule, re-exported for [`CongestionConfig::decrease`].
+pub use crate::sender::congestion::Decrease;
 /// Pacing parameters, re-exported for [`Config::pacing`].
 pub use crate::sender::PacingConfig;
 pub use config::{AckPolicyConfig, Config, ConfigError, CongestionConfig};
