@@ -6,7 +6,7 @@
 //! Configs use MSS 1000 with timestamps off, as in `tests/emu.rs`, so that
 //! data segments carry exactly 1000 payload bytes.
 
-use ackwise::connection::{AckPolicyConfig, Config, ConfigError, PacingConfig};
+use ackwise::connection::{AckPolicyConfig, Config, ConfigError, Decrease, PacingConfig};
 use ackwise::emu::{
     self, DumbbellSpec, EmuError, FlowParams, QueueSpec, RunResult, Scenario, DUMBBELL_MIDDLE,
 };
@@ -211,4 +211,41 @@ fn paced_pipe_transfer_with_loss_is_intact() {
     .unwrap();
     assert!(out.closed_cleanly, "{:?}", out.close_reasons);
     assert_eq!(out.server_received, data);
+}
+
+/// Paper 003 section 4.4's beta = 2/7 over a 40-packet buffer, a third of
+/// the 125-packet BDP, where halving leaves the link idle after each loss:
+/// keeping 5/7 of the window fills it better. 10 MB, so the flow spends
+/// most of its time in congestion avoidance. `docs/pacing.md` quotes the
+/// printed table.
+#[test]
+fn beta27_over_a_buffer_below_the_bdp() {
+    let mut table = String::new();
+    let mut times = Vec::new();
+    for pacing in [None, Some(PacingConfig::default())] {
+        for decrease in [Decrease::Half, Decrease::TwoSevenths] {
+            let mut s = scenario(pacing, 10_000_000, 40, 1);
+            s.flows[0].client.congestion.decrease = decrease;
+            let r = emu::run(&s).unwrap();
+            assert_intact(&r);
+            let f = &r.flows[0];
+            let m = &r.links[DUMBBELL_MIDDLE.0];
+            let t = f.completion_time.unwrap();
+            table += &format!(
+                "pacing {:5} {decrease:?}: completion {t:?}, utilization {:.3}, \
+                 drops {}, retransmissions {}, timeouts {}\n",
+                pacing.is_some(),
+                m.utilization,
+                m.drops,
+                f.retransmissions,
+                f.timeouts
+            );
+            times.push(t);
+        }
+    }
+    println!("{table}");
+    // Unpaced, 2/7 finishes sooner than halving.
+    assert!(times[1] < times[0], "{table}");
+    // Paced, it is at least no worse.
+    assert!(times[3] <= times[2], "{table}");
 }

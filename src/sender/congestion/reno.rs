@@ -24,8 +24,12 @@ pub enum Decrease {
     /// per window (2W) achieves. The congestion event that ends the
     /// initial slow start still halves, because the window that overshot
     /// in slow start says little about the path; so does any event before
-    /// slow start first ends. Applies to fast retransmit and to the
-    /// ssthresh of a retransmission timeout alike.
+    /// slow start first ends. Only fast-retransmit events use it: equation
+    /// 2 describes the congestion-avoidance sawtooth, while the FlightSize
+    /// at a retransmission timeout may be a slow-start overshoot far above
+    /// the path, and keeping 5/7 of that makes the next slow start
+    /// overshoot again (see `docs/pacing.md`). Timeouts halve as RFC 5681
+    /// section 3.1 says, but they do end the initial slow start.
     TwoSevenths,
 }
 
@@ -171,10 +175,15 @@ impl Reno {
         self.initial_slow_start
     }
 
-    /// RFC 5681 equation 4: ssthresh = max(FlightSize / 2, 2 * SMSS), or
-    /// with [`Decrease::TwoSevenths`] after the initial slow start
-    /// max(FlightSize x 5/7, 2 * SMSS) (paper 003 section 4.4).
+    /// RFC 5681 equation 4: ssthresh = max(FlightSize / 2, 2 * SMSS).
     fn reduced_ssthresh(&self, flight_size: u64) -> u64 {
+        (flight_size / 2).max(self.floor_ssthresh())
+    }
+
+    /// The fast-retransmit ssthresh: [`reduced_ssthresh`](Self::reduced_ssthresh),
+    /// or with [`Decrease::TwoSevenths`] after the initial slow start
+    /// max(FlightSize x 5/7, 2 * SMSS) (paper 003 section 4.4).
+    fn decreased_ssthresh(&self, flight_size: u64) -> u64 {
         let reduced = match self.config.decrease {
             Decrease::TwoSevenths if !self.initial_slow_start => {
                 // u128 so that 5 x FlightSize cannot overflow; the result
@@ -244,7 +253,7 @@ impl CongestionControl for Reno {
     }
 
     fn on_congestion_event(&mut self, _now: Instant, flight_size: u64) {
-        let ssthresh = self.reduced_ssthresh(flight_size);
+        let ssthresh = self.decreased_ssthresh(flight_size);
         self.initial_slow_start = false;
         self.bytes_acked = 0;
         self.post_rto_slow_start = false;
@@ -540,7 +549,7 @@ mod tests {
     }
 
     #[test]
-    fn two_sevenths_applies_to_timeouts_after_the_initial_slow_start() {
+    fn two_sevenths_leaves_timeouts_halving_but_they_end_initial_slow_start() {
         let mut r = reno_2_7();
         // A timeout ends the initial slow start and halves.
         r.on_retransmission_timeout(T, 28 * MSS);
@@ -549,8 +558,10 @@ mod tests {
         // The slow start after a timeout is not the initial one.
         r.on_ack(T, MSS);
         assert!(r.in_slow_start() && !r.in_initial_slow_start());
+        // Later timeouts still halve.
         r.on_retransmission_timeout(T, 28 * MSS);
-        assert_eq!(r.ssthresh(), 20 * MSS);
+        assert_eq!(r.ssthresh(), 14 * MSS);
+        // A fast retransmit after it keeps 5/7.
         r.on_ack(T, MSS);
         r.on_congestion_event(T, 7 * MSS);
         assert_eq!(r.ssthresh(), 5 * MSS);
