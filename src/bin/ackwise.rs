@@ -112,7 +112,7 @@ fn list() {
         println!("  {:<18} {}", s.name(), s.description());
     }
     println!(
-        "options (append to a polled strategy): +{}",
+        "options (append with +; ss-every needs a polled strategy): +{}",
         Strategy::option_names().join(", +")
     );
 }

@@ -3,8 +3,9 @@
 
 use crate::estimators::RttEstimator;
 use crate::receiver::{AckPolicy, Delayed, Every, Polled};
-use crate::sender::congestion::{Reno, RenoConfig};
+use crate::sender::congestion::{Decrease, Reno, RenoConfig};
 use crate::sender::CongestionControl;
+use crate::sender::PacingConfig;
 use crate::sender::{EveryN, PerWindow, Requester};
 use crate::time::Duration;
 use thiserror::Error;
@@ -67,6 +68,10 @@ pub struct CongestionConfig {
     /// can still double when each ACK covers several segments. Off by
     /// default (RFC 3465).
     pub extended_abc: bool,
+    /// Multiplicative decrease on congestion events: RFC 5681 halving by
+    /// default, or paper 003 section 4.4's beta = 2/7 after the initial
+    /// slow start ([`Decrease::TwoSevenths`]).
+    pub decrease: Decrease,
 }
 
 /// What the sender asks of the receiver with the ACK-request option
@@ -122,6 +127,7 @@ impl Default for CongestionConfig {
             initial_window: None,
             byte_counting_limit: 2,
             extended_abc: false,
+            decrease: Decrease::Half,
         }
     }
 }
@@ -134,6 +140,7 @@ impl CongestionConfig {
         }
         reno.byte_counting_limit = self.byte_counting_limit;
         reno.extended_abc = self.extended_abc;
+        reno.decrease = self.decrease;
         Box::new(Reno::new(reno))
     }
 }
@@ -209,6 +216,10 @@ pub struct Config {
     /// Compute and verify checksums (over an unspecified-address
     /// pseudo-header).
     pub checksums: bool,
+    /// Pace data segments so that one congestion window leaves over a
+    /// fraction of the smoothed RTT (paper 004 section 4.1); `None`, the
+    /// default, sends as fast as the window allows.
+    pub pacing: Option<PacingConfig>,
 }
 
 impl Default for Config {
@@ -237,6 +248,7 @@ impl Default for Config {
             time_wait: Duration::from_secs(30),
             max_ooo_ranges: 64,
             checksums: true,
+            pacing: None,
         }
     }
 }
@@ -325,6 +337,12 @@ impl Config {
         }
         if self.max_ooo_ranges == 0 {
             return invalid("max_ooo_ranges", "must be at least 1");
+        }
+        if self.pacing.is_some_and(|p| !p.is_valid()) {
+            return invalid(
+                "pacing.fraction_per_mille",
+                "must be between 1 and 1000 (a fraction of SRTT in thousandths)",
+            );
         }
         Ok(())
     }

@@ -12,6 +12,10 @@ mod rx;
 mod stats;
 mod tx;
 
+/// Congestion decrease rule, re-exported for [`CongestionConfig::decrease`].
+pub use crate::sender::congestion::Decrease;
+/// Pacing parameters, re-exported for [`Config::pacing`].
+pub use crate::sender::PacingConfig;
 pub use config::{AckPolicyConfig, AckRequestConfig, Config, ConfigError, CongestionConfig};
 pub use stats::Stats;
 
@@ -233,7 +237,8 @@ impl Connection {
             ack_fixes: config.ack_fixes,
         };
         let cc = config.congestion.build(u64::from(config.mss));
-        let sender = Sender::new(params, cc, config.sack, 0);
+        let mut sender = Sender::new(params, cc, config.sack, 0);
+        sender.set_pacing(config.pacing);
         Connection {
             checksum: checksum_mode(&config),
             syn_rto: config.initial_rto,

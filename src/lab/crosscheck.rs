@@ -177,7 +177,7 @@ impl CrossScenario {
                     u64::from(ns2.initial_window_segments) * u64::from(PAYLOAD_BYTES),
                 ),
                 byte_counting_limit: 1,
-                extended_abc: false,
+                ..CongestionConfig::default()
             },
             limited_transmit: true,
             nagle: false,

@@ -21,6 +21,7 @@
 pub mod bench;
 pub mod crosscheck;
 pub mod ns2;
+pub mod options;
 pub mod plot;
 pub mod presets;
 mod progress;

@@ -4,6 +4,7 @@
 //! in lower case; scripts rely on them, so they never change meaning. Later
 //! mechanisms add names; options will append with `+`.
 
+use super::options::apply_option;
 use crate::connection::{AckPolicyConfig, AckRequestConfig, Config};
 use crate::time::Duration;
 use std::fmt;
@@ -110,10 +111,21 @@ pub struct Options {
     /// `+ss-every`: ask for an ACK of every segment in slow start (paper
     /// 003 sec. 4.2, against the byte-counting delay); polled bases only.
     pub ss_every: bool,
+    /// `+pacing`: pace each window over 0.9 SRTT (paper 004 sec. 4.1).
+    pub pacing: bool,
+    /// `+beta27`: decrease by beta = 2/7 after the initial slow start
+    /// (paper 003 sec. 4.4).
+    pub beta27: bool,
 }
 
 impl Options {
-    const NAMES: [&'static str; 1] = ["ss-every"];
+    const NAMES: [&'static str; 3] = ["ss-every", "pacing", "beta27"];
+
+    const NONE: Options = Options {
+        ss_every: false,
+        pacing: false,
+        beta27: false,
+    };
 }
 
 /// A named end-host configuration compared in the lab: a [`Base`] and
@@ -142,7 +154,7 @@ pub struct UnknownStrategy {
 const fn plain(base: Base) -> Strategy {
     Strategy {
         base,
-        options: Options { ss_every: false },
+        options: Options::NONE,
     }
 }
 
@@ -237,6 +249,15 @@ impl Strategy {
         } else {
             config.request_acks = AckRequestConfig::None;
         }
+        // The names are the options module's own, so this cannot fail.
+        for (on, name) in [
+            (self.options.pacing, "pacing"),
+            (self.options.beta27, "beta27"),
+        ] {
+            if on {
+                let _ = apply_option(name, &mut config);
+            }
+        }
         config
     }
 }
@@ -244,8 +265,15 @@ impl Strategy {
 impl fmt::Display for Strategy {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.base.name())?;
-        if self.options.ss_every {
-            f.write_str("+ss-every")?;
+        let o = self.options;
+        for (on, name) in [
+            (o.ss_every, "+ss-every"),
+            (o.pacing, "+pacing"),
+            (o.beta27, "+beta27"),
+        ] {
+            if on {
+                f.write_str(name)?;
+            }
         }
         Ok(())
     }
@@ -275,6 +303,8 @@ impl FromStr for Strategy {
             match option {
                 // Only a polled sender can ask for every segment.
                 "ss-every" if base.requests(false).is_some() => options.ss_every = true,
+                "pacing" => options.pacing = true,
+                "beta27" => options.beta27 = true,
                 _ => return Err(unknown()),
             }
         }
@@ -305,6 +335,18 @@ mod tests {
         // Options a base cannot take, and unknown options, are refused.
         assert!("ae+ss-every".parse::<Strategy>().is_err());
         assert!("4w+turbo".parse::<Strategy>().is_err());
+        let s: Strategy = "dal2+beta27+pacing".parse().unwrap();
+        assert_eq!(s.name(), "dal2+pacing+beta27");
+        let c = s.apply(
+            &Config::default(),
+            Duration::from_millis(100),
+            Duration::from_millis(100),
+        );
+        assert!(c.pacing.is_some());
+        assert_eq!(
+            c.congestion.decrease,
+            crate::connection::Decrease::TwoSevenths
+        );
     }
 
     #[test]

@@ -16,6 +16,8 @@
 
 use super::ack_request::{Requester, WindowInfo};
 use super::{AckOutcome, CongestionControl, Scoreboard, SendBuffer};
+// Pacing (paper 004 section 4.1).
+use super::pacing::{Pacer, PacingConfig};
 use crate::estimators::{AckInterval, RttEstimator};
 use crate::time::{Duration, Instant};
 
@@ -170,6 +172,8 @@ pub struct Sender {
     /// AF: the fast retransmit is due then.
     fast_retransmit_at: Option<Instant>,
     counters: SenderCounters,
+    /// Pacing (paper 004 section 4.1); `None` sends as the window allows.
+    pacer: Option<Pacer>,
 }
 
 impl Sender {
@@ -208,6 +212,7 @@ impl Sender {
             af_cap: None,
             fast_retransmit_at: None,
             counters: SenderCounters::default(),
+            pacer: None,
         }
     }
 
@@ -376,12 +381,14 @@ impl Sender {
         self.buffer.copy_out(offset, buf)
     }
 
-    /// The earliest sender timer (retransmission or persist).
+    /// The earliest sender timer (retransmission or persist), or the
+    /// pacer's release instant when a paced segment is waiting.
     pub fn poll_timeout(&self) -> Option<Instant> {
         [
             self.rto_deadline,
             self.persist_deadline,
             self.fast_retransmit_at,
+            self.pacing_wake_at(),
         ]
         .into_iter()
         .flatten()
@@ -536,6 +543,7 @@ impl Sender {
     /// Fires due timers. Returns true when a retransmission timeout
     /// happened.
     pub fn handle_timeout(&mut self, now: Instant) -> bool {
+        self.pacing_on_timer(now);
         if self.fast_retransmit_at.is_some_and(|t| t <= now) {
             self.fast_retransmit_at = None;
             if !self.in_recovery() && self.should_enter_recovery() {
@@ -587,9 +595,9 @@ impl Sender {
         true
     }
 
-    /// The next segment to send, if any, of at most `max_payload` bytes.
-    /// The caller must transmit it (the sender records it as sent).
-    pub fn poll_transmit(&mut self, now: Instant, max_payload: usize) -> Option<TxSegment> {
+    /// The next segment to send, if any, of at most `max_payload` bytes,
+    /// before pacing (see [`poll_transmit`](Self::poll_transmit)).
+    fn poll_transmit_unpaced(&mut self, now: Instant, max_payload: usize) -> Option<TxSegment> {
         let max_payload = max_payload.min(self.params.mss).max(1);
         if self.retransmit_head {
             self.retransmit_head = false;
@@ -793,6 +801,72 @@ impl Sender {
         }
         let room = self.cc.window().saturating_sub(self.in_flight());
         Some(room >= waiting.max(1) && (self.window_edge > next || fin))
+    }
+}
+
+// ---------------------------------------------------------------------
+// Pacing (paper 004 section 4.1). Kept in one block: the sender's
+// transmit logic above is unchanged and only wrapped here.
+// ---------------------------------------------------------------------
+impl Sender {
+    /// Turns pacing on with `config`, or off with `None` (paper 004
+    /// section 4.1). Data segments then leave no faster than one
+    /// congestion window per `fraction * SRTT`; see
+    /// [`Pacer`](super::pacing::Pacer) for the exact rule.
+    pub fn set_pacing(&mut self, config: Option<PacingConfig>) {
+        self.pacer = config.map(Pacer::new);
+    }
+
+    /// The pacer, when pacing is on.
+    pub fn pacer(&self) -> Option<&Pacer> {
+        self.pacer.as_ref()
+    }
+
+    /// The next segment to send, if any, of at most `max_payload` bytes.
+    /// The caller must transmit it (the sender records it as sent).
+    ///
+    /// With pacing on (paper 004 section 4.1) this returns `None` while
+    /// the pacer holds the next data segment back, and
+    /// [`poll_timeout`](Self::poll_timeout) then includes the instant it
+    /// may go. The segment that a fast retransmit or a NewReno partial ACK
+    /// puts at the head is exempt: loss repair should not wait behind the
+    /// pacing clock, and it is a single segment. It is still counted, so
+    /// what follows it is spaced. Everything else (new data, SACK-based
+    /// retransmissions during recovery, go-back-N after a timeout) is
+    /// paced.
+    pub fn poll_transmit(&mut self, now: Instant, max_payload: usize) -> Option<TxSegment> {
+        let urgent = self.retransmit_head && self.board.snd_una() < self.board.high_data();
+        if !urgent {
+            let cwnd = self.cc.window();
+            let srtt = self.rtt.srtt();
+            let has_work = self.board.high_data() < self.stream_end() || self.in_recovery();
+            if let Some(p) = self.pacer.as_mut() {
+                if !p.may_send(now, cwnd, srtt, has_work) {
+                    return None;
+                }
+            }
+        }
+        let seg = self.poll_transmit_unpaced(now, max_payload)?;
+        if let Some(p) = self.pacer.as_mut() {
+            p.on_sent(now, seg.len as u64);
+        }
+        Some(seg)
+    }
+
+    /// When a held paced segment may leave, if one is held.
+    fn pacing_wake_at(&self) -> Option<Instant> {
+        self.pacer
+            .as_ref()
+            .and_then(|p| p.wake_at(self.cc.window(), self.rtt.srtt()))
+    }
+
+    /// A pacing release that has passed needs no further wake-up.
+    fn pacing_on_timer(&mut self, now: Instant) {
+        let cwnd = self.cc.window();
+        let srtt = self.rtt.srtt();
+        if let Some(p) = self.pacer.as_mut() {
+            p.on_timer(now, cwnd, srtt);
+        }
     }
 }
 

@@ -1,14 +1,16 @@
 //! The sending half: send buffer, SACK scoreboard, loss recovery,
-//! retransmission timer and congestion control.
+//! retransmission timer, congestion control and pacing.
 
 pub mod ack_request;
 pub mod congestion;
 mod engine;
+pub mod pacing;
 mod scoreboard;
 mod send_buffer;
 
 pub use ack_request::{AckRequestStrategy, EveryN, NoRequests, PerWindow, Requester};
 pub use congestion::{CongestionControl, Reno};
 pub use engine::{AckEffect, AckInput, Sender, SenderCounters, SenderParams, TxSegment};
+pub use pacing::{Pacer, PacingConfig};
 pub use scoreboard::{AckOutcome, Scoreboard};
 pub use send_buffer::SendBuffer;

@@ -7,7 +7,7 @@
 //! same sans-IO interface.
 
 mod reno;
-pub use reno::{Reno, RenoConfig};
+pub use reno::{Decrease, Reno, RenoConfig};
 
 use crate::time::Instant;
 
@@ -32,7 +32,9 @@ pub trait CongestionControl: core::fmt::Debug + Send {
     /// Loss detected by fast retransmit: enter recovery with
     /// ssthresh = max(FlightSize / 2, 2 * SMSS) and cwnd = ssthresh
     /// (RFC 5681 section 3.2 equation 4, RFC 6675 section 5 step 4.2).
-    /// `flight_size` is the FlightSize of RFC 5681, *not* cwnd.
+    /// `flight_size` is the FlightSize of RFC 5681, *not* cwnd. A
+    /// controller may use another decrease factor (Reno's
+    /// [`Decrease::TwoSevenths`], paper 003 section 4.4).
     fn on_congestion_event(&mut self, now: Instant, flight_size: u64);
 
     /// Fast recovery finished: cwnd = ssthresh (the deflation step of

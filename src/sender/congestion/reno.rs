@@ -8,6 +8,31 @@
 use super::CongestionControl;
 use crate::time::Instant;
 
+/// The multiplicative decrease applied to FlightSize when a congestion
+/// event sets ssthresh (RFC 5681 section 3.1 equation 4, and its use for
+/// fast retransmit in section 3.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Decrease {
+    /// ssthresh = FlightSize / 2, the RFC 5681 rule, for every event.
+    #[default]
+    Half,
+    /// Paper 003 section 4.4: beta = 2/7 after the initial slow start, so
+    /// ssthresh = FlightSize x 5/7 (computed in integers, rounded down).
+    /// With the AIMD TCP-friendliness condition alpha = 3 beta / (2 - beta)
+    /// (its equation 2), beta = 2/7 is what an increase of alpha = 1/2
+    /// segment per RTT allows, which is what a sender acknowledged twice
+    /// per window (2W) achieves. The congestion event that ends the
+    /// initial slow start still halves, because the window that overshot
+    /// in slow start says little about the path; so does any event before
+    /// slow start first ends. Only fast-retransmit events use it: equation
+    /// 2 describes the congestion-avoidance sawtooth, while the FlightSize
+    /// at a retransmission timeout may be a slow-start overshoot far above
+    /// the path, and keeping 5/7 of that makes the next slow start
+    /// overshoot again (see `docs/pacing.md`). Timeouts halve as RFC 5681
+    /// section 3.1 says, but they do end the initial slow start.
+    TwoSevenths,
+}
+
 /// Parameters of [`Reno`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RenoConfig {
@@ -23,6 +48,9 @@ pub struct RenoConfig {
     /// Initial ssthresh in bytes; RFC 5681 section 3.1 says "arbitrarily
     /// high", e.g. `u64::MAX`.
     pub initial_ssthresh: u64,
+    /// Multiplicative decrease on congestion events (RFC 5681 halving by
+    /// default; paper 003 section 4.4's beta = 2/7 as an option).
+    pub decrease: Decrease,
 }
 
 impl RenoConfig {
@@ -35,7 +63,7 @@ impl RenoConfig {
 
     /// Defaults for a given SMSS: IW per RFC 6928, L = 2 (the largest value
     /// RFC 3465 section 2.2 recommends) and an unbounded initial ssthresh
-    /// (RFC 5681 section 3.1).
+    /// (RFC 5681 section 3.1), halving on congestion.
     pub fn new(mss: u64) -> Self {
         RenoConfig {
             mss,
@@ -43,6 +71,7 @@ impl RenoConfig {
             byte_counting_limit: 2,
             extended_abc: false,
             initial_ssthresh: u64::MAX,
+            decrease: Decrease::Half,
         }
     }
 }
@@ -76,6 +105,10 @@ pub struct Reno {
     /// timeout in that state is a repeated timeout of the same segment, for
     /// which RFC 5681 section 3.1 holds ssthresh constant.
     rto_without_progress: bool,
+    /// The connection's first slow start has not ended yet (by a
+    /// congestion event, a timeout or reaching ssthresh). Paper 003
+    /// section 4.4 applies beta = 2/7 only after it.
+    initial_slow_start: bool,
 }
 
 impl Reno {
@@ -85,14 +118,17 @@ impl Reno {
     pub fn new(config: RenoConfig) -> Self {
         let mss = config.mss.max(1);
         let config = RenoConfig { mss, ..config };
+        let cwnd = config.initial_window.max(mss);
+        let ssthresh = config.initial_ssthresh.max(mss.saturating_mul(2));
         Reno {
             config,
-            cwnd: config.initial_window.max(mss),
-            ssthresh: config.initial_ssthresh.max(mss.saturating_mul(2)),
+            cwnd,
+            ssthresh,
             bytes_acked: 0,
             limit: config.byte_counting_limit.max(1),
             post_rto_slow_start: false,
             rto_without_progress: false,
+            initial_slow_start: cwnd < ssthresh,
         }
     }
 
@@ -145,9 +181,31 @@ impl Reno {
         self.config.mss.saturating_mul(2)
     }
 
+    /// Whether the connection's first slow start is still running (see
+    /// [`Decrease::TwoSevenths`]).
+    pub fn in_initial_slow_start(&self) -> bool {
+        self.initial_slow_start
+    }
+
     /// RFC 5681 equation 4: ssthresh = max(FlightSize / 2, 2 * SMSS).
     fn reduced_ssthresh(&self, flight_size: u64) -> u64 {
         (flight_size / 2).max(self.floor_ssthresh())
+    }
+
+    /// The fast-retransmit ssthresh: [`reduced_ssthresh`](Self::reduced_ssthresh),
+    /// or with [`Decrease::TwoSevenths`] after the initial slow start
+    /// max(FlightSize x 5/7, 2 * SMSS) (paper 003 section 4.4).
+    fn decreased_ssthresh(&self, flight_size: u64) -> u64 {
+        let reduced = match self.config.decrease {
+            Decrease::TwoSevenths if !self.initial_slow_start => {
+                // u128 so that 5 x FlightSize cannot overflow; the result
+                // is below FlightSize and fits u64.
+                let r = u128::from(flight_size) * 5 / 7;
+                u64::try_from(r).unwrap_or(u64::MAX)
+            }
+            _ => flight_size / 2,
+        };
+        reduced.max(self.floor_ssthresh())
     }
 
     fn set(&mut self, cwnd: u64, ssthresh: u64, reason: &'static str) {
@@ -192,6 +250,7 @@ impl CongestionControl for Reno {
             self.set(cwnd, self.ssthresh, "slow start");
             if !self.in_slow_start() {
                 self.post_rto_slow_start = false;
+                self.initial_slow_start = false;
             }
         } else {
             self.bytes_acked = self.bytes_acked.saturating_add(acked_bytes);
@@ -206,7 +265,8 @@ impl CongestionControl for Reno {
     }
 
     fn on_congestion_event(&mut self, _now: Instant, flight_size: u64) {
-        let ssthresh = self.reduced_ssthresh(flight_size);
+        let ssthresh = self.decreased_ssthresh(flight_size);
+        self.initial_slow_start = false;
         self.bytes_acked = 0;
         self.post_rto_slow_start = false;
         self.rto_without_progress = false;
@@ -227,6 +287,7 @@ impl CongestionControl for Reno {
         } else {
             self.reduced_ssthresh(flight_size)
         };
+        self.initial_slow_start = false;
         self.bytes_acked = 0;
         self.post_rto_slow_start = true;
         self.rto_without_progress = true;
@@ -257,6 +318,7 @@ mod tests {
             byte_counting_limit: limit,
             extended_abc: false,
             initial_ssthresh: u64::MAX,
+            decrease: Decrease::Half,
         })
     }
 
@@ -479,6 +541,7 @@ mod tests {
             byte_counting_limit: 0,
             extended_abc: false,
             initial_ssthresh: 0,
+            decrease: Decrease::Half,
         });
         assert_eq!(r.window(), MSS);
         assert_eq!(r.ssthresh(), 2 * MSS);
@@ -491,6 +554,99 @@ mod tests {
         let z = Reno::new(RenoConfig::new(0));
         assert_eq!(z.mss(), 1);
         assert!(z.window() >= 1);
+    }
+
+    fn reno_2_7() -> Reno {
+        Reno::new(RenoConfig {
+            decrease: Decrease::TwoSevenths,
+            ..reno(10, 2).config
+        })
+    }
+
+    #[test]
+    fn two_sevenths_halves_at_the_end_of_initial_slow_start_only() {
+        let mut r = reno_2_7();
+        assert!(r.in_initial_slow_start());
+        // The event that ends the initial slow start halves.
+        r.on_congestion_event(T, 70 * MSS);
+        assert!(!r.in_initial_slow_start());
+        assert_eq!(r.ssthresh(), 35 * MSS);
+        r.on_recovery_exit(T);
+        // Every later one keeps 5/7 of FlightSize (beta = 2/7).
+        r.on_congestion_event(T, 70 * MSS);
+        assert_eq!(r.ssthresh(), 50 * MSS);
+        assert_eq!(r.window(), 50 * MSS);
+        r.on_congestion_event(T, 14 * MSS);
+        assert_eq!(r.ssthresh(), 10 * MSS);
+    }
+
+    #[test]
+    fn two_sevenths_rounds_down_and_keeps_the_floor() {
+        let mut r = reno_2_7();
+        r.on_congestion_event(T, 10 * MSS);
+        // 7001 x 5 / 7 = 5000.7 bytes.
+        r.on_congestion_event(T, 7001);
+        assert_eq!(r.ssthresh(), 5000);
+        // 2 SMSS floor.
+        r.on_congestion_event(T, 2 * MSS);
+        assert_eq!(r.ssthresh(), 2 * MSS);
+        r.on_congestion_event(T, 0);
+        assert_eq!(r.ssthresh(), 2 * MSS);
+        // No overflow at the extreme.
+        r.on_congestion_event(T, u64::MAX);
+        // u64::MAX = 7k + 1, so floor(5 u64::MAX / 7) = 5k.
+        assert_eq!(u64::MAX % 7, 1);
+        assert_eq!(r.ssthresh(), u64::MAX / 7 * 5);
+    }
+
+    #[test]
+    fn two_sevenths_leaves_timeouts_halving_but_they_end_initial_slow_start() {
+        let mut r = reno_2_7();
+        // A timeout ends the initial slow start and halves.
+        r.on_retransmission_timeout(T, 28 * MSS);
+        assert_eq!(r.ssthresh(), 14 * MSS);
+        assert_eq!(r.window(), MSS);
+        // The slow start after a timeout is not the initial one.
+        r.on_ack(T, MSS);
+        assert!(r.in_slow_start() && !r.in_initial_slow_start());
+        // Later timeouts still halve.
+        r.on_retransmission_timeout(T, 28 * MSS);
+        assert_eq!(r.ssthresh(), 14 * MSS);
+        // A fast retransmit after it keeps 5/7.
+        r.on_ack(T, MSS);
+        r.on_congestion_event(T, 7 * MSS);
+        assert_eq!(r.ssthresh(), 5 * MSS);
+    }
+
+    #[test]
+    fn two_sevenths_after_slow_start_ends_at_ssthresh() {
+        // Slow start that ends by reaching ssthresh, without loss, is over:
+        // the first congestion event already uses 5/7.
+        let mut r = Reno::new(RenoConfig {
+            initial_ssthresh: 12 * MSS,
+            ..reno_2_7().config
+        });
+        r.on_ack(T, 2 * MSS);
+        assert!(!r.in_slow_start() && !r.in_initial_slow_start());
+        r.on_congestion_event(T, 14 * MSS);
+        assert_eq!(r.ssthresh(), 10 * MSS);
+        // Starting in congestion avoidance, there is no initial slow start.
+        let mut ca = Reno::new(RenoConfig {
+            initial_ssthresh: 10 * MSS,
+            ..reno_2_7().config
+        });
+        assert!(!ca.in_initial_slow_start());
+        ca.on_congestion_event(T, 14 * MSS);
+        assert_eq!(ca.ssthresh(), 10 * MSS);
+    }
+
+    #[test]
+    fn half_is_the_default_and_unchanged() {
+        assert_eq!(RenoConfig::new(MSS).decrease, Decrease::Half);
+        let mut r = reno(10, 2);
+        r.on_congestion_event(T, 70 * MSS);
+        r.on_congestion_event(T, 70 * MSS);
+        assert_eq!(r.ssthresh(), 35 * MSS);
     }
 
     #[test]
