@@ -275,7 +275,7 @@ fn a_full_window_or_a_pause_never_leaves_a_group_hanging() {
 }
 
 fn proptest_config() -> ProptestConfig {
-    common::proptest_config(128, 0x00ac_4e57)
+    common::proptest_config(512, 0x00ac_4e57)
 }
 
 fn strategy() -> impl Strategy<Value = AckRequestConfig> {
@@ -298,7 +298,8 @@ fn strategy() -> impl Strategy<Value = AckRequestConfig> {
 proptest! {
     #![proptest_config(proptest_config())]
 
-    /// Whatever is lost, reordered or duplicated, every byte arrives, and
+    /// Whatever is lost, reordered or duplicated, with or without the
+    /// acknowledgment fixes, every byte arrives, and
     /// the receivers' fallback timers fire at most once per packet the
     /// path lost (plus the tail of each direction): each window of data
     /// draws a requested ACK, never one the receiver had to time out for.
@@ -312,13 +313,14 @@ proptest! {
         down in prop_oneof![Just(0usize), 1usize..100_000],
         client_requests in strategy(),
         server_requests in strategy(),
+        fixes in any::<bool>(),
     ) {
         let a = payload(up, seed ^ 0xA);
         let b = payload(down, seed ^ 0xB);
         let out = run(
             pipe(seed, loss, reorder, duplicate),
-            polled(client_requests),
-            polled(server_requests),
+            Config { ack_fixes: fixes, ..polled(client_requests) },
+            Config { ack_fixes: fixes, ..polled(server_requests) },
             &a,
             &b,
         );

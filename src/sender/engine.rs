@@ -455,9 +455,17 @@ impl Sender {
     fn on_new_ack(&mut self, now: Instant, input: &AckInput<'_>, effect: &mut AckEffect) {
         let acked = effect.newly_acked;
         self.fast_retransmit_at = None;
-        self.af_cap =
-            (self.params.ack_fixes && self.sack && !input.sack.is_empty() && !self.in_recovery())
-                .then(|| self.board.outstanding());
+        // Only while data is still out to bring more ACKs, and not while a
+        // timeout's go-back-N repair resends what the receiver may hold
+        // (its ACKs carry SACK blocks for data above the rewind, and
+        // holding them would leave nothing in flight).
+        self.af_cap = (self.params.ack_fixes
+            && self.sack
+            && !input.sack.is_empty()
+            && !self.in_recovery()
+            && self.board.snd_una() >= self.recover
+            && self.board.outstanding() > 0)
+            .then(|| self.board.outstanding());
         self.buffer.release_to(input.ack.min(self.buffer.end()));
         self.dup_acks = 0;
         if let Some(rtt) = input.rtt_sample {
@@ -591,6 +599,8 @@ impl Sender {
         if let Some(r) = self.requests.as_mut() {
             r.restart();
         }
+        self.af_cap = None;
+        self.fast_retransmit_at = None;
         tracing::debug!(flight, rto = ?self.rtt.rto(), "retransmission timeout");
         true
     }
