@@ -4,6 +4,8 @@
 //! ackwise lab                       # the default comparison, as a table
 //! ackwise lab list                  # presets and strategies
 //! ackwise lab bench                 # emulator speed (and ns-2's, if installed)
+//! ackwise lab report paper-003 [--out DIR]
+//!                                   # run a paper's presets, write its results page
 //! ackwise lab crosscheck [--json F] [--ns2-stock]
 //!                                   # emulator and baseline TCP against ns-2
 //! ackwise lab PRESET|FILE.toml [--strategies ae,dal2] [--seed N]
@@ -39,9 +41,14 @@ enum Command {
 
 #[derive(clap::Args)]
 struct LabArgs {
-    /// A preset name, a scenario file (.toml), `list`, `bench` or
-    /// `crosscheck`.
+    /// A preset name, a scenario file (.toml), `list`, `bench`,
+    /// `crosscheck` or `report`.
     target: Option<String>,
+    /// report: the page to write (`paper-003`).
+    page: Option<String>,
+    /// report: directory for the page and its plots.
+    #[arg(long, value_name = "DIR", default_value = "docs/results")]
+    out: String,
     /// Strategies to compare, comma separated (default: the preset's).
     #[arg(long)]
     strategies: Option<String>,
@@ -197,6 +204,20 @@ fn crosscheck(args: &LabArgs) -> Result<ExitCode, LabError> {
     }
 }
 
+/// `--jobs`, by default the number of cores.
+fn jobs(args: &LabArgs) -> Result<usize, LabError> {
+    let jobs = args
+        .jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    if jobs == 0 {
+        return Err(LabError::Field {
+            field: "--jobs".into(),
+            problem: "must be at least 1".into(),
+        });
+    }
+    Ok(jobs)
+}
+
 fn lab_command(args: LabArgs) -> Result<ExitCode, LabError> {
     let target = args.target.as_deref().unwrap_or("default");
     if target == "list" {
@@ -208,6 +229,30 @@ fn lab_command(args: LabArgs) -> Result<ExitCode, LabError> {
     }
     if target == "crosscheck" {
         return crosscheck(&args);
+    }
+    if target == "report" {
+        let Some(page) = args.page.clone() else {
+            return Err(LabError::Field {
+                field: "report".into(),
+                problem: format!("name a page: {}", lab::report::PAGES.join(", ")),
+            });
+        };
+        let plan = lab::report::ReportPlan {
+            page,
+            out_dir: args.out.clone().into(),
+            seed: args.seed.unwrap_or(1),
+            jobs: jobs(&args)?,
+            progress: !args.quiet,
+        };
+        let path = lab::report::write_report(&plan)?;
+        println!("wrote {}", path.display());
+        return Ok(ExitCode::SUCCESS);
+    }
+    if let Some(page) = &args.page {
+        return Err(LabError::Field {
+            field: page.clone(),
+            problem: "unexpected argument (only `report` takes a page)".into(),
+        });
     }
     let mut file_seed = None;
     let preset = lab::load(target, Some(&mut file_seed))?;
@@ -222,15 +267,7 @@ fn lab_command(args: LabArgs) -> Result<ExitCode, LabError> {
         });
     }
     let shard = args.shard.as_deref().map(run::parse_shard).transpose()?;
-    let jobs = args
-        .jobs
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    if jobs == 0 {
-        return Err(LabError::Field {
-            field: "--jobs".into(),
-            problem: "must be at least 1".into(),
-        });
-    }
+    let jobs = jobs(&args)?;
     let sample_interval = args
         .series
         .as_deref()

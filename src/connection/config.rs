@@ -6,7 +6,7 @@ use crate::receiver::{AckPolicy, Delayed, Every, Polled};
 use crate::sender::congestion::{Decrease, Reno, RenoConfig};
 use crate::sender::CongestionControl;
 use crate::sender::PacingConfig;
-use crate::sender::{EveryN, PerWindow, Requester};
+use crate::sender::{AdaptivePerWindow, EveryN, PerWindow, Requester};
 use crate::time::Duration;
 use thiserror::Error;
 
@@ -88,6 +88,16 @@ pub enum AckRequestConfig {
         /// Ask for every segment during slow start (sec. 4.2).
         every_segment_in_slow_start: bool,
     },
+    /// Between `min_acks` and `max_acks` ACKs per window, as many as the
+    /// queue needs (ackwise's `4w-adaptive`, see `AdaptivePerWindow`).
+    Adaptive {
+        /// ACKs per window with a queue.
+        min_acks: u32,
+        /// ACKs per window without one.
+        max_acks: u32,
+        /// Ask for every segment during slow start.
+        every_segment_in_slow_start: bool,
+    },
     /// An ACK every `segments` segments, at least two per window (A4L4,
     /// A8L8).
     EveryN {
@@ -108,6 +118,14 @@ impl AckRequestConfig {
                 every_segment_in_slow_start,
             } => Some(Requester::new(
                 Box::new(PerWindow { acks }),
+                every_segment_in_slow_start,
+            )),
+            AckRequestConfig::Adaptive {
+                min_acks,
+                max_acks,
+                every_segment_in_slow_start,
+            } => Some(Requester::new(
+                Box::new(AdaptivePerWindow { min_acks, max_acks }),
                 every_segment_in_slow_start,
             )),
             AckRequestConfig::EveryN {
@@ -311,6 +329,11 @@ impl Config {
             }
             AckRequestConfig::EveryN { segments: 0, .. } => {
                 return invalid("request_acks.segments", "must be at least 1");
+            }
+            AckRequestConfig::Adaptive {
+                min_acks, max_acks, ..
+            } if min_acks == 0 || max_acks < min_acks => {
+                return invalid("request_acks", "need 1 <= min_acks <= max_acks");
             }
             _ => {}
         }

@@ -25,6 +25,7 @@ pub mod options;
 pub mod plot;
 pub mod presets;
 mod progress;
+pub mod report;
 pub mod run;
 pub mod scenario;
 pub mod strategy;

@@ -33,7 +33,7 @@ pub struct Preset {
 const BASELINES: [Strategy; 3] = [Strategy::AE, Strategy::DA, Strategy::DAL2];
 
 /// Paper 003's strategies (sec. 3.2).
-const P003: [Strategy; 8] = [
+const P003: [Strategy; 9] = [
     Strategy::AE,
     Strategy::DAL2,
     Strategy::A4L4,
@@ -42,6 +42,7 @@ const P003: [Strategy; 8] = [
     Strategy::W4,
     Strategy::W2AF,
     Strategy::W4AF,
+    Strategy::W4_ADAPTIVE,
 ];
 
 fn ms(v: u64) -> Duration {
@@ -304,7 +305,7 @@ fn p003_fairness(red: bool) -> Vec<Point> {
 
 /// The strategies paper 003 sec. 4.5 sets against AE (AE itself last, as
 /// the fair reference).
-const P003_AGAINST_AE: [Strategy; 8] = [
+const P003_AGAINST_AE: [Strategy; 9] = [
     Strategy::DAL2,
     Strategy::A4L4,
     Strategy::A8L8,
@@ -312,6 +313,7 @@ const P003_AGAINST_AE: [Strategy; 8] = [
     Strategy::W4,
     Strategy::W2AF,
     Strategy::W4AF,
+    Strategy::W4_ADAPTIVE,
     Strategy::AE,
 ];
 

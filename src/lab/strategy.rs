@@ -36,11 +36,15 @@ pub enum Base {
     W2af,
     /// `4waf`: 4W with the acknowledgment fixes.
     W4af,
+    /// `4w-adaptive`, ackwise's own: 4WAF that asks for up to 32 ACKs per
+    /// window while the bottleneck queue is too short for 4 (see
+    /// `sender::AdaptivePerWindow`).
+    W4Adaptive,
 }
 
 impl Base {
     /// Every base, in the order tables list them.
-    pub const ALL: [Base; 9] = [
+    pub const ALL: [Base; 10] = [
         Base::Ae,
         Base::Da,
         Base::Dal2,
@@ -50,6 +54,7 @@ impl Base {
         Base::W4,
         Base::W2af,
         Base::W4af,
+        Base::W4Adaptive,
     ];
 
     fn name(self) -> &'static str {
@@ -63,6 +68,7 @@ impl Base {
             Base::W4 => "4w",
             Base::W2af => "2waf",
             Base::W4af => "4waf",
+            Base::W4Adaptive => "4w-adaptive",
         }
     }
 
@@ -77,6 +83,7 @@ impl Base {
             Base::W4 => "sender asks for 4 ACKs per send window (4W)",
             Base::W2af => "2W with the acknowledgment fixes (2WAF)",
             Base::W4af => "4W with the acknowledgment fixes (4WAF)",
+            Base::W4Adaptive => "4WAF asking for up to 32 ACKs/window while the queue is short",
         }
     }
 
@@ -99,6 +106,11 @@ impl Base {
             }),
             Base::W4 | Base::W4af => Some(AckRequestConfig::PerWindow {
                 acks: 4,
+                every_segment_in_slow_start: ss,
+            }),
+            Base::W4Adaptive => Some(AckRequestConfig::Adaptive {
+                min_acks: 4,
+                max_acks: 32,
                 every_segment_in_slow_start: ss,
             }),
         }
@@ -177,9 +189,11 @@ impl Strategy {
     pub const W2AF: Strategy = plain(Base::W2af);
     /// `4waf`.
     pub const W4AF: Strategy = plain(Base::W4af);
+    /// `4w-adaptive`.
+    pub const W4_ADAPTIVE: Strategy = plain(Base::W4Adaptive);
 
     /// Every base strategy without options, in the order tables list them.
-    pub const ALL: [Strategy; 9] = [
+    pub const ALL: [Strategy; 10] = [
         Strategy::AE,
         Strategy::DA,
         Strategy::DAL2,
@@ -189,6 +203,7 @@ impl Strategy {
         Strategy::W4,
         Strategy::W2AF,
         Strategy::W4AF,
+        Strategy::W4_ADAPTIVE,
     ];
 
     /// The stable lab name, options included.
@@ -237,9 +252,9 @@ impl Strategy {
             Base::A8l8 => (polled, 8),
             // The limit follows the group size once data flows; 2 until
             // the first group.
-            Base::W2 | Base::W4 | Base::W2af | Base::W4af => (polled, 2),
+            Base::W2 | Base::W4 | Base::W2af | Base::W4af | Base::W4Adaptive => (polled, 2),
         };
-        config.ack_fixes = matches!(self.base, Base::W2af | Base::W4af);
+        config.ack_fixes = matches!(self.base, Base::W2af | Base::W4af | Base::W4Adaptive);
         config.ack_policy = policy;
         config.congestion.byte_counting_limit = limit;
         if let Some(requests) = self.base.requests(self.options.ss_every) {

@@ -16,6 +16,7 @@
 //! segments one ACK is expected to cover, which the sender uses as its
 //! byte-counting limit L (paper 003 sec. 4.2).
 
+use crate::time::Duration;
 use core::fmt::Debug;
 
 /// What a strategy may look at when it sizes the next group.
@@ -26,6 +27,10 @@ pub struct WindowInfo {
     pub window_segments: u64,
     /// The sender is in slow start.
     pub in_slow_start: bool,
+    /// Smoothed RTT, once measured.
+    pub srtt: Option<Duration>,
+    /// Smallest RTT seen, once measured.
+    pub min_rtt: Option<Duration>,
 }
 
 /// Chooses how many segments each requested ACK covers.
@@ -79,6 +84,56 @@ impl AckRequestStrategy for EveryN {
     fn group_segments(&self, window: &WindowInfo) -> Option<u32> {
         let bound = (window.window_segments / 2).max(1);
         Some(clamp_u32(u64::from(self.segments.max(1)).min(bound)))
+    }
+}
+
+/// `4w-adaptive`, ackwise's own: as many ACKs per window as the window
+/// needs to keep the bottleneck busy, at least `min_acks`.
+///
+/// Paper 003's equation 1 says `x` ACKs per window need a window of at
+/// least `x / (x - 1)` BDP to fill the path. The sender does not know the
+/// BDP, but its window in flight over the path's BDP is SRTT over the
+/// minimum RTT (the rest is queue), so the condition becomes
+/// `x >= SRTT / (SRTT - min RTT)`. Right after a halving the queue is
+/// empty, SRTT is near the minimum and the window needs many ACKs; once a
+/// third of an RTT of queue has built up, 4 per window are enough again,
+/// so the extra ACKs are spent exactly when they matter. `max_acks` caps
+/// the rate when the queue is empty altogether.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AdaptivePerWindow {
+    /// ACKs per window when a queue covers the ACK clock's gaps.
+    pub min_acks: u32,
+    /// ACKs per window with no queue at all.
+    pub max_acks: u32,
+}
+
+impl AdaptivePerWindow {
+    /// ACKs per window for this RTT and minimum RTT.
+    pub fn acks_for(&self, srtt: Option<Duration>, min_rtt: Option<Duration>) -> u32 {
+        let (lo, hi) = (
+            self.min_acks.max(1),
+            self.max_acks.max(self.min_acks.max(1)),
+        );
+        let (Some(srtt), Some(min)) = (srtt, min_rtt) else {
+            return lo;
+        };
+        let queue = srtt.saturating_sub(min).as_nanos();
+        if queue == 0 {
+            return hi;
+        }
+        let needed = srtt.as_nanos().div_ceil(queue);
+        u32::try_from(needed).unwrap_or(hi).clamp(lo, hi)
+    }
+}
+
+impl AckRequestStrategy for AdaptivePerWindow {
+    fn name(&self) -> &'static str {
+        "adaptive-per-window"
+    }
+
+    fn group_segments(&self, window: &WindowInfo) -> Option<u32> {
+        let acks = u64::from(self.acks_for(window.srtt, window.min_rtt));
+        Some(clamp_u32(window.window_segments.div_ceil(acks)))
     }
 }
 
@@ -165,7 +220,31 @@ mod tests {
         WindowInfo {
             window_segments: w,
             in_slow_start: false,
+            srtt: None,
+            min_rtt: None,
         }
+    }
+
+    #[test]
+    fn adaptive_asks_for_more_when_the_queue_is_short() {
+        let a = AdaptivePerWindow {
+            min_acks: 4,
+            max_acks: 32,
+        };
+        let ms = Duration::from_millis;
+        // No estimate yet: the floor.
+        assert_eq!(a.acks_for(None, None), 4);
+        // No queue: the ceiling.
+        assert_eq!(a.acks_for(Some(ms(100)), Some(ms(100))), 32);
+        // 10 ms of queue on 100 ms: 110 / 10 = 11 ACKs per window.
+        assert_eq!(a.acks_for(Some(ms(110)), Some(ms(100))), 11);
+        // A third of an RTT of queue or more: four are enough.
+        assert_eq!(a.acks_for(Some(ms(134)), Some(ms(100))), 4);
+        assert_eq!(a.acks_for(Some(ms(300)), Some(ms(100))), 4);
+        let mut w = window(320);
+        w.srtt = Some(ms(110));
+        w.min_rtt = Some(ms(100));
+        assert_eq!(a.group_segments(&w), Some(30));
     }
 
     #[test]
@@ -215,8 +294,8 @@ mod tests {
     fn slow_start_option_asks_for_every_segment() {
         let mut r = Requester::new(Box::new(PerWindow { acks: 4 }), true);
         let ss = WindowInfo {
-            window_segments: 40,
             in_slow_start: true,
+            ..window(40)
         };
         assert_eq!(r.next_countdown(&ss), Some(0));
         assert_eq!(r.next_countdown(&ss), Some(0));

@@ -164,6 +164,13 @@ pub struct Sender {
     requests: Option<Requester>,
     /// End offset of the last segment that asked for an ACK at once.
     last_request_end: u64,
+    /// A segment that asked for an ACK at once, timed: (end, sent at).
+    /// Its ACK leaves the receiver as the segment arrives, so this RTT
+    /// holds path and queue only, unlike a timestamp echo, which dates
+    /// from the first segment of the group.
+    request_probe: Option<(u64, Instant)>,
+    /// RTTs of requested ACKs (only SRTT and the minimum are used).
+    request_rtt: RttEstimator,
     /// Inter-ACK interval, for the postponed fast retransmit (AF).
     ack_interval: AckInterval,
     /// AF: while set, new data may not raise the outstanding bytes above
@@ -208,6 +215,8 @@ impl Sender {
             rtt_probe: None,
             requests: None,
             last_request_end: 0,
+            request_probe: None,
+            request_rtt: RttEstimator::rfc6298(),
             ack_interval: AckInterval::new(),
             af_cap: None,
             fast_retransmit_at: None,
@@ -477,6 +486,12 @@ impl Sender {
             }
         }
         self.rtt.reset_backoff();
+        if let Some((end, sent)) = self.request_probe {
+            if input.ack >= end {
+                self.request_rtt.on_sample(now - sent);
+                self.request_probe = None;
+            }
+        }
 
         match self.recovery {
             Recovery::Fast { point } if input.ack >= point => {
@@ -750,6 +765,12 @@ impl Sender {
         let ack_request = self.next_ack_request(retransmission);
         if ack_request == Some(0) {
             self.last_request_end = self.last_request_end.max(end);
+            if !retransmission && self.request_probe.is_none() {
+                self.request_probe = Some((end, now));
+            }
+        }
+        if retransmission {
+            self.request_probe = None;
         }
         TxSegment {
             start,
@@ -771,6 +792,8 @@ impl Sender {
         let info = WindowInfo {
             window_segments: (window / self.mss).max(1),
             in_slow_start: self.cc.in_slow_start(),
+            srtt: self.request_rtt.srtt(),
+            min_rtt: self.request_rtt.min_rtt(),
         };
         // With nothing more to send, the group ends here (an application
         // that pauses must not wait for the receiver's timer). With data

@@ -8,7 +8,9 @@ pub mod pacing;
 mod scoreboard;
 mod send_buffer;
 
-pub use ack_request::{AckRequestStrategy, EveryN, NoRequests, PerWindow, Requester};
+pub use ack_request::{
+    AckRequestStrategy, AdaptivePerWindow, EveryN, NoRequests, PerWindow, Requester,
+};
 pub use congestion::{CongestionControl, Reno};
 pub use engine::{AckEffect, AckInput, Sender, SenderCounters, SenderParams, TxSegment};
 pub use pacing::{Pacer, PacingConfig};
