@@ -207,6 +207,9 @@ pub struct Config {
     /// releases no new data, and the fast retransmit waits until the next
     /// ACK is expected. Off by default.
     pub ack_fixes: bool,
+    /// Byte counting leaves out data already SACKed when the cumulative
+    /// ACK covers it (paper 003 sec. 4.2's proposal). On by default.
+    pub abc_skips_sacked: bool,
     /// Nagle's algorithm (RFC 896).
     pub nagle: bool,
     /// Initial retransmission timeout (RFC 6298: 1 s).
@@ -256,6 +259,7 @@ impl Default for Config {
             dup_thresh: 3,
             limited_transmit: true,
             ack_fixes: false,
+            abc_skips_sacked: true,
             nagle: true,
             initial_rto: Duration::from_secs(1),
             min_rto: Duration::from_secs(1),

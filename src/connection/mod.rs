@@ -235,6 +235,7 @@ impl Connection {
             max_rto: config.max_rto,
             rto_variance_floor: config.rto_variance_floor,
             ack_fixes: config.ack_fixes,
+            abc_skips_sacked: config.abc_skips_sacked,
         };
         let cc = config.congestion.build(u64::from(config.mss));
         let mut sender = Sender::new(params, cc, config.sack, 0);

@@ -128,15 +128,19 @@ pub struct Options {
     /// `+beta27`: decrease by beta = 2/7 after the initial slow start
     /// (paper 003 sec. 4.4).
     pub beta27: bool,
+    /// `+nosackabc`: byte counting also counts data that was already
+    /// SACKed (turns the default refinement off, to measure it).
+    pub nosackabc: bool,
 }
 
 impl Options {
-    const NAMES: [&'static str; 3] = ["ss-every", "pacing", "beta27"];
+    const NAMES: [&'static str; 4] = ["ss-every", "pacing", "beta27", "nosackabc"];
 
     const NONE: Options = Options {
         ss_every: false,
         pacing: false,
         beta27: false,
+        nosackabc: false,
     };
 }
 
@@ -264,6 +268,7 @@ impl Strategy {
         } else {
             config.request_acks = AckRequestConfig::None;
         }
+        config.abc_skips_sacked = !self.options.nosackabc;
         // The names are the options module's own, so this cannot fail.
         for (on, name) in [
             (self.options.pacing, "pacing"),
@@ -285,6 +290,7 @@ impl fmt::Display for Strategy {
             (o.ss_every, "+ss-every"),
             (o.pacing, "+pacing"),
             (o.beta27, "+beta27"),
+            (o.nosackabc, "+nosackabc"),
         ] {
             if on {
                 f.write_str(name)?;
@@ -320,6 +326,7 @@ impl FromStr for Strategy {
                 "ss-every" if base.requests(false).is_some() => options.ss_every = true,
                 "pacing" => options.pacing = true,
                 "beta27" => options.beta27 = true,
+                "nosackabc" => options.nosackabc = true,
                 _ => return Err(unknown()),
             }
         }

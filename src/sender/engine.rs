@@ -48,6 +48,11 @@ pub struct SenderParams {
     /// cumulative ACK that carries SACK blocks releases no new data, and
     /// the fast retransmit waits until the next ACK is expected.
     pub ack_fixes: bool,
+    /// Byte counting leaves out data the receiver had already SACKed when
+    /// a cumulative ACK covers it: that data left the network earlier and
+    /// was paid for then (paper 003 sec. 4.2 proposes this and leaves it
+    /// unimplemented). On by default.
+    pub abc_skips_sacked: bool,
 }
 
 /// One segment the sender wants on the wire.
@@ -436,7 +441,12 @@ impl Sender {
         effect.newly_acked = outcome.newly_acked;
 
         if outcome.newly_acked > 0 {
-            self.on_new_ack(now, &input, &mut effect);
+            let counted = if self.params.abc_skips_sacked {
+                outcome.newly_acked - outcome.acked_previously_sacked.min(outcome.newly_acked)
+            } else {
+                outcome.newly_acked
+            };
+            self.on_new_ack(now, &input, counted, &mut effect);
         } else if self.is_duplicate(&input, &outcome, una_before) {
             effect.duplicate = true;
             self.counters.duplicate_acks += 1;
@@ -461,7 +471,15 @@ impl Sender {
         effect
     }
 
-    fn on_new_ack(&mut self, now: Instant, input: &AckInput<'_>, effect: &mut AckEffect) {
+    /// `counted`: the bytes byte counting may count (see
+    /// [`SenderParams::abc_skips_sacked`]).
+    fn on_new_ack(
+        &mut self,
+        now: Instant,
+        input: &AckInput<'_>,
+        counted: u64,
+        effect: &mut AckEffect,
+    ) {
         let acked = effect.newly_acked;
         self.fast_retransmit_at = None;
         // Only while data is still out to bring more ACKs, and not while a
@@ -510,7 +528,7 @@ impl Sender {
                     self.retransmit_head = true;
                 }
             }
-            Recovery::Open => self.cc.on_ack(now, acked),
+            Recovery::Open => self.cc.on_ack(now, counted),
         }
 
         // RFC 6298 5.2 / 5.3.

@@ -21,6 +21,7 @@ fn sender_with(sack: bool, ack_fixes: bool) -> Sender {
         max_rto: Duration::from_secs(60),
         rto_variance_floor: Duration::from_millis(1),
         ack_fixes,
+        abc_skips_sacked: true,
     };
     let mut reno = RenoConfig::new(MSS);
     reno.initial_window = 4 * MSS;
@@ -179,6 +180,7 @@ fn fin_follows_the_last_byte_and_is_retransmitted_with_it() {
         max_rto: Duration::from_secs(60),
         rto_variance_floor: Duration::from_millis(1),
         ack_fixes: false,
+        abc_skips_sacked: true,
     };
     let mut s = Sender::new(
         params,
@@ -252,4 +254,26 @@ fn ack_fixes_hold_the_burst_and_postpone_the_fast_retransmit() {
     assert!(!early.in_recovery());
     let e = ack(&mut early, t(203), 4 * MSS, &[(5 * MSS, 9 * MSS)]);
     assert!(e.entered_recovery);
+}
+
+/// Paper 003 sec. 4.2's proposal: a cumulative ACK that covers data the
+/// receiver had already SACKed counts only the rest. Segment 0 is late;
+/// 1 and 2 are SACKed (two duplicates, no recovery); then the cumulative
+/// ACK for all three arrives.
+#[test]
+fn byte_counting_skips_data_already_sacked() {
+    let grow = |skip: bool| {
+        let mut s = sender(true);
+        s.params.abc_skips_sacked = skip;
+        s.cc.set_byte_counting_limit(4);
+        drain(&mut s, t(0));
+        ack(&mut s, t(100), 0, &[(MSS, 2 * MSS)]);
+        ack(&mut s, t(101), 0, &[(MSS, 3 * MSS)]);
+        assert!(!s.in_recovery());
+        let before = s.cwnd();
+        ack(&mut s, t(102), 3 * MSS, &[]);
+        s.cwnd() - before
+    };
+    assert_eq!(grow(false), 3 * MSS, "slow start counts all three");
+    assert_eq!(grow(true), MSS, "only segment 0 was not SACKed before");
 }
