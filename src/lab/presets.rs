@@ -144,7 +144,14 @@ fn default() -> Preset {
     Preset {
         name: "default".into(),
         description: "one 1 MB flow at 1.5 and 10 Mbit/s, 100 ms RTT, 1 BDP buffer",
-        strategies: vec![Strategy::AE, Strategy::DA, Strategy::DAL2, Strategy::W4],
+        strategies: vec![
+            Strategy::AE,
+            Strategy::DA,
+            Strategy::DAL2,
+            Strategy::W4,
+            Strategy::W4AF,
+            Strategy::W4_ADAPTIVE,
+        ],
         points,
     }
 }
