@@ -6,6 +6,7 @@
 //! - every parameter that takes two or more values across the records is
 //!   an x axis: `<preset>-completion-vs-<param>.svg`,
 //!   `<preset>-utilization-vs-<param>.svg`, `<preset>-acks-vs-<param>.svg`,
+//!   `<preset>-ackrate-vs-<param>.svg`, `<preset>-drops-vs-<param>.svg`,
 //!   `<preset>-throughput-vs-<param>.svg` and `<preset>-fairness-vs-<param>.svg`,
 //!   one line per strategy. When the preset sweeps further parameters, each
 //!   of their value combinations gets its own file (suffix
@@ -48,30 +49,42 @@ struct Metric {
     value: fn(&RunRecord) -> Option<f64>,
 }
 
-const METRICS: [Metric; 5] = [
+const METRICS: [Metric; 7] = [
     Metric {
         slug: "completion",
         title: "mean completion time",
         axis: "mean completion time of finished flows (s)",
-        value: mean_completion,
+        value: RunRecord::mean_completion_of_finished_s,
     },
     Metric {
         slug: "utilization",
         title: "bottleneck utilization",
         axis: "bottleneck utilization (%)",
-        value: bottleneck_utilization,
+        value: RunRecord::utilization_percent,
     },
     Metric {
         slug: "acks",
         title: "ACK packets",
-        axis: "pure ACK packets, all flows",
-        value: ack_packets,
+        axis: "pure ACK packets, left-to-right flows",
+        value: RunRecord::ack_packets,
+    },
+    Metric {
+        slug: "ackrate",
+        title: "ACK bit rate",
+        axis: "pure ACK bit rate in the window (kbit/s)",
+        value: RunRecord::ack_kbps,
+    },
+    Metric {
+        slug: "drops",
+        title: "bottleneck drops",
+        axis: "drops, % of data segments",
+        value: RunRecord::drop_percent,
     },
     Metric {
         slug: "throughput",
         title: "throughput",
         axis: "left-to-right throughput in the window (Mbit/s)",
-        value: forward_throughput,
+        value: RunRecord::forward_throughput_mbps,
     },
     Metric {
         slug: "fairness",
@@ -81,32 +94,8 @@ const METRICS: [Metric; 5] = [
     },
 ];
 
-fn forward_throughput(r: &RunRecord) -> Option<f64> {
-    let forward = r.flows.iter().filter(|f| !f.reverse);
-    let (sum, n) = forward.fold((0.0, 0), |(s, n), f| (s + f.throughput_bps, n + 1));
-    (n > 0).then_some(sum / 1e6)
-}
-
 fn fairness(r: &RunRecord) -> Option<f64> {
     r.jain_index
-}
-
-fn mean_completion(r: &RunRecord) -> Option<f64> {
-    let t: Vec<f64> = r
-        .flows
-        .iter()
-        .filter_map(|f| f.completion_time_s)
-        .filter(|t| t.is_finite())
-        .collect();
-    (!t.is_empty()).then(|| t.iter().sum::<f64>() / t.len() as f64)
-}
-
-fn bottleneck_utilization(r: &RunRecord) -> Option<f64> {
-    r.links.first().map(|l| l.utilization * 100.0)
-}
-
-fn ack_packets(r: &RunRecord) -> Option<f64> {
-    (!r.flows.is_empty()).then(|| r.flows.iter().map(|f| f.ack_packets as f64).sum())
 }
 
 /// Writes every plot the records support into `dir` (created if missing)
@@ -809,6 +798,8 @@ mod tests {
                 "t-completion-vs-rate_mbps.svg",
                 "t-utilization-vs-rate_mbps.svg",
                 "t-acks-vs-rate_mbps.svg",
+                "t-ackrate-vs-rate_mbps.svg",
+                "t-drops-vs-rate_mbps.svg",
                 "t-throughput-vs-rate_mbps.svg",
                 "t-fairness-vs-rate_mbps.svg"
             ]

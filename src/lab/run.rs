@@ -84,6 +84,64 @@ pub struct RunRecord {
     pub series: Option<SeriesRecord>,
 }
 
+impl RunRecord {
+    /// Left-to-right flows (the ones the bottleneck carries data for).
+    fn forward_flows(&self) -> impl Iterator<Item = &FlowRecord> {
+        self.flows.iter().filter(|f| !f.reverse)
+    }
+
+    /// Bottleneck utilization in percent.
+    pub fn utilization_percent(&self) -> Option<f64> {
+        self.links.first().map(|l| l.utilization * 100.0)
+    }
+
+    /// Bottleneck drops as a percentage of the left-to-right flows' data
+    /// segments (paper 003 figs. 7 and 12).
+    pub fn drop_percent(&self) -> Option<f64> {
+        let data: u64 = self.forward_flows().map(|f| f.data_packets).sum();
+        let drops = self.links.first()?.drops;
+        (data > 0).then(|| drops as f64 * 100.0 / data as f64)
+    }
+
+    /// Bit rate of the left-to-right flows' pure ACKs over the measurement
+    /// window, kbit/s (paper 003 fig. 9).
+    pub fn ack_kbps(&self) -> Option<f64> {
+        let bytes: u64 = self.forward_flows().map(|f| f.ack_bytes).sum();
+        (self.measured_s > 0.0).then(|| bytes as f64 * 8.0 / self.measured_s / 1e3)
+    }
+
+    /// Pure ACK packets of the left-to-right flows.
+    pub fn ack_packets(&self) -> Option<f64> {
+        (!self.flows.is_empty()).then(|| self.forward_flows().map(|f| f.ack_packets as f64).sum())
+    }
+
+    /// Sum of the left-to-right flows' throughputs in the window, Mbit/s.
+    pub fn forward_throughput_mbps(&self) -> Option<f64> {
+        let mut flows = self.forward_flows().peekable();
+        flows.peek()?;
+        Some(flows.map(|f| f.throughput_bps).sum::<f64>() / 1e6)
+    }
+
+    /// Mean completion time of the flows that finished, seconds.
+    pub fn mean_completion_of_finished_s(&self) -> Option<f64> {
+        mean(
+            self.flows
+                .iter()
+                .filter_map(|f| f.completion_time_s)
+                .filter(|t| t.is_finite()),
+        )
+    }
+
+    /// Mean completion time, seconds, only when every flow finished (a
+    /// mean over the survivors would flatter a strategy that stalls).
+    pub fn mean_completion_s(&self) -> Option<f64> {
+        if self.flows.iter().any(|f| f.completion_time_s.is_none()) {
+            return None;
+        }
+        self.mean_completion_of_finished_s()
+    }
+}
+
 /// Periodic samples of one run: every flow's windows and the bottleneck
 /// queue, all aligned with `times_s`.
 #[derive(Debug, Clone, Serialize, PartialEq)]
