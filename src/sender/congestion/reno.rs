@@ -51,6 +51,13 @@ pub struct RenoConfig {
     /// Multiplicative decrease on congestion events (RFC 5681 halving by
     /// default; paper 003 section 4.4's beta = 2/7 as an option).
     pub decrease: Decrease,
+    /// Congestion avoidance adds SMSS * SMSS / cwnd per new ACK (RFC
+    /// 5681 section 3.1, equation 3) instead of one SMSS per window of
+    /// acknowledged bytes (RFC 3465 section 2.1). This is the NewReno of
+    /// paper 004 and of ns-2, whose window grows with the number of ACKs:
+    /// it is why fewer ACKs slow the growth, which smartacking relies on
+    /// (paper 004 sec. 3.1) and delayed ACKs suffer from.
+    pub ack_counting_avoidance: bool,
 }
 
 impl RenoConfig {
@@ -72,6 +79,7 @@ impl RenoConfig {
             extended_abc: false,
             initial_ssthresh: u64::MAX,
             decrease: Decrease::Half,
+            ack_counting_avoidance: false,
         }
     }
 }
@@ -252,6 +260,11 @@ impl CongestionControl for Reno {
                 self.post_rto_slow_start = false;
                 self.initial_slow_start = false;
             }
+        } else if self.config.ack_counting_avoidance {
+            let mss = self.config.mss;
+            let increase = (mss.saturating_mul(mss) / self.cwnd.max(1)).max(1);
+            let cwnd = self.cwnd.saturating_add(increase);
+            self.set(cwnd, self.ssthresh, "congestion avoidance");
         } else {
             self.bytes_acked = self.bytes_acked.saturating_add(acked_bytes);
             // At most one SMSS per ACK, as in RFC 3465 section 2.1; any
@@ -319,6 +332,7 @@ mod tests {
             extended_abc: false,
             initial_ssthresh: u64::MAX,
             decrease: Decrease::Half,
+            ack_counting_avoidance: false,
         })
     }
 
@@ -542,6 +556,7 @@ mod tests {
             extended_abc: false,
             initial_ssthresh: 0,
             decrease: Decrease::Half,
+            ack_counting_avoidance: false,
         });
         assert_eq!(r.window(), MSS);
         assert_eq!(r.ssthresh(), 2 * MSS);
@@ -559,6 +574,7 @@ mod tests {
     fn reno_2_7() -> Reno {
         Reno::new(RenoConfig {
             decrease: Decrease::TwoSevenths,
+            ack_counting_avoidance: false,
             ..reno(10, 2).config
         })
     }
@@ -654,5 +670,33 @@ mod tests {
         let mut cc: Box<dyn CongestionControl> = Box::new(Reno::new(RenoConfig::new(MSS)));
         cc.on_ack(T, MSS);
         assert_eq!(cc.window(), 11 * MSS);
+    }
+
+    #[test]
+    fn ack_counting_avoidance_grows_with_the_number_of_acks() {
+        let config = |ack_counting_avoidance| RenoConfig {
+            initial_window: 10 * MSS,
+            initial_ssthresh: 10 * MSS,
+            ack_counting_avoidance,
+            ..RenoConfig::new(MSS)
+        };
+        let mut bytes = Reno::new(config(false));
+        let mut acks = Reno::new(config(true));
+        // One window acknowledged by 5 ACKs of 2 segments each.
+        for _ in 0..5 {
+            bytes.on_ack(T, 2 * MSS);
+            acks.on_ack(T, 2 * MSS);
+        }
+        // Byte counting: one SMSS per window, however it was ACKed.
+        assert_eq!(bytes.window(), 11 * MSS);
+        // ACK counting: SMSS^2/cwnd per ACK, about half an SMSS here.
+        assert!(acks.window() > 10 * MSS + MSS * 4 / 10, "{}", acks.window());
+        assert!(acks.window() < 10 * MSS + MSS / 2, "{}", acks.window());
+        // Ten single-segment ACKs: about one SMSS.
+        let mut acks = Reno::new(config(true));
+        for _ in 0..10 {
+            acks.on_ack(T, MSS);
+        }
+        assert!(acks.window() > 10 * MSS + MSS * 9 / 10, "{}", acks.window());
     }
 }
