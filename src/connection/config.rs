@@ -2,7 +2,8 @@
 //! which parameters.
 
 use crate::estimators::RttEstimator;
-use crate::receiver::{AckPolicy, Delayed, Every, Polled};
+pub use crate::receiver::SmartRtt;
+use crate::receiver::{Acc, AckPolicy, Delayed, Every, Polled, Smart, SmartParams};
 use crate::sender::congestion::{Decrease, Reno, RenoConfig};
 use crate::sender::CongestionControl;
 use crate::sender::PacingConfig;
@@ -33,9 +34,51 @@ pub enum AckPolicyConfig {
         /// up to 1000 ms).
         fallback: Duration,
     },
+    /// Receiver-only smartacking (paper 004 sec. 3): ACK every segment
+    /// while the bottleneck is underused, and once it is saturated hold
+    /// each ACK until just before the sender would run out of window.
+    Smart {
+        /// Longest an ACK is held (paper 004 sec. 4.2: 200 ms; at most
+        /// 500 ms, RFC 1122).
+        max_delay: Duration,
+        /// Which RTT the receiver compares with `LastSegmentTime`.
+        rtt: SmartRtt,
+        /// Extended smartacking: the ACK delay is `LastSegmentTime -
+        /// alpha * RTT` with alpha adapted (paper 004 sec. 4.1).
+        extended: bool,
+        /// The sender's initial window, in segments, where the receiver's
+        /// estimate of it starts (paper 004 fig. 1: 1).
+        initial_window_segments: u32,
+    },
+    /// ACK Congestion Control (RFC 5690; paper 004 sec. 2, paper 002
+    /// sec. II.B): one ACK per `d` segments, `d` doubled on a congestion
+    /// mark and lowered by one per RTT without marks, between 1 and half
+    /// the estimated congestion window.
+    Acc {
+        /// Longest an ACK is held.
+        max_delay: Duration,
+        /// The sender's initial window, in segments, where the receiver's
+        /// estimate of it starts.
+        initial_window_segments: u32,
+    },
 }
 
 impl AckPolicyConfig {
+    /// Smartacking with the paper's settings: smoothed RTT, 200 ms
+    /// maximum delay, estimate starting at one segment.
+    pub const SMART: AckPolicyConfig = AckPolicyConfig::Smart {
+        max_delay: Duration::from_millis(200),
+        rtt: SmartRtt::Smoothed,
+        extended: false,
+        initial_window_segments: 1,
+    };
+
+    /// ACC with a 200 ms maximum delay, estimate starting at one segment.
+    pub const ACC: AckPolicyConfig = AckPolicyConfig::Acc {
+        max_delay: Duration::from_millis(200),
+        initial_window_segments: 1,
+    };
+
     /// Standard delayed ACK: every second segment, 100 ms timer.
     pub const DELAYED: AckPolicyConfig = AckPolicyConfig::Delayed {
         max_delay: Duration::from_millis(100),
@@ -50,6 +93,21 @@ impl AckPolicyConfig {
                 segments,
             } => Box::new(Delayed::new(max_delay, segments)),
             AckPolicyConfig::Polled { fallback } => Box::new(Polled::new(fallback)),
+            AckPolicyConfig::Smart {
+                max_delay,
+                rtt,
+                extended,
+                initial_window_segments,
+            } => Box::new(Smart::new(SmartParams {
+                max_delay,
+                rtt,
+                extended,
+                initial_window_segments,
+            })),
+            AckPolicyConfig::Acc {
+                max_delay,
+                initial_window_segments,
+            } => Box::new(Acc::new(max_delay, initial_window_segments)),
         }
     }
 }
@@ -72,6 +130,9 @@ pub struct CongestionConfig {
     /// default, or paper 003 section 4.4's beta = 2/7 after the initial
     /// slow start ([`Decrease::TwoSevenths`]).
     pub decrease: Decrease,
+    /// Count ACKs, not bytes, in congestion avoidance (RFC 5681 equation
+    /// 3; paper 004's NewReno). Off by default (RFC 3465 byte counting).
+    pub ack_counting_avoidance: bool,
 }
 
 /// What the sender asks of the receiver with the ACK-request option
@@ -146,6 +207,7 @@ impl Default for CongestionConfig {
             byte_counting_limit: 2,
             extended_abc: false,
             decrease: Decrease::Half,
+            ack_counting_avoidance: false,
         }
     }
 }
@@ -159,6 +221,7 @@ impl CongestionConfig {
         reno.byte_counting_limit = self.byte_counting_limit;
         reno.extended_abc = self.extended_abc;
         reno.decrease = self.decrease;
+        reno.ack_counting_avoidance = self.ack_counting_avoidance;
         Box::new(Reno::new(reno))
     }
 }
@@ -320,6 +383,26 @@ impl Config {
             }
             if segments == 0 {
                 return invalid("ack_policy.segments", "must be at least 1");
+            }
+        }
+        if let AckPolicyConfig::Smart {
+            max_delay,
+            initial_window_segments,
+            ..
+        }
+        | AckPolicyConfig::Acc {
+            max_delay,
+            initial_window_segments,
+        } = self.ack_policy
+        {
+            if max_delay.is_zero() || max_delay > Duration::from_millis(500) {
+                return invalid(
+                    "ack_policy.max_delay",
+                    "must be between 1 ns and 500 ms (RFC 1122)",
+                );
+            }
+            if initial_window_segments == 0 {
+                return invalid("ack_policy.initial_window_segments", "must be at least 1");
             }
         }
         if let AckPolicyConfig::Polled { fallback } = self.ack_policy {

@@ -16,7 +16,9 @@ mod tx;
 pub use crate::sender::congestion::Decrease;
 /// Pacing parameters, re-exported for [`Config::pacing`].
 pub use crate::sender::PacingConfig;
-pub use config::{AckPolicyConfig, AckRequestConfig, Config, ConfigError, CongestionConfig};
+pub use config::{
+    AckPolicyConfig, AckRequestConfig, Config, ConfigError, CongestionConfig, SmartRtt,
+};
 pub use stats::Stats;
 
 use crate::receiver::{AckPolicy, Reassembly};
@@ -139,6 +141,8 @@ struct RecvState {
     last_ack_sent: u64,
     /// Right edge of the window we last advertised.
     last_window_edge: u64,
+    /// The echoed timestamp that gave the last receiver-side RTT sample.
+    last_echo_sampled: Option<u32>,
 }
 
 /// One end of a connection.
@@ -166,6 +170,11 @@ pub struct Connection {
     last_received: Instant,
     /// Offset added to `now` in microseconds for our timestamps.
     ts_offset: u32,
+    /// The segment being processed arrived marked Congestion Experienced.
+    arrival_ce: bool,
+    /// A segment of ours arrived marked CE (our ACKs, for a receiver of
+    /// data): set ECE on the next data segment so the peer learns of it.
+    reflect_ece: bool,
     events: VecDeque<Event>,
     stats: Stats,
     sack_scratch: Vec<(u64, u64)>,
@@ -258,6 +267,8 @@ impl Connection {
             time_wait_deadline: None,
             last_received: now,
             ts_offset,
+            arrival_ce: false,
+            reflect_ece: false,
             events: VecDeque::new(),
             stats: Stats::default(),
             sack_scratch: Vec::with_capacity(4),
@@ -318,6 +329,7 @@ impl Connection {
             ts_recent: ts.unwrap_or(0),
             last_ack_sent: 0,
             last_window_edge: edge,
+            last_echo_sampled: None,
         });
     }
 
@@ -508,6 +520,20 @@ impl Connection {
         if self.is_established() {
             self.sender.handle_timeout(now);
         }
+    }
+
+    /// The receive side's estimate of the peer's congestion window, in
+    /// bytes, when its ACK policy keeps one (smartacking and ACC, paper
+    /// 004 fig. 1); for logs and the lab's time series.
+    pub fn receiver_cwnd_estimate(&self) -> Option<u64> {
+        let segments = self.recv.as_ref()?.policy.cwnd_estimate_segments()?;
+        Some(u64::from(segments) * self.peer_segment_size() as u64)
+    }
+
+    /// Payload bytes of a full-sized segment from the peer: our MSS less
+    /// the timestamp option it carries.
+    fn peer_segment_size(&self) -> usize {
+        usize::from(self.config.mss) - if self.negotiated.timestamps { 12 } else { 0 }
     }
 
     /// A snapshot of the counters.

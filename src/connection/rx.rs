@@ -12,6 +12,22 @@ impl Connection {
     /// not for this connection is dropped, counted and reported as an
     /// error; the connection itself is unaffected.
     pub fn handle_segment(&mut self, now: Instant, bytes: &[u8]) -> Result<(), SegmentError> {
+        self.handle_segment_with_ce(now, bytes, false)
+    }
+
+    /// [`handle_segment`](Self::handle_segment) for a segment whose IP
+    /// header's ECN field said Congestion Experienced when `ce` is true
+    /// (RFC 3168). The receive side hands the mark to its ACK policy (ACC
+    /// reacts to it); a mark on a segment that carried no data tells that
+    /// our ACKs met congestion, and the next data segment we send carries
+    /// ECE so the peer's ACK policy learns it (RFC 5690's ACK-path signal).
+    pub fn handle_segment_with_ce(
+        &mut self,
+        now: Instant,
+        bytes: &[u8],
+        ce: bool,
+    ) -> Result<(), SegmentError> {
+        self.arrival_ce = ce;
         let seg = match SegmentRepr::parse(bytes, self.checksum) {
             Ok(seg) => seg,
             Err(e) => {
@@ -206,6 +222,9 @@ impl Connection {
             self.receive_data(now, seg);
         } else if seg.payload.is_empty() {
             self.stats.pure_acks_received += 1;
+            if self.arrival_ce {
+                self.reflect_ece = true;
+            }
         }
     }
 
@@ -276,6 +295,33 @@ impl Connection {
         Some(Duration::from_micros(u64::from(elapsed)))
     }
 
+    /// The receive side's RTT sample (paper 004 sec. 3.2): data echoing
+    /// the timestamp of one of our ACKs measures the time from that ACK
+    /// leaving to the data it released arriving. Only the first segment
+    /// to echo a timestamp counts: the rest of the flight it released
+    /// queued behind it and would read the bottleneck's serialisation as
+    /// delay.
+    fn receiver_rtt_sample(&mut self, now: Instant, seg: &SegmentRepr<'_>) -> Option<Duration> {
+        if !self.negotiated.timestamps {
+            return None;
+        }
+        let echo = seg.options.timestamps?.tsecr;
+        let elapsed = self.timestamp_now(now).wrapping_sub(echo);
+        let recv = self.recv.as_mut()?;
+        if echo == 0 || elapsed > 1 << 30 {
+            return None;
+        }
+        // An echo no newer than the last sampled one is a later segment
+        // of the same flight, or reordered.
+        if let Some(last) = recv.last_echo_sampled {
+            if echo.wrapping_sub(last) as i32 <= 0 {
+                return None;
+            }
+        }
+        recv.last_echo_sampled = Some(echo);
+        Some(Duration::from_micros(u64::from(elapsed)))
+    }
+
     /// RFC 7323 section 4.3: remember the timestamp of the segment that
     /// our next ACK will acknowledge first.
     fn update_ts_recent(&mut self, seg: &SegmentRepr<'_>, rel: i64) {
@@ -311,9 +357,8 @@ impl Connection {
     }
 
     fn receive_data(&mut self, now: Instant, seg: &SegmentRepr<'_>) {
-        // What the peer sends as a full segment: our MSS less its timestamps.
-        let full_sized =
-            usize::from(self.config.mss) - if self.negotiated.timestamps { 12 } else { 0 };
+        let full_sized = self.peer_segment_size();
+        let rtt_sample = self.receiver_rtt_sample(now, seg);
         let accepts_data = matches!(
             self.state,
             State::Established | State::FinWait1 | State::FinWait2
@@ -364,6 +409,11 @@ impl Connection {
             fin: peer_closed,
             push: seg.flags.contains(Flags::PSH),
             ack_request: seg.options.ack_request,
+            rcv_nxt: recv.reassembly.next_offset(),
+            segment_size: full_sized,
+            rtt_sample,
+            ce: self.arrival_ce,
+            ece: seg.flags.contains(Flags::ECE),
         };
         let decision = recv.policy.on_segment(&info);
         tracing::debug!(

@@ -1,6 +1,7 @@
 //! Building outgoing segments.
 
 use super::{seq_of, Connection, State};
+use crate::receiver::AckSent;
 use crate::sender::TxSegment;
 use crate::time::Instant;
 use crate::wire::{
@@ -150,6 +151,9 @@ impl Connection {
         if tx.start + tx.len as u64 >= self.sender.data_end() {
             flags = flags | Flags::PSH;
         }
+        if std::mem::take(&mut self.reflect_ece) {
+            flags = flags | Flags::ECE;
+        }
         let seq = self.snd_seq(tx.start);
         self.emit_ack(now, seq, flags, Some(tx), buf)
     }
@@ -208,11 +212,17 @@ impl Connection {
         let n = result.ok()?;
 
         let recv = self.recv.as_mut()?;
+        let acked_to = rcv_nxt + u64::from(recv.fin_received);
+        let sent = AckSent {
+            now,
+            acked_to,
+            duplicate: acked_to == recv.last_ack_sent && recv.reassembly.has_gaps(),
+        };
         recv.ack_now = false;
         recv.ack_deadline = None;
-        recv.last_ack_sent = rcv_nxt + u64::from(recv.fin_received);
+        recv.last_ack_sent = acked_to;
         recv.last_window_edge = rcv_nxt + (window_field << shift);
-        recv.policy.on_ack_sent(now);
+        recv.policy.on_ack_sent(&sent);
         self.stats.acks_sent += 1;
         if tx.is_none() {
             self.stats.pure_acks_sent += 1;

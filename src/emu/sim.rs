@@ -368,13 +368,14 @@ impl Simulator {
         };
         let f = &mut self.flows[flow as usize];
         let bytes = &pkt.buf[..pkt.len];
+        let ce = pkt.ce;
         if to_server {
             if pkt.ce && pkt.kind == PacketKind::Data {
                 f.ce_marks += 1;
             }
             match f.server.as_mut() {
                 Some(s) => {
-                    let _ = s.handle_segment(now, bytes);
+                    let _ = s.handle_segment_with_ce(now, bytes, ce);
                 }
                 None => {
                     // Only a SYN creates the server; anything else before
@@ -387,7 +388,7 @@ impl Simulator {
                 }
             }
         } else if let Some(c) = f.client.as_mut() {
-            let _ = c.handle_segment(now, bytes);
+            let _ = c.handle_segment_with_ce(now, bytes, ce);
         }
         self.pool.release(p);
         self.after_activity(flow as usize, to_server);
@@ -500,7 +501,8 @@ impl Simulator {
                 .map_or((0, 0), |c| (c.sender().cwnd(), c.sender().ssthresh()));
             s.cwnd.push(cwnd);
             s.ssthresh.push(ssthresh);
-            s.receiver_cwnd_estimate.push(None);
+            s.receiver_cwnd_estimate
+                .push(fl.server.as_ref().and_then(|c| c.receiver_cwnd_estimate()));
         }
         for (l, q) in series.queues.iter_mut() {
             q.push(self.links[*l].queue.len_packets());

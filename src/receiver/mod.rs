@@ -4,5 +4,8 @@
 pub mod ack_policy;
 mod reassembly;
 
-pub use ack_policy::{AckDecision, AckPolicy, ArrivalInfo, Delayed, Every, Polled};
+pub use ack_policy::{
+    Acc, AckDecision, AckPolicy, AckSent, ArrivalInfo, Delayed, Every, Polled, Smart, SmartParams,
+    SmartRtt,
+};
 pub use reassembly::{InsertOutcome, Reassembly};

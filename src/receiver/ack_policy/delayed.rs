@@ -1,7 +1,7 @@
 //! Standard delayed acknowledgments (RFC 5681 section 4.2, RFC 1122
 //! section 4.2.3.2).
 
-use super::{AckDecision, AckPolicy, ArrivalInfo};
+use super::{AckDecision, AckPolicy, AckSent, ArrivalInfo};
 use crate::time::{Duration, Instant};
 
 /// Delayed ACK as specified by RFC 5681 section 4.2 and RFC 1122 section
@@ -110,7 +110,7 @@ impl AckPolicy for Delayed {
         }
     }
 
-    fn on_ack_sent(&mut self, _now: Instant) {
+    fn on_ack_sent(&mut self, _ack: &AckSent) {
         self.unacked = 0;
         self.first_unacked_arrival = None;
     }
@@ -139,11 +139,11 @@ mod tests {
     fn counting_restarts_after_an_ack() {
         let mut p = Delayed::default();
         p.on_segment(&full(10));
-        p.on_ack_sent(ms(15));
+        p.on_ack_sent(&AckSent::new(ms(15), 0));
         // Without the reset this would be the second segment.
         assert_eq!(p.on_segment(&full(20)), AckDecision::By(ms(120)));
         assert_eq!(p.on_segment(&full(30)), AckDecision::Now);
-        p.on_ack_sent(ms(30));
+        p.on_ack_sent(&AckSent::new(ms(30), 0));
         assert_eq!(p.on_segment(&full(40)), AckDecision::By(ms(140)));
     }
 
@@ -162,7 +162,7 @@ mod tests {
         let small = |at| ArrivalInfo::in_order(ms(at), 100, false);
         assert_eq!(p.on_segment(&small(10)), AckDecision::By(ms(110)));
         assert_eq!(p.on_segment(&small(20)), AckDecision::Now);
-        p.on_ack_sent(ms(20));
+        p.on_ack_sent(&AckSent::new(ms(20), 0));
         assert_eq!(p.on_segment(&small(30)), AckDecision::By(ms(130)));
         assert_eq!(p.on_segment(&full(40)), AckDecision::Now);
     }
@@ -224,7 +224,7 @@ mod tests {
         let mut p = Delayed::default();
         p.on_segment(&full(10));
         assert_eq!(p.on_timer(ms(110)), AckDecision::Now);
-        p.on_ack_sent(ms(110));
+        p.on_ack_sent(&AckSent::new(ms(110), 0));
         assert_eq!(p.on_segment(&full(200)), AckDecision::By(ms(300)));
     }
 

@@ -1,7 +1,6 @@
 //! Acknowledge every segment (the paper's AE).
 
-use super::{AckDecision, AckPolicy, ArrivalInfo};
-use crate::time::Instant;
+use super::{AckDecision, AckPolicy, AckSent, ArrivalInfo};
 
 /// Acknowledges every segment carrying data or FIN at once (the paper's
 /// AE). This is the most ACK-hungry behaviour RFC 5681 section 4.2
@@ -27,12 +26,13 @@ impl AckPolicy for Every {
         AckDecision::Now
     }
 
-    fn on_ack_sent(&mut self, _now: Instant) {}
+    fn on_ack_sent(&mut self, _ack: &AckSent) {}
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::time::Instant;
 
     #[test]
     fn every_segment_is_acknowledged_at_once() {
@@ -47,7 +47,7 @@ mod tests {
         assert_eq!(p.on_segment(&small), AckDecision::Now);
         let full = ArrivalInfo::in_order(t, 1460, true);
         assert_eq!(p.on_segment(&full), AckDecision::Now);
-        p.on_ack_sent(t);
+        p.on_ack_sent(&AckSent::new(t, 0));
         assert_eq!(p.on_segment(&full), AckDecision::Now);
     }
 }

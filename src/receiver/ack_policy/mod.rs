@@ -16,21 +16,32 @@
 //!   limit 2 (RFC 3465) this is the paper's DAL2.
 //! * [`Polled`]: acknowledge when the sender's request countdown says so
 //!   (paper 003's A4L4, A8L8, 2W and 4W receivers).
+//! * [`Smart`]: smartacking (paper 004 sec. 3), receiver only: ACK every
+//!   segment while the bottleneck has room, one per window once it is
+//!   full, from the receiver's own estimates of ISAT, RTT and the
+//!   sender's congestion window.
+//! * [`Acc`]: ACK Congestion Control (RFC 5690, paper 004 sec. 2): an ACK
+//!   ratio that congestion marks double and quiet RTTs decrease.
 //!
 //! RFC 5681 section 4.2 also requires an immediate ACK for out-of-order
 //! segments and for segments that fill a gap; [`ArrivalInfo`] carries the
 //! facts a policy needs to follow that.
 
-use crate::time::Instant;
+use crate::time::{Duration, Instant};
 use crate::wire::AckRequest;
 
+mod acc;
 mod delayed;
 mod every;
+mod peer_model;
 mod polled;
+mod smart;
 
+pub use acc::Acc;
 pub use delayed::Delayed;
 pub use every::Every;
 pub use polled::Polled;
+pub use smart::{Smart, SmartParams, SmartRtt};
 
 /// What the receiver learned from one arriving segment that carried data or
 /// FIN.
@@ -62,6 +73,25 @@ pub struct ArrivalInfo {
     pub push: bool,
     /// The sender's ACK-request countdown, if the segment carried one.
     pub ack_request: Option<AckRequest>,
+    /// `RCV.NXT` after this segment, as a byte offset into the peer's
+    /// stream: the in-order edge (paper 004's LastReceived, in bytes).
+    pub rcv_nxt: u64,
+    /// Payload bytes of a full-sized segment from the peer, to count in
+    /// segments as the papers do.
+    pub segment_size: usize,
+    /// A round-trip time measured at the receiver: the segment echoed the
+    /// timestamp of one of our ACKs (RFC 7323 section 4), and it is the
+    /// first to echo that timestamp, so the sample is the time from that
+    /// ACK leaving to the data it released arriving (paper 004 sec. 3.2
+    /// needs the RTT at the receiver).
+    pub rtt_sample: Option<Duration>,
+    /// The segment arrived with the IP ECN field set to Congestion
+    /// Experienced (RFC 3168): the forward path is congested.
+    pub ce: bool,
+    /// The segment carried ECE: the peer saw Congestion Experienced on
+    /// segments we sent it, which for a receiver of data means on its
+    /// ACKs (the ACK path is congested; RFC 5690's signal for ACC).
+    pub ece: bool,
 }
 
 impl ArrivalInfo {
@@ -79,6 +109,35 @@ impl ArrivalInfo {
             fin: false,
             push: false,
             ack_request: None,
+            rcv_nxt: payload_len as u64,
+            segment_size: payload_len.max(1),
+            rtt_sample: None,
+            ce: false,
+            ece: false,
+        }
+    }
+}
+
+/// An ACK that just left, as the policy is told about it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AckSent {
+    /// When it left.
+    pub now: Instant,
+    /// Its cumulative acknowledgment, as a byte offset into the peer's
+    /// stream (paper 004's LastACKed, in bytes).
+    pub acked_to: u64,
+    /// It acknowledged nothing the previous ACK had not (a duplicate ACK,
+    /// sent while a hole remains or for a repeated segment).
+    pub duplicate: bool,
+}
+
+impl AckSent {
+    /// A non-duplicate ACK at `now` acknowledging up to `acked_to`.
+    pub fn new(now: Instant, acked_to: u64) -> Self {
+        AckSent {
+            now,
+            acked_to,
+            duplicate: false,
         }
     }
 }
@@ -124,7 +183,14 @@ pub trait AckPolicy: core::fmt::Debug + Send {
 
     /// An ACK was just sent (for any reason, including piggybacked on
     /// data): reset what the policy counts.
-    fn on_ack_sent(&mut self, now: Instant);
+    fn on_ack_sent(&mut self, ack: &AckSent);
+
+    /// The policy's estimate of the peer's congestion window, in
+    /// segments, if it keeps one (paper 004 fig. 1); for logs and the
+    /// lab's time series.
+    fn cwnd_estimate_segments(&self) -> Option<u32> {
+        None
+    }
 }
 
 #[cfg(test)]
@@ -152,7 +218,7 @@ mod tests {
             // The default timer behaviour is to acknowledge.
             p.on_segment(&info);
             assert_eq!(p.on_timer(Instant::from_millis(1)), AckDecision::Now);
-            p.on_ack_sent(Instant::from_millis(1));
+            p.on_ack_sent(&AckSent::new(Instant::from_millis(1), 0));
         }
     }
 }

@@ -1,7 +1,7 @@
 //! The polled receiver (paper 003 sec. 4.1): the sender says when it wants
 //! an ACK.
 
-use super::{AckDecision, AckPolicy, ArrivalInfo, Delayed};
+use super::{AckDecision, AckPolicy, AckSent, ArrivalInfo, Delayed};
 use crate::time::{Duration, Instant};
 use crate::wire::AckRequest;
 
@@ -87,10 +87,10 @@ impl AckPolicy for Polled {
         }
     }
 
-    fn on_ack_sent(&mut self, now: Instant) {
+    fn on_ack_sent(&mut self, ack: &AckSent) {
         self.remaining = None;
         self.first_unacked = None;
-        self.unrequested.on_ack_sent(now);
+        self.unrequested.on_ack_sent(ack);
     }
 }
 
@@ -111,7 +111,7 @@ mod tests {
         for (i, a) in arrivals.iter().enumerate() {
             if p.on_segment(a) == AckDecision::Now {
                 acked.push(i);
-                p.on_ack_sent(a.now);
+                p.on_ack_sent(&AckSent::new(a.now, 0));
             }
         }
         acked
@@ -170,7 +170,7 @@ mod tests {
             AckDecision::By(Instant::from_millis(200))
         );
         assert_eq!(p.on_segment(&seg(1, None)), AckDecision::Now);
-        p.on_ack_sent(Instant::from_millis(1));
+        p.on_ack_sent(&AckSent::new(Instant::from_millis(1), 0));
         // A request mid-way takes over.
         assert_eq!(
             p.on_segment(&seg(2, Some(1))),
