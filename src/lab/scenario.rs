@@ -300,10 +300,10 @@ impl LabScenario {
             nagle: false,
             ..Config::default()
         };
-        let mut config = strategy.apply(&base, self.delayed_ack, self.poll_fallback);
-        config.congestion.initial_window =
+        let mut base = base;
+        base.congestion.initial_window =
             Some(u64::from(self.initial_window_segments) * u64::from(self.segment_bytes));
-        config
+        strategy.apply(&base, self.delayed_ack, self.poll_fallback)
     }
 
     /// The emulator scenario for `strategy` and `seed`.
@@ -328,19 +328,26 @@ impl LabScenario {
             }
         }
         let mean_packet = u32::from(self.segment_bytes) + 40;
+        // `+fq` replaces the bottleneck queues with per-flow round robin.
+        let bottleneck = |link: &LinkParams| {
+            let mut link = link.clone();
+            if strategy.options.fq {
+                link.queue = QueueKind::RoundRobin;
+            }
+            link
+        };
+        let (forward, reverse) = (bottleneck(&self.forward), bottleneck(self.reverse_link()));
         let mut scenario = match self.topology {
             TopologyKind::Dumbbell => {
                 let spec = DumbbellSpec {
-                    forward: self.forward.hop(mean_packet),
-                    reverse: self.reverse_link().hop(mean_packet),
+                    forward: forward.hop(mean_packet),
+                    reverse: reverse.hop(mean_packet),
                     access_rate_bps: self.access_rate_bps,
                     access_queue: QueueSpec::drop_tail(1000),
                 };
                 Scenario::dumbbell(&spec, &flows)
             }
-            TopologyKind::ParkingLot => {
-                Scenario::parking_lot(&self.forward.hop(mean_packet), &flows)
-            }
+            TopologyKind::ParkingLot => Scenario::parking_lot(&forward.hop(mean_packet), &flows),
         };
         let (fwd, rev) = DUMBBELL_MIDDLE;
         for c in &self.cross {

@@ -5,7 +5,7 @@
 //! mechanisms add names; options will append with `+`.
 
 use super::options::apply_option;
-use crate::connection::{AckPolicyConfig, AckRequestConfig, Config};
+use crate::connection::{AckPolicyConfig, AckRequestConfig, Config, SmartRtt};
 use crate::time::Duration;
 use std::fmt;
 use std::str::FromStr;
@@ -17,8 +17,9 @@ pub enum Base {
     /// `ae`: the receiver acknowledges every segment (paper 003 "AE",
     /// paper 004 "AckEvery").
     Ae,
-    /// `da`: delayed ACK with byte counting limit L = 1, which is what
-    /// paper 004 calls NewReno.
+    /// `da`: delayed ACK with byte counting limit L = 1 in slow start and
+    /// ACK counting in congestion avoidance, which is what paper 004 calls
+    /// NewReno.
     Da,
     /// `dal2`: delayed ACK with byte counting limit L = 2 (paper 003
     /// "DAL2", RFC 3465's recommended limit).
@@ -40,11 +41,24 @@ pub enum Base {
     /// window while the bottleneck queue is too short for 4 (see
     /// `sender::AdaptivePerWindow`).
     W4Adaptive,
+    /// `smart`: receiver-only smartacking (paper 004 sec. 3.2) against a
+    /// plain sender (byte counting L = 1, no polling).
+    Smart,
+    /// `smart-ext`: extended smartacking, alpha adapted (sec. 4.1).
+    SmartExt,
+    /// `smart-fixed-rtt`: smartacking with the first RTT sample kept
+    /// (sec. 5.4).
+    SmartFixedRtt,
+    /// `smart-minrtt`, ackwise's own: smartacking against the minimum RTT
+    /// of the last 10 s.
+    SmartMinRtt,
+    /// `acc`: ACK Congestion Control (RFC 5690, paper 004 sec. 2).
+    Acc,
 }
 
 impl Base {
     /// Every base, in the order tables list them.
-    pub const ALL: [Base; 10] = [
+    pub const ALL: [Base; 15] = [
         Base::Ae,
         Base::Da,
         Base::Dal2,
@@ -55,6 +69,11 @@ impl Base {
         Base::W2af,
         Base::W4af,
         Base::W4Adaptive,
+        Base::Smart,
+        Base::SmartExt,
+        Base::SmartFixedRtt,
+        Base::SmartMinRtt,
+        Base::Acc,
     ];
 
     fn name(self) -> &'static str {
@@ -69,13 +88,18 @@ impl Base {
             Base::W2af => "2waf",
             Base::W4af => "4waf",
             Base::W4Adaptive => "4w-adaptive",
+            Base::Smart => "smart",
+            Base::SmartExt => "smart-ext",
+            Base::SmartFixedRtt => "smart-fixed-rtt",
+            Base::SmartMinRtt => "smart-minrtt",
+            Base::Acc => "acc",
         }
     }
 
     fn description(self) -> &'static str {
         match self {
             Base::Ae => "ACK every segment (AE)",
-            Base::Da => "delayed ACK, byte counting L=1 (paper 004 NewReno)",
+            Base::Da => "delayed ACK, L=1, ACK-counting avoidance (paper 004 NewReno)",
             Base::Dal2 => "delayed ACK, byte counting L=2 (paper 003 DAL2)",
             Base::A4l4 => "sender asks for every 4th segment, >= 2 per window, L=4",
             Base::A8l8 => "sender asks for every 8th segment, >= 2 per window, L=8",
@@ -84,6 +108,11 @@ impl Base {
             Base::W2af => "2W with the acknowledgment fixes (2WAF)",
             Base::W4af => "4W with the acknowledgment fixes (4WAF)",
             Base::W4Adaptive => "4WAF asking for up to 32 ACKs/window while the queue is short",
+            Base::Smart => "receiver-only smartacking, smoothed RTT (paper 004)",
+            Base::SmartExt => "extended smartacking: ACK delay LastSegmentTime - alpha*RTT",
+            Base::SmartFixedRtt => "smartacking with the first RTT sample kept (paper 004 5.4)",
+            Base::SmartMinRtt => "smartacking against the 10 s minimum RTT (ackwise's own)",
+            Base::Acc => "ACK Congestion Control: ratio doubled on ECN, -1 per quiet RTT",
         }
     }
 
@@ -91,7 +120,14 @@ impl Base {
     fn requests(self, every_segment_in_slow_start: bool) -> Option<AckRequestConfig> {
         let ss = every_segment_in_slow_start;
         match self {
-            Base::Ae | Base::Da | Base::Dal2 => None,
+            Base::Ae
+            | Base::Da
+            | Base::Dal2
+            | Base::Smart
+            | Base::SmartExt
+            | Base::SmartFixedRtt
+            | Base::SmartMinRtt
+            | Base::Acc => None,
             Base::A4l4 => Some(AckRequestConfig::EveryN {
                 segments: 4,
                 every_segment_in_slow_start: ss,
@@ -131,16 +167,22 @@ pub struct Options {
     /// `+nosackabc`: byte counting also counts data that was already
     /// SACKed (turns the default refinement off, to measure it).
     pub nosackabc: bool,
+    /// `+fq`: round-robin (per-flow) queueing at the bottleneck instead of
+    /// the scenario's queue (paper 004 sec. 4.1's "fair queueing"). A
+    /// property of the network, not the hosts: the lab scenario applies
+    /// it.
+    pub fq: bool,
 }
 
 impl Options {
-    const NAMES: [&'static str; 4] = ["ss-every", "pacing", "beta27", "nosackabc"];
+    const NAMES: [&'static str; 5] = ["ss-every", "pacing", "beta27", "nosackabc", "fq"];
 
     const NONE: Options = Options {
         ss_every: false,
         pacing: false,
         beta27: false,
         nosackabc: false,
+        fq: false,
     };
 }
 
@@ -195,9 +237,19 @@ impl Strategy {
     pub const W4AF: Strategy = plain(Base::W4af);
     /// `4w-adaptive`.
     pub const W4_ADAPTIVE: Strategy = plain(Base::W4Adaptive);
+    /// `smart`.
+    pub const SMART: Strategy = plain(Base::Smart);
+    /// `smart-ext`.
+    pub const SMART_EXT: Strategy = plain(Base::SmartExt);
+    /// `smart-fixed-rtt`.
+    pub const SMART_FIXED_RTT: Strategy = plain(Base::SmartFixedRtt);
+    /// `smart-minrtt`.
+    pub const SMART_MINRTT: Strategy = plain(Base::SmartMinRtt);
+    /// `acc`.
+    pub const ACC: Strategy = plain(Base::Acc);
 
     /// Every base strategy without options, in the order tables list them.
-    pub const ALL: [Strategy; 10] = [
+    pub const ALL: [Strategy; 15] = [
         Strategy::AE,
         Strategy::DA,
         Strategy::DAL2,
@@ -208,7 +260,26 @@ impl Strategy {
         Strategy::W2AF,
         Strategy::W4AF,
         Strategy::W4_ADAPTIVE,
+        Strategy::SMART,
+        Strategy::SMART_EXT,
+        Strategy::SMART_FIXED_RTT,
+        Strategy::SMART_MINRTT,
+        Strategy::ACC,
     ];
+
+    /// This strategy with `+pacing`.
+    pub const fn with_pacing(self) -> Strategy {
+        let mut s = self;
+        s.options.pacing = true;
+        s
+    }
+
+    /// This strategy with `+fq`.
+    pub const fn with_fq(self) -> Strategy {
+        let mut s = self;
+        s.options.fq = true;
+        s
+    }
 
     /// The stable lab name, options included.
     pub fn name(self) -> String {
@@ -239,6 +310,10 @@ impl Strategy {
     /// receiver reads the policy, the sender the requests and the limit.
     /// `ack_delay` is the delayed-ACK timer, `poll_fallback` the polled
     /// receiver's fallback timer.
+    ///
+    /// The receiver-side strategies (`smart*`, `acc`) hold an ACK at most
+    /// `ack_delay` and start their estimate of the sender's window at the
+    /// initial window `base` configures (one segment if none).
     pub fn apply(self, base: &Config, ack_delay: Duration, poll_fallback: Duration) -> Config {
         let mut config = base.clone();
         let delayed = AckPolicyConfig::Delayed {
@@ -248,8 +323,33 @@ impl Strategy {
         let polled = AckPolicyConfig::Polled {
             fallback: poll_fallback,
         };
+        let iw_segments = base.congestion.initial_window.map_or(1, |iw| {
+            let segment = u64::from(base.mss.saturating_sub(12).max(1));
+            u32::try_from(iw.div_ceil(segment))
+                .unwrap_or(u32::MAX)
+                .max(1)
+        });
+        let smart = |rtt: SmartRtt, extended: bool| AckPolicyConfig::Smart {
+            max_delay: ack_delay,
+            rtt,
+            extended,
+            initial_window_segments: iw_segments,
+        };
         let (policy, limit) = match self.base {
             Base::Ae => (AckPolicyConfig::Every, 1),
+            // Receiver-only: the sender is paper 004's plain NewReno,
+            // byte counting with L = 1 and no polling.
+            Base::Smart => (smart(SmartRtt::Smoothed, false), 1),
+            Base::SmartExt => (smart(SmartRtt::Smoothed, true), 1),
+            Base::SmartFixedRtt => (smart(SmartRtt::Fixed, false), 1),
+            Base::SmartMinRtt => (smart(SmartRtt::WindowedMin, false), 1),
+            Base::Acc => (
+                AckPolicyConfig::Acc {
+                    max_delay: ack_delay,
+                    initial_window_segments: iw_segments,
+                },
+                1,
+            ),
             Base::Da => (delayed, 1),
             Base::Dal2 => (delayed, 2),
             Base::A4l4 => (polled, 4),
@@ -259,6 +359,17 @@ impl Strategy {
             Base::W2 | Base::W4 | Base::W2af | Base::W4af | Base::W4Adaptive => (polled, 2),
         };
         config.ack_fixes = matches!(self.base, Base::W2af | Base::W4af | Base::W4Adaptive);
+        // Paper 004's NewReno counts ACKs in congestion avoidance; its ABC
+        // (`dal2`) and paper 003's senders count bytes.
+        config.congestion.ack_counting_avoidance = matches!(
+            self.base,
+            Base::Da
+                | Base::Smart
+                | Base::SmartExt
+                | Base::SmartFixedRtt
+                | Base::SmartMinRtt
+                | Base::Acc
+        );
         config.ack_policy = policy;
         config.congestion.byte_counting_limit = limit;
         if let Some(requests) = self.base.requests(self.options.ss_every) {
@@ -291,6 +402,7 @@ impl fmt::Display for Strategy {
             (o.pacing, "+pacing"),
             (o.beta27, "+beta27"),
             (o.nosackabc, "+nosackabc"),
+            (o.fq, "+fq"),
         ] {
             if on {
                 f.write_str(name)?;
@@ -327,6 +439,7 @@ impl FromStr for Strategy {
                 "pacing" => options.pacing = true,
                 "beta27" => options.beta27 = true,
                 "nosackabc" => options.nosackabc = true,
+                "fq" => options.fq = true,
                 _ => return Err(unknown()),
             }
         }
