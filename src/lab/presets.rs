@@ -434,7 +434,13 @@ fn p004_asym() -> Preset {
                 vec![group(1, P004_BYTES, Duration::ZERO, Duration::ZERO)],
                 ms(1),
             );
-            s.reverse = Some(link(back, ms(50), buffer));
+            // Balakrishnan et al.'s setup, which paper 004 adopts, marks
+            // ACKs at the slow reverse link (RED with ECN): ACC's signal.
+            // Only ACC reacts to the marks; for the others a mark is a
+            // drop avoided.
+            let mut reverse = link(back, ms(50), buffer);
+            reverse.queue = QueueKind::RED_PAPER_004_ECN;
+            s.reverse = Some(reverse);
             s.access_rate_bps = Some(10_000_000);
             point(vec![("reverse_kbps", back as f64 / 1e3)], s)
         })

@@ -59,6 +59,15 @@ impl QueueKind {
         max_p: 0.1,
         ecn: false,
     };
+
+    /// [`RED_PAPER_004`](Self::RED_PAPER_004) marking ECN-capable packets.
+    pub const RED_PAPER_004_ECN: QueueKind = QueueKind::Red {
+        min_th_packets: 5.0,
+        max_th_packets: 15.0,
+        w_q: 0.002,
+        max_p: 0.1,
+        ecn: true,
+    };
 }
 
 /// One direction of the bottleneck.
