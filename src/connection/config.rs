@@ -49,6 +49,9 @@ pub enum AckPolicyConfig {
         /// The sender's initial window, in segments, where the receiver's
         /// estimate of it starts (paper 004 fig. 1: 1).
         initial_window_segments: u32,
+        /// Outside slow start acknowledge at most every second segment
+        /// (see `SmartParams::delayed_ack_floor`).
+        delayed_ack_floor: bool,
     },
     /// ACK Congestion Control (RFC 5690; paper 004 sec. 2, paper 002
     /// sec. II.B): one ACK per `d` segments, `d` doubled on a congestion
@@ -71,6 +74,7 @@ impl AckPolicyConfig {
         rtt: SmartRtt::Smoothed,
         extended: false,
         initial_window_segments: 1,
+        delayed_ack_floor: false,
     };
 
     /// ACC with a 200 ms maximum delay, estimate starting at one segment.
@@ -98,11 +102,13 @@ impl AckPolicyConfig {
                 rtt,
                 extended,
                 initial_window_segments,
+                delayed_ack_floor,
             } => Box::new(Smart::new(SmartParams {
                 max_delay,
                 rtt,
                 extended,
                 initial_window_segments,
+                delayed_ack_floor,
             })),
             AckPolicyConfig::Acc {
                 max_delay,

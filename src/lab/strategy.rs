@@ -334,6 +334,7 @@ impl Strategy {
             rtt,
             extended,
             initial_window_segments: iw_segments,
+            delayed_ack_floor: rtt == SmartRtt::WindowedMin,
         };
         let (policy, limit) = match self.base {
             Base::Ae => (AckPolicyConfig::Every, 1),

@@ -9,6 +9,12 @@ use super::{AckSent, ArrivalInfo};
 use crate::estimators::{CwndEstimator, CwndPhase, RttEstimator, RttIntervals, WindowedMinRtt};
 use crate::time::{Duration, Instant};
 
+/// How long a minimum RTT sample stands: as long as Linux keeps its
+/// `min_rtt` (five minutes), because on a slow reverse path the queue of
+/// ACKs may not drain for many seconds, and a shorter window would let the
+/// queued RTT replace the path's own (paper 004 sec. 5.4's failure).
+pub(crate) const MIN_RTT_WINDOW: Duration = Duration::from_secs(300);
+
 /// Duplicate ACKs that make a NewReno sender retransmit (RFC 5681).
 const DUPLICATE_THRESHOLD: u32 = 3;
 
@@ -46,7 +52,7 @@ impl PeerModel {
         PeerModel {
             smoothed: RttEstimator::rfc6298(),
             first_rtt: None,
-            min_rtt: WindowedMinRtt::default(),
+            min_rtt: WindowedMinRtt::new(MIN_RTT_WINDOW),
             cwnd: CwndEstimator::new(initial_window_segments),
             intervals: RttIntervals::default(),
             last_received: 0,
@@ -113,6 +119,11 @@ impl PeerModel {
     /// The estimated congestion window, segments (figure 1).
     pub fn cwnd_segments(&self) -> u32 {
         self.cwnd.estimate_segments()
+    }
+
+    /// The estimate says the sender is in congestion avoidance.
+    pub fn in_congestion_avoidance(&self) -> bool {
+        self.cwnd.phase() == CwndPhase::CongestionAvoidance
     }
 
     /// The estimator has seen loss: the initial slow start is over.

@@ -45,6 +45,14 @@ pub struct SmartParams {
     pub extended: bool,
     /// Where the congestion-window estimate starts, segments.
     pub initial_window_segments: u32,
+    /// Outside slow start, never acknowledge more often than a delayed
+    /// ACK would (every second segment), even while the bottleneck has
+    /// room. ackwise's own (part of `smart-minrtt`): in congestion
+    /// avoidance an ACK per segment only makes a NewReno sender grow
+    /// faster than a standard receiver lets it, and when the estimate of
+    /// the spacing is wrong (arrivals clumped by cross traffic, sec. 4.1)
+    /// the paper's receiver falls back to exactly that.
+    pub delayed_ack_floor: bool,
 }
 
 impl Default for SmartParams {
@@ -54,6 +62,7 @@ impl Default for SmartParams {
             rtt: SmartRtt::Smoothed,
             extended: false,
             initial_window_segments: 1,
+            delayed_ack_floor: false,
         }
     }
 }
@@ -225,6 +234,12 @@ impl AckPolicy for Smart {
         };
         let threshold = rtt.mul_f64(self.alpha.alpha);
         if last < threshold {
+            if self.params.delayed_ack_floor
+                && self.model.in_congestion_avoidance()
+                && self.model.unacked_segments() < 2
+            {
+                return AckDecision::By(first + self.params.max_delay);
+            }
             return AckDecision::Now;
         }
         let deadline = (info.now + (last - threshold)).min(first + self.params.max_delay);
@@ -361,6 +376,52 @@ mod tests {
         a.rtt_sample = Some(Duration::from_millis(400));
         // Still compared with 100 ms: hold for 250 - 100 ms.
         assert_eq!(p.on_segment(&a), AckDecision::By(Instant::from_millis(160)));
+    }
+
+    #[test]
+    fn the_delayed_ack_floor_applies_in_congestion_avoidance_only() {
+        let floor = SmartParams {
+            delayed_ack_floor: true,
+            ..SmartParams::default()
+        };
+        // Initial slow start: every segment, as the paper's receiver.
+        let mut p = Smart::new(floor);
+        assert!(feed(&mut p, 6, Duration::from_millis(1))
+            .iter()
+            .all(|d| *d == AckDecision::Now));
+        // Leave slow start: three duplicate ACKs end the initial phase,
+        // then intervals with far fewer segments than slow start would
+        // deliver switch the estimate to congestion avoidance.
+        for i in 0..3 {
+            p.on_ack_sent(&AckSent {
+                now: Instant::from_millis(7 + i),
+                acked_to: 6 * SEG,
+                duplicate: true,
+            });
+        }
+        let mut n = 6;
+        let mut decisions = Vec::new();
+        for rtt in 1..=12u64 {
+            for k in 0..4u64 {
+                n += 1;
+                let a = seg(n, Duration::from_millis(100 * rtt + 20 * k));
+                let d = p.on_segment(&a);
+                if d == AckDecision::Now {
+                    p.on_ack_sent(&AckSent::new(a.now, a.rcv_nxt));
+                } else if k % 2 == 1 {
+                    // The delayed-ACK timer would fire; acknowledge.
+                    p.on_ack_sent(&AckSent::new(a.now, a.rcv_nxt));
+                }
+                decisions.push(d);
+            }
+        }
+        assert!(p.model.in_congestion_avoidance(), "{:?}", p.model);
+        // In congestion avoidance a lone segment waits for a second one.
+        let held = decisions[decisions.len() - 8..]
+            .iter()
+            .filter(|d| matches!(d, AckDecision::By(_)))
+            .count();
+        assert!(held >= 3, "{decisions:?}");
     }
 
     #[test]
