@@ -1,11 +1,13 @@
 //! Property: whatever the pipe does (loss up to 30 %, reordering,
 //! duplication), a transfer in both directions delivers exactly the bytes
-//! written and both ends close cleanly, with every ACK policy.
+//! written and both ends close cleanly, with every ACK policy: delayed,
+//! every segment, smartacking (the paper's and ackwise's min-RTT variant,
+//! plain and extended) and ACC.
 //!
 //! A failing case prints its inputs, seed included; rerun it by pasting
 //! them into `regression` below.
 
-use ackwise::connection::{AckPolicyConfig, Config};
+use ackwise::connection::{AckPolicyConfig, Config, SmartRtt};
 use ackwise::testing::{transfer, PipeConfig, TransferOutcome};
 use proptest::prelude::*;
 
@@ -47,6 +49,27 @@ fn config(policy: AckPolicyConfig, plain: bool) -> Config {
     }
 }
 
+/// The ACK policies the property covers; `policy(0)` is delayed ACK and
+/// `policy(1)` ACK-every, as the regression cases were recorded with.
+const POLICIES: usize = 5;
+
+fn policy(i: usize) -> AckPolicyConfig {
+    let smart = |rtt, extended, delayed_ack_floor| AckPolicyConfig::Smart {
+        max_delay: Duration::from_millis(200),
+        rtt,
+        extended,
+        initial_window_segments: 10,
+        delayed_ack_floor,
+    };
+    match i % POLICIES {
+        0 => AckPolicyConfig::DELAYED,
+        1 => AckPolicyConfig::Every,
+        2 => smart(SmartRtt::WindowedMin, false, true),
+        3 => smart(SmartRtt::Smoothed, true, false),
+        _ => AckPolicyConfig::ACC,
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 fn run(
     seed: u64,
@@ -55,14 +78,9 @@ fn run(
     duplicate: f64,
     up: usize,
     down: usize,
-    delayed: bool,
+    policy: AckPolicyConfig,
     plain: (bool, bool),
 ) -> (Vec<u8>, Vec<u8>, TransferOutcome) {
-    let policy = if delayed {
-        AckPolicyConfig::DELAYED
-    } else {
-        AckPolicyConfig::Every
-    };
     let pipe = PipeConfig {
         delay: Duration::from_millis(20),
         loss,
@@ -104,7 +122,7 @@ proptest! {
         duplicate in 0.0f64..0.20,
         up in prop_oneof![Just(0usize), 1usize..5_000, 0usize..=2_000_000],
         down in prop_oneof![Just(0usize), 1usize..5_000, 0usize..=2_000_000],
-        delayed in any::<bool>(),
+        which in 0..POLICIES,
         plain in prop_oneof![
             3 => Just((false, false)),
             1 => Just((true, false)),
@@ -112,7 +130,7 @@ proptest! {
             1 => Just((true, true)),
         ],
     ) {
-        let (a, b, out) = run(seed, loss, reorder, duplicate, up, down, delayed, plain);
+        let (a, b, out) = run(seed, loss, reorder, duplicate, up, down, policy(which), plain);
         prop_assert_eq!(out.server_received.len(), a.len(), "seed {}", seed);
         prop_assert_eq!(out.client_received.len(), b.len(), "seed {}", seed);
         prop_assert_eq!(digest(&out.server_received), digest(&a), "seed {}", seed);
@@ -127,12 +145,32 @@ proptest! {
 
 #[test]
 fn same_seed_same_outcome() {
-    let (_, _, x) = run(42, 0.1, 0.1, 0.05, 300_000, 100_000, true, (false, false));
-    let (_, _, y) = run(42, 0.1, 0.1, 0.05, 300_000, 100_000, true, (false, false));
-    assert_eq!(x.elapsed, y.elapsed);
-    assert_eq!(x.client_stats, y.client_stats);
-    assert_eq!(x.server_stats, y.server_stats);
-    assert_eq!(x.pipe_stats, y.pipe_stats);
+    for which in 0..POLICIES {
+        let (_, _, x) = run(
+            42,
+            0.1,
+            0.1,
+            0.05,
+            300_000,
+            100_000,
+            policy(which),
+            (false, false),
+        );
+        let (_, _, y) = run(
+            42,
+            0.1,
+            0.1,
+            0.05,
+            300_000,
+            100_000,
+            policy(which),
+            (false, false),
+        );
+        assert_eq!(x.elapsed, y.elapsed);
+        assert_eq!(x.client_stats, y.client_stats);
+        assert_eq!(x.server_stats, y.server_stats);
+        assert_eq!(x.pipe_stats, y.pipe_stats);
+    }
 }
 
 #[test]
@@ -160,7 +198,17 @@ fn regression() {
         ),
     ];
     for &(seed, loss, reorder, dup, up, down, delayed) in cases {
-        let (a, b, out) = run(seed, loss, reorder, dup, up, down, delayed, (false, false));
+        let which = if delayed { 0 } else { 1 };
+        let (a, b, out) = run(
+            seed,
+            loss,
+            reorder,
+            dup,
+            up,
+            down,
+            policy(which),
+            (false, false),
+        );
         assert_eq!(
             out.server_received.len(),
             a.len(),
