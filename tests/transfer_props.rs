@@ -60,6 +60,7 @@ fn policy(i: usize) -> AckPolicyConfig {
         extended,
         initial_window_segments: 10,
         delayed_ack_floor,
+        assisted: false,
     };
     match i % POLICIES {
         0 => AckPolicyConfig::DELAYED,

@@ -52,6 +52,9 @@ pub enum AckPolicyConfig {
         /// Outside slow start acknowledge at most every second segment
         /// (see `SmartParams::delayed_ack_floor`).
         delayed_ack_floor: bool,
+        /// Use the window the sender announces, when it does, instead of
+        /// the estimate (see [`Config::announce_window`]).
+        assisted: bool,
     },
     /// ACK Congestion Control (RFC 5690; paper 004 sec. 2, paper 002
     /// sec. II.B): one ACK per `d` segments, `d` doubled on a congestion
@@ -75,6 +78,7 @@ impl AckPolicyConfig {
         extended: false,
         initial_window_segments: 1,
         delayed_ack_floor: false,
+        assisted: false,
     };
 
     /// ACC with a 200 ms maximum delay, estimate starting at one segment.
@@ -103,12 +107,14 @@ impl AckPolicyConfig {
                 extended,
                 initial_window_segments,
                 delayed_ack_floor,
+                assisted,
             } => Box::new(Smart::new(SmartParams {
                 max_delay,
                 rtt,
                 extended,
                 initial_window_segments,
                 delayed_ack_floor,
+                assisted,
             })),
             AckPolicyConfig::Acc {
                 max_delay,
@@ -279,6 +285,12 @@ pub struct Config {
     /// Byte counting leaves out data already SACKed when the cumulative
     /// ACK covers it (paper 003 sec. 4.2's proposal). On by default.
     pub abc_skips_sacked: bool,
+    /// Announce the congestion window, in segments, on every data segment
+    /// that carries no ACK request, when the peer understands the
+    /// experimental option: paper 004's "explicit assistance", for a
+    /// smartacking receiver that uses it instead of its estimate. Off by
+    /// default.
+    pub announce_window: bool,
     /// Nagle's algorithm (RFC 896).
     pub nagle: bool,
     /// Initial retransmission timeout (RFC 6298: 1 s).
@@ -329,6 +341,7 @@ impl Default for Config {
             limited_transmit: true,
             ack_fixes: false,
             abc_skips_sacked: true,
+            announce_window: false,
             nagle: true,
             initial_rto: Duration::from_secs(1),
             min_rto: Duration::from_secs(1),

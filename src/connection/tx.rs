@@ -179,6 +179,10 @@ impl Connection {
         }
         if let Some(countdown) = tx.and_then(|t| t.ack_request) {
             options.ack_request = Some(AckRequest::Countdown(countdown));
+        } else if tx.is_some() && self.config.announce_window && self.negotiated.peer_ack_requests {
+            let segment = self.sender.mss().max(1);
+            let segments = u32::try_from(self.sender.cwnd() / segment).unwrap_or(u32::MAX);
+            options.ack_request = Some(AckRequest::SenderWindow(segments));
         }
         if self.negotiated.sack && recv.reassembly.has_gaps() {
             let mut blocks = [(0u64, 0u64); 4];

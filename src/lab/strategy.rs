@@ -54,11 +54,15 @@ pub enum Base {
     SmartMinRtt,
     /// `acc`: ACK Congestion Control (RFC 5690, paper 004 sec. 2).
     Acc,
+    /// `smart-assisted`: smartacking with the sender announcing its
+    /// window (paper 004's explicit assistance), to measure what
+    /// receiver-only estimation costs.
+    SmartAssisted,
 }
 
 impl Base {
     /// Every base, in the order tables list them.
-    pub const ALL: [Base; 15] = [
+    pub const ALL: [Base; 16] = [
         Base::Ae,
         Base::Da,
         Base::Dal2,
@@ -73,6 +77,7 @@ impl Base {
         Base::SmartExt,
         Base::SmartFixedRtt,
         Base::SmartMinRtt,
+        Base::SmartAssisted,
         Base::Acc,
     ];
 
@@ -92,6 +97,7 @@ impl Base {
             Base::SmartExt => "smart-ext",
             Base::SmartFixedRtt => "smart-fixed-rtt",
             Base::SmartMinRtt => "smart-minrtt",
+            Base::SmartAssisted => "smart-assisted",
             Base::Acc => "acc",
         }
     }
@@ -111,7 +117,10 @@ impl Base {
             Base::Smart => "receiver-only smartacking, smoothed RTT (paper 004)",
             Base::SmartExt => "extended smartacking: ACK delay LastSegmentTime - alpha*RTT",
             Base::SmartFixedRtt => "smartacking with the first RTT sample kept (paper 004 5.4)",
-            Base::SmartMinRtt => "smartacking against the 10 s minimum RTT (ackwise's own)",
+            Base::SmartMinRtt => {
+                "smartacking: 300 s minimum RTT, delayed-ACK floor (ackwise's own)"
+            }
+            Base::SmartAssisted => "smartacking with the sender's announced window",
             Base::Acc => "ACK Congestion Control: ratio doubled on ECN, -1 per quiet RTT",
         }
     }
@@ -127,6 +136,7 @@ impl Base {
             | Base::SmartExt
             | Base::SmartFixedRtt
             | Base::SmartMinRtt
+            | Base::SmartAssisted
             | Base::Acc => None,
             Base::A4l4 => Some(AckRequestConfig::EveryN {
                 segments: 4,
@@ -245,11 +255,13 @@ impl Strategy {
     pub const SMART_FIXED_RTT: Strategy = plain(Base::SmartFixedRtt);
     /// `smart-minrtt`.
     pub const SMART_MINRTT: Strategy = plain(Base::SmartMinRtt);
+    /// `smart-assisted`.
+    pub const SMART_ASSISTED: Strategy = plain(Base::SmartAssisted);
     /// `acc`.
     pub const ACC: Strategy = plain(Base::Acc);
 
     /// Every base strategy without options, in the order tables list them.
-    pub const ALL: [Strategy; 15] = [
+    pub const ALL: [Strategy; 16] = [
         Strategy::AE,
         Strategy::DA,
         Strategy::DAL2,
@@ -264,6 +276,7 @@ impl Strategy {
         Strategy::SMART_EXT,
         Strategy::SMART_FIXED_RTT,
         Strategy::SMART_MINRTT,
+        Strategy::SMART_ASSISTED,
         Strategy::ACC,
     ];
 
@@ -335,6 +348,7 @@ impl Strategy {
             extended,
             initial_window_segments: iw_segments,
             delayed_ack_floor: rtt == SmartRtt::WindowedMin,
+            assisted: self.base == Base::SmartAssisted,
         };
         let (policy, limit) = match self.base {
             Base::Ae => (AckPolicyConfig::Every, 1),
@@ -344,6 +358,7 @@ impl Strategy {
             Base::SmartExt => (smart(SmartRtt::Smoothed, true), 1),
             Base::SmartFixedRtt => (smart(SmartRtt::Fixed, false), 1),
             Base::SmartMinRtt => (smart(SmartRtt::WindowedMin, false), 1),
+            Base::SmartAssisted => (smart(SmartRtt::Smoothed, false), 1),
             Base::Acc => (
                 AckPolicyConfig::Acc {
                     max_delay: ack_delay,
@@ -369,8 +384,10 @@ impl Strategy {
                 | Base::SmartExt
                 | Base::SmartFixedRtt
                 | Base::SmartMinRtt
+                | Base::SmartAssisted
                 | Base::Acc
         );
+        config.announce_window = self.base == Base::SmartAssisted;
         config.ack_policy = policy;
         config.congestion.byte_counting_limit = limit;
         if let Some(requests) = self.base.requests(self.options.ss_every) {

@@ -337,6 +337,11 @@ impl Sender {
         self.max_sent
     }
 
+    /// Payload bytes of a full-sized segment (SMSS).
+    pub fn mss(&self) -> u64 {
+        self.mss
+    }
+
     /// Congestion window, bytes.
     pub fn cwnd(&self) -> u64 {
         self.cc.window()

@@ -56,13 +56,19 @@ pub struct Timestamps {
 /// understands requests. On any other segment it carries a countdown: how
 /// many more data segments the receiver may take before it owes an ACK
 /// (0 = acknowledge this segment at once). A countdown is robust to the loss
-/// of the segment that carried it, unlike a single poll bit.
+/// of the segment that carried it, unlike a single poll bit. A sender that
+/// does not poll may instead announce its congestion window, for a
+/// smartacking receiver that uses it rather than estimating it (paper 004
+/// sec. 3.2's "explicit assistance").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AckRequest {
     /// "I understand ACK requests" (SYN / SYN-ACK, no payload).
     Supported,
     /// Segments still allowed before an ACK is owed.
     Countdown(u16),
+    /// The sender's congestion window, in segments (4 bytes after the
+    /// ExID, so the length tells it from a countdown).
+    SenderWindow(u32),
 }
 
 /// Up to four SACK blocks `[left, right)`, most recent first (RFC 2018).
@@ -308,6 +314,13 @@ impl Options {
                     kind: ACK_REQUEST_KIND,
                     data: &[e0, e1],
                 }),
+                AckRequest::SenderWindow(window) => {
+                    let [w0, w1, w2, w3] = window.to_be_bytes();
+                    w.option(TcpOption::Unknown {
+                        kind: ACK_REQUEST_KIND,
+                        data: &[e0, e1, w0, w1, w2, w3],
+                    });
+                }
                 AckRequest::Countdown(n) => {
                     let [n0, n1] = n.to_be_bytes();
                     // Six bytes ending at 2 mod 4: exactly where a following
@@ -411,6 +424,9 @@ impl Options {
                             opts.ack_request = Some(match *rest {
                                 [] => AckRequest::Supported,
                                 [n0, n1] => AckRequest::Countdown(u16::from_be_bytes([n0, n1])),
+                                [w0, w1, w2, w3] => {
+                                    AckRequest::SenderWindow(u32::from_be_bytes([w0, w1, w2, w3]))
+                                }
                                 _ => return Err(bad_len),
                             });
                         }

@@ -421,10 +421,16 @@ fn our_exid_with_wrong_length() {
         parse_options(&opts),
         Err(WireError::BadOptionLength { kind: 253, len: 5 })
     );
-    let opts = [253, 8, 0xac, 0xc5, 0, 0, 0, 0];
+    // 8 bytes is a sender-window announcement; 7 and 10 are nothing.
+    let opts = [253, 7, 0xac, 0xc5, 0, 0, 0, 0];
     assert_eq!(
         parse_options(&opts),
-        Err(WireError::BadOptionLength { kind: 253, len: 8 })
+        Err(WireError::BadOptionLength { kind: 253, len: 7 })
+    );
+    let opts = [253, 10, 0xac, 0xc5, 0, 0, 0, 0, 0, 0, 0, 0];
+    assert_eq!(
+        parse_options(&opts),
+        Err(WireError::BadOptionLength { kind: 253, len: 10 })
     );
 }
 
@@ -485,6 +491,12 @@ fn ack_request_variants_parsed() {
             .unwrap()
             .ack_request,
         Some(AckRequest::Countdown(0xbeef))
+    );
+    assert_eq!(
+        parse_options(&[253, 8, 0xac, 0xc5, 0, 1, 0x02, 0x03])
+            .unwrap()
+            .ack_request,
+        Some(AckRequest::SenderWindow(0x0001_0203))
     );
 }
 
@@ -593,6 +605,7 @@ fn packed_len(o: &Options) -> usize {
             None => 0,
             Some(AckRequest::Supported) => 4,
             Some(AckRequest::Countdown(_)) => 6,
+            Some(AckRequest::SenderWindow(_)) => 8,
         }
 }
 
@@ -645,6 +658,7 @@ fn arb_options() -> impl Strategy<Value = Options> {
         Just(None),
         Just(Some(AckRequest::Supported)),
         any::<u16>().prop_map(|n| Some(AckRequest::Countdown(n))),
+        any::<u32>().prop_map(|w| Some(AckRequest::SenderWindow(w))),
     ];
     (
         proptest::option::of(any::<u16>()),

@@ -6,6 +6,7 @@ use super::peer_model::{PeerModel, RttChoice};
 use super::{AckDecision, AckPolicy, AckSent, ArrivalInfo};
 use crate::estimators::Isat;
 use crate::time::{Duration, Instant};
+use crate::wire::AckRequest;
 
 /// The RTT a smartacking receiver compares `LastSegmentTime` with
 /// (paper 004 sec. 3.2 and 5.4).
@@ -53,6 +54,11 @@ pub struct SmartParams {
     /// the spacing is wrong (arrivals clumped by cross traffic, sec. 4.1)
     /// the paper's receiver falls back to exactly that.
     pub delayed_ack_floor: bool,
+    /// Use the congestion window the sender announces
+    /// ([`AckRequest::SenderWindow`]) instead of the estimate, while it
+    /// announces one: paper 004's explicit assistance, which measures
+    /// what receiver-only estimation costs.
+    pub assisted: bool,
 }
 
 impl Default for SmartParams {
@@ -63,6 +69,7 @@ impl Default for SmartParams {
             extended: false,
             initial_window_segments: 1,
             delayed_ack_floor: false,
+            assisted: false,
         }
     }
 }
@@ -95,6 +102,8 @@ pub struct Smart {
     window_end: u64,
     first_unacked: Option<Instant>,
     alpha: Alpha,
+    /// The sender's latest announced window, segments (assisted mode).
+    announced: Option<u32>,
 }
 
 /// Extended smartacking's alpha, beta and gamma (paper 004 sec. 4.1).
@@ -169,6 +178,7 @@ impl Smart {
             window_end: 0,
             first_unacked: None,
             alpha: Alpha::new(params.extended),
+            announced: None,
         }
     }
 
@@ -187,11 +197,20 @@ impl Smart {
         self.isat.isat()
     }
 
+    /// CwndEst: the sender's announced window in assisted mode, else the
+    /// receiver's estimate (figure 1).
+    fn cwnd_segments(&self) -> u32 {
+        match self.announced {
+            Some(w) if self.params.assisted => w.max(1),
+            _ => self.model.cwnd_segments(),
+        }
+    }
+
     /// Equation 1: how long until the last segment the estimated window
     /// allows arrives, from now; `None` before ISAT is known.
     pub fn last_segment_time(&self) -> Option<Duration> {
         let isat = self.isat.isat()?;
-        let expected = i64::from(self.model.cwnd_segments())
+        let expected = i64::from(self.cwnd_segments())
             - self.model.unacked_segments().min(i64::MAX as u64) as i64;
         let expected = u32::try_from(expected.max(0)).unwrap_or(u32::MAX);
         Some(isat.saturating_mul(expected))
@@ -202,7 +221,7 @@ impl Smart {
     fn time_arrival(&mut self, info: &ArrivalInfo, previous_edge: u64) {
         let first_of_window = previous_edge >= self.window_end;
         if first_of_window {
-            let window = u64::from(self.model.cwnd_segments()) * self.model.segment_size();
+            let window = u64::from(self.cwnd_segments()) * self.model.segment_size();
             self.window_end = previous_edge + window;
         }
         self.isat.on_arrival(info.now, first_of_window);
@@ -216,6 +235,9 @@ impl AckPolicy for Smart {
 
     fn on_segment(&mut self, info: &ArrivalInfo) -> AckDecision {
         let previous_edge = self.model.last_received();
+        if let Some(AckRequest::SenderWindow(w)) = info.ack_request {
+            self.announced = Some(w);
+        }
         self.model.on_segment(info);
         self.alpha.on_estimate(self.model.cwnd_segments());
         let in_order_new = !info.out_of_order && !info.duplicate && info.rcv_nxt > previous_edge;
@@ -270,7 +292,7 @@ impl AckPolicy for Smart {
     }
 
     fn cwnd_estimate_segments(&self) -> Option<u32> {
-        Some(self.model.cwnd_segments())
+        Some(self.cwnd_segments())
     }
 }
 
