@@ -72,7 +72,7 @@ fn receiver_only_smartack_against_an_unmodified_sender() {
     sized.flows[0].bytes = Some(5_000_000);
     let mut s = sized.to_emu(Strategy::SMART_MINRTT, SEED);
     let receiver = s.flows[0].server.clone();
-    assert!(matches!(receiver.ack_policy, AckPolicyConfig::Smart { .. }));
+    assert!(matches!(receiver.ack_policy, AckPolicyConfig::Smart(_)));
     let sender = Config {
         ack_policy: receiver.ack_policy,
         ack_requests: false,

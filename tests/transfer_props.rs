@@ -7,7 +7,7 @@
 //! A failing case prints its inputs, seed included; rerun it by pasting
 //! them into `regression` below.
 
-use ackwise::connection::{AckPolicyConfig, Config, SmartRtt};
+use ackwise::connection::{AckPolicyConfig, Config, SmartParams, SmartRtt};
 use ackwise::testing::{transfer, PipeConfig, TransferOutcome};
 use proptest::prelude::*;
 
@@ -54,13 +54,14 @@ fn config(policy: AckPolicyConfig, plain: bool) -> Config {
 const POLICIES: usize = 5;
 
 fn policy(i: usize) -> AckPolicyConfig {
-    let smart = |rtt, extended, delayed_ack_floor| AckPolicyConfig::Smart {
-        max_delay: Duration::from_millis(200),
-        rtt,
-        extended,
-        initial_window_segments: 10,
-        delayed_ack_floor,
-        assisted: false,
+    let smart = |rtt, extended, delayed_ack_floor| {
+        AckPolicyConfig::Smart(SmartParams {
+            rtt,
+            extended,
+            initial_window_segments: 10,
+            delayed_ack_floor,
+            ..SmartParams::PAPER
+        })
     };
     match i % POLICIES {
         0 => AckPolicyConfig::DELAYED,
@@ -147,26 +148,20 @@ proptest! {
 #[test]
 fn same_seed_same_outcome() {
     for which in 0..POLICIES {
-        let (_, _, x) = run(
-            42,
-            0.1,
-            0.1,
-            0.05,
-            300_000,
-            100_000,
-            policy(which),
-            (false, false),
-        );
-        let (_, _, y) = run(
-            42,
-            0.1,
-            0.1,
-            0.05,
-            300_000,
-            100_000,
-            policy(which),
-            (false, false),
-        );
+        let once = || {
+            let (_, _, out) = run(
+                42,
+                0.1,
+                0.1,
+                0.05,
+                300_000,
+                100_000,
+                policy(which),
+                (false, false),
+            );
+            out
+        };
+        let (x, y) = (once(), once());
         assert_eq!(x.elapsed, y.elapsed);
         assert_eq!(x.client_stats, y.client_stats);
         assert_eq!(x.server_stats, y.server_stats);

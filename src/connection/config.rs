@@ -2,8 +2,8 @@
 //! which parameters.
 
 use crate::estimators::RttEstimator;
-pub use crate::receiver::SmartRtt;
-use crate::receiver::{Acc, AckPolicy, Delayed, Every, Polled, Smart, SmartParams};
+use crate::receiver::{Acc, AckPolicy, Delayed, Every, Polled, Smart};
+pub use crate::receiver::{SmartParams, SmartRtt};
 use crate::sender::congestion::{Decrease, Reno, RenoConfig};
 use crate::sender::CongestionControl;
 use crate::sender::PacingConfig;
@@ -37,25 +37,7 @@ pub enum AckPolicyConfig {
     /// Receiver-only smartacking (paper 004 sec. 3): ACK every segment
     /// while the bottleneck is underused, and once it is saturated hold
     /// each ACK until just before the sender would run out of window.
-    Smart {
-        /// Longest an ACK is held (paper 004 sec. 4.2: 200 ms; at most
-        /// 500 ms, RFC 1122).
-        max_delay: Duration,
-        /// Which RTT the receiver compares with `LastSegmentTime`.
-        rtt: SmartRtt,
-        /// Extended smartacking: the ACK delay is `LastSegmentTime -
-        /// alpha * RTT` with alpha adapted (paper 004 sec. 4.1).
-        extended: bool,
-        /// The sender's initial window, in segments, where the receiver's
-        /// estimate of it starts (paper 004 fig. 1: 1).
-        initial_window_segments: u32,
-        /// Outside slow start acknowledge at most every second segment
-        /// (see `SmartParams::delayed_ack_floor`).
-        delayed_ack_floor: bool,
-        /// Use the window the sender announces, when it does, instead of
-        /// the estimate (see [`Config::announce_window`]).
-        assisted: bool,
-    },
+    Smart(SmartParams),
     /// ACK Congestion Control (RFC 5690; paper 004 sec. 2, paper 002
     /// sec. II.B): one ACK per `d` segments, `d` doubled on a congestion
     /// mark and lowered by one per RTT without marks, between 1 and half
@@ -72,14 +54,7 @@ pub enum AckPolicyConfig {
 impl AckPolicyConfig {
     /// Smartacking with the paper's settings: smoothed RTT, 200 ms
     /// maximum delay, estimate starting at one segment.
-    pub const SMART: AckPolicyConfig = AckPolicyConfig::Smart {
-        max_delay: Duration::from_millis(200),
-        rtt: SmartRtt::Smoothed,
-        extended: false,
-        initial_window_segments: 1,
-        delayed_ack_floor: false,
-        assisted: false,
-    };
+    pub const SMART: AckPolicyConfig = AckPolicyConfig::Smart(SmartParams::PAPER);
 
     /// ACC with a 200 ms maximum delay, estimate starting at one segment.
     pub const ACC: AckPolicyConfig = AckPolicyConfig::Acc {
@@ -101,21 +76,7 @@ impl AckPolicyConfig {
                 segments,
             } => Box::new(Delayed::new(max_delay, segments)),
             AckPolicyConfig::Polled { fallback } => Box::new(Polled::new(fallback)),
-            AckPolicyConfig::Smart {
-                max_delay,
-                rtt,
-                extended,
-                initial_window_segments,
-                delayed_ack_floor,
-                assisted,
-            } => Box::new(Smart::new(SmartParams {
-                max_delay,
-                rtt,
-                extended,
-                initial_window_segments,
-                delayed_ack_floor,
-                assisted,
-            })),
+            AckPolicyConfig::Smart(params) => Box::new(Smart::new(params)),
             AckPolicyConfig::Acc {
                 max_delay,
                 initial_window_segments,
@@ -404,11 +365,11 @@ impl Config {
                 return invalid("ack_policy.segments", "must be at least 1");
             }
         }
-        if let AckPolicyConfig::Smart {
+        if let AckPolicyConfig::Smart(SmartParams {
             max_delay,
             initial_window_segments,
             ..
-        }
+        })
         | AckPolicyConfig::Acc {
             max_delay,
             initial_window_segments,

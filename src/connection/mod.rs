@@ -17,7 +17,7 @@ pub use crate::sender::congestion::Decrease;
 /// Pacing parameters, re-exported for [`Config::pacing`].
 pub use crate::sender::PacingConfig;
 pub use config::{
-    AckPolicyConfig, AckRequestConfig, Config, ConfigError, CongestionConfig, SmartRtt,
+    AckPolicyConfig, AckRequestConfig, Config, ConfigError, CongestionConfig, SmartParams, SmartRtt,
 };
 pub use stats::Stats;
 

@@ -5,7 +5,7 @@
 //! mechanisms add names; options will append with `+`.
 
 use super::options::apply_option;
-use crate::connection::{AckPolicyConfig, AckRequestConfig, Config, SmartRtt};
+use crate::connection::{AckPolicyConfig, AckRequestConfig, Config, SmartParams, SmartRtt};
 use crate::time::Duration;
 use std::fmt;
 use std::str::FromStr;
@@ -342,13 +342,15 @@ impl Strategy {
                 .unwrap_or(u32::MAX)
                 .max(1)
         });
-        let smart = |rtt: SmartRtt, extended: bool| AckPolicyConfig::Smart {
-            max_delay: ack_delay,
-            rtt,
-            extended,
-            initial_window_segments: iw_segments,
-            delayed_ack_floor: rtt == SmartRtt::WindowedMin,
-            assisted: self.base == Base::SmartAssisted,
+        let smart = |rtt: SmartRtt, extended: bool| {
+            AckPolicyConfig::Smart(SmartParams {
+                max_delay: ack_delay,
+                rtt,
+                extended,
+                initial_window_segments: iw_segments,
+                delayed_ack_floor: rtt == SmartRtt::WindowedMin,
+                assisted: self.base == Base::SmartAssisted,
+            })
         };
         let (policy, limit) = match self.base {
             Base::Ae => (AckPolicyConfig::Every, 1),

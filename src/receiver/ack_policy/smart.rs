@@ -61,16 +61,22 @@ pub struct SmartParams {
     pub assisted: bool,
 }
 
+impl SmartParams {
+    /// Paper 004's receiver: smoothed RTT, 200 ms maximum delay, the
+    /// estimate starting at one segment.
+    pub const PAPER: SmartParams = SmartParams {
+        max_delay: Duration::from_millis(200),
+        rtt: SmartRtt::Smoothed,
+        extended: false,
+        initial_window_segments: 1,
+        delayed_ack_floor: false,
+        assisted: false,
+    };
+}
+
 impl Default for SmartParams {
     fn default() -> Self {
-        SmartParams {
-            max_delay: Duration::from_millis(200),
-            rtt: SmartRtt::Smoothed,
-            extended: false,
-            initial_window_segments: 1,
-            delayed_ack_floor: false,
-            assisted: false,
-        }
+        SmartParams::PAPER
     }
 }
 
