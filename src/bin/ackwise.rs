@@ -4,7 +4,7 @@
 //! ackwise lab                       # the default comparison, as a table
 //! ackwise lab list                  # presets and strategies
 //! ackwise lab bench                 # emulator speed (and ns-2's, if installed)
-//! ackwise lab report paper-003 [--out DIR]
+//! ackwise lab report paper-003|paper-004 [--out DIR]
 //!                                   # run a paper's presets, write its results page
 //! ackwise lab crosscheck [--json F] [--ns2-stock]
 //!                                   # emulator and baseline TCP against ns-2
@@ -44,7 +44,7 @@ struct LabArgs {
     /// A preset name, a scenario file (.toml), `list`, `bench`,
     /// `crosscheck` or `report`.
     target: Option<String>,
-    /// report: the page to write (`paper-003`).
+    /// report: the page to write (`paper-003` or `paper-004`).
     page: Option<String>,
     /// report: directory for the page and its plots.
     #[arg(long, value_name = "DIR", default_value = "docs/results")]

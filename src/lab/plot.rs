@@ -140,17 +140,34 @@ pub fn write_plots(records: &[RunRecord], dir: &Path) -> Result<Vec<PathBuf>, La
                 }
             }
         }
-        for r in &runs {
-            let Some(series) = &r.series else { continue };
-            let mut name = file_part(preset);
-            for (k, v) in &r.params {
-                name.push_str(&format!("-{k}-{}", value_text(Some(*v))));
-            }
-            name.push_str(&format!("-{}-cwnd", r.strategy));
-            let path = dir.join(file_part(&name) + ".svg");
-            write_svg(&path, SERIES_SIZE, |root| windows(root, r, series))?;
-            written.push(path);
+        written.extend(series_plots(&runs, dir)?);
+    }
+    Ok(written)
+}
+
+/// Writes only the window plots (`<preset>-<point>-<strategy>-cwnd.svg`)
+/// of the records that have time series, into `dir` (created if
+/// missing), and returns the files written in record order. A results
+/// page that samples a single point uses this, since the sweep plots of
+/// one point would only repeat its tables as bars.
+pub fn write_series_plots(records: &[RunRecord], dir: &Path) -> Result<Vec<PathBuf>, LabError> {
+    prepare_dir(dir)?;
+    let runs: Vec<&RunRecord> = records.iter().collect();
+    series_plots(&runs, dir)
+}
+
+fn series_plots(runs: &[&RunRecord], dir: &Path) -> Result<Vec<PathBuf>, LabError> {
+    let mut written = Vec::new();
+    for r in runs {
+        let Some(series) = &r.series else { continue };
+        let mut name = file_part(&r.preset);
+        for (k, v) in &r.params {
+            name.push_str(&format!("-{k}-{}", value_text(Some(*v))));
         }
+        name.push_str(&format!("-{}-cwnd", r.strategy));
+        let path = dir.join(file_part(&name) + ".svg");
+        write_svg(&path, SERIES_SIZE, |root| windows(root, r, series))?;
+        written.push(path);
     }
     Ok(written)
 }
@@ -908,6 +925,26 @@ mod tests {
             assert!(svg.contains(needle), "{needle}");
         }
         read(&dir.join("t-rate_mbps-1.5-ae-cwnd.svg"));
+
+        // Only the window plots, and only for records with series.
+        let plain = record("smart", &[("rate_mbps", 1.5)], Some(2.0));
+        let r = sampled_dal2();
+        let dir = temp_dir("series-only");
+        let files = write_series_plots(&[plain, r], &dir).unwrap();
+        assert_eq!(files, vec![dir.join("t-rate_mbps-1.5-dal2-cwnd.svg")]);
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
+    }
+
+    fn sampled_dal2() -> RunRecord {
+        let mut r = record("dal2", &[("rate_mbps", 1.5)], Some(2.0));
+        r.series = Some(SeriesRecord {
+            interval_s: 0.1,
+            link: "middle.fwd".into(),
+            times_s: vec![0.0, 0.1],
+            flows: Vec::new(),
+            queue_packets: vec![0, 1],
+        });
+        r
     }
 
     #[test]

@@ -91,7 +91,7 @@ fn point(params: Vec<(&'static str, f64)>, scenario: LabScenario) -> Point {
 type Builder = fn() -> Preset;
 
 /// Every built-in preset: name, builder.
-const PRESETS: [(&str, Builder); 16] = [
+const PRESETS: [(&str, Builder); 20] = [
     ("default", default),
     ("p003-fig3", p003_fig3),
     ("p003-fig6", p003_fig6),
@@ -105,6 +105,10 @@ const PRESETS: [(&str, Builder); 16] = [
     ("p004-diffrtt", p004_diffrtt),
     ("p004-tcp-udp", p004_tcp_udp),
     ("p004-parking-lot", p004_parking_lot),
+    ("p004-buffer", p004_buffer),
+    ("p004-red", p004_red),
+    ("p004-parking-lot-red", p004_parking_lot_red),
+    ("p004-friendly", p004_friendly),
     ("p000-single", p000_single),
     ("p000-multi", p000_multi),
     ("p002-asym20", p002_asym20),
@@ -399,20 +403,23 @@ fn rate_point(rate: u64, s: LabScenario) -> Point {
     point(vec![("rate_mbps", rate as f64 / 1e6)], s)
 }
 
+/// Paper 004 1-0 at `rate`: one connection, 50 ms one-way delay (40 ms
+/// middle + 5 ms on each access link), no reverse data, half a BDP of
+/// drop-tail buffer.
+fn one_zero(rate: u64) -> LabScenario {
+    let buffer = bdp_packets(rate, ms(100), 0.5);
+    p004(
+        link(rate, ms(40), buffer),
+        vec![group(1, P004_BYTES, Duration::ZERO, Duration::ZERO)],
+        ms(5),
+    )
+}
+
 /// Paper 004 1-0: one connection, 50 ms one-way delay, no reverse data.
 fn p004_1_0() -> Preset {
     let points = P004_RATES_BPS
         .into_iter()
-        .map(|rate| {
-            // 40 ms middle + 5 ms on each access link = 50 ms one way.
-            let buffer = bdp_packets(rate, ms(100), 0.5);
-            let s = p004(
-                link(rate, ms(40), buffer),
-                vec![group(1, P004_BYTES, Duration::ZERO, Duration::ZERO)],
-                ms(5),
-            );
-            rate_point(rate, s)
-        })
+        .map(|rate| rate_point(rate, one_zero(rate)))
         .collect();
     p004_preset(
         "p004-1-0",
@@ -455,9 +462,15 @@ fn p004_asym() -> Preset {
 /// Paper 004 2-2 shape: `per_connection` flows for each of the two
 /// connections in each direction, 20 ms middle link, 5 ms access links
 /// (60 ms RTT); connections start at 0 and 200 ms forward, 100 and 300 ms
-/// backward.
+/// backward. Half a BDP of drop-tail buffer, as in most of the paper.
 fn two_two(rate: u64, per_connection: u32) -> LabScenario {
-    let buffer = bdp_packets(rate, ms(60), 0.5);
+    two_two_buffer(rate, per_connection, 0.5)
+}
+
+/// [`two_two`] with a bottleneck buffer of `buffer_bdp` bandwidth-delay
+/// products (of the 60 ms RTT), in both directions.
+fn two_two_buffer(rate: u64, per_connection: u32, buffer_bdp: f64) -> LabScenario {
+    let buffer = bdp_packets(rate, ms(60), buffer_bdp);
     let conn = |start: u64, reverse: bool| FlowGroup {
         reverse,
         ..group(per_connection, P004_BYTES, ms(start), Duration::ZERO)
@@ -506,17 +519,20 @@ fn p004_highmux() -> Preset {
     )
 }
 
-/// Paper 004 Different-RTT: 2-2 where the second connection of each
-/// direction has a 120 ms RTT (20 ms access links instead of 5 ms).
+/// Paper 004 Different-RTT at `rate`: 2-2 where the second connection
+/// of each direction has a 120 ms RTT (20 ms access links instead of 5 ms).
+fn diff_rtt(rate: u64) -> LabScenario {
+    let mut s = two_two(rate, 1);
+    s.flows[1].access_delay = ms(20);
+    s.flows[3].access_delay = ms(20);
+    s
+}
+
+/// Paper 004 Different-RTT: 2-2 with one 120 ms connection each way.
 fn p004_diffrtt() -> Preset {
     let points = P004_RATES_BPS
         .into_iter()
-        .map(|rate| {
-            let mut s = two_two(rate, 1);
-            s.flows[1].access_delay = ms(20);
-            s.flows[3].access_delay = ms(20);
-            rate_point(rate, s)
-        })
+        .map(|rate| rate_point(rate, diff_rtt(rate)))
         .collect();
     p004_preset(
         "p004-diffrtt",
@@ -554,21 +570,32 @@ fn p004_tcp_udp() -> Preset {
     )
 }
 
-/// Paper 004 Parking-Lot: four flows over three bottlenecks, starting
-/// 100 ms apart; flow 0 crosses all three.
+/// Paper 004 Parking-Lot at `rate`: four flows over three bottlenecks,
+/// starting 100 ms apart; flow 0 crosses all three. `red` puts RED on
+/// every hop (see [`red_link`]) instead of half a BDP of drop-tail.
+fn parking_lot(rate: u64, red: bool) -> LabScenario {
+    let rtt = ms(80);
+    let forward = if red {
+        red_link(rate, ms(10), rtt)
+    } else {
+        link(rate, ms(10), bdp_packets(rate, rtt, 0.5))
+    };
+    let mut s = p004(
+        forward,
+        vec![group(4, P004_BYTES, Duration::ZERO, ms(100))],
+        ms(5),
+    );
+    s.topology = TopologyKind::ParkingLot;
+    s
+}
+
+const P004_PARKING_LOT_RATES_BPS: [u64; 4] = [1_000_000, 2_000_000, 4_000_000, 10_000_000];
+
+/// Paper 004 Parking-Lot (fig. 18a): drop-tail hops, capacity sweep.
 fn p004_parking_lot() -> Preset {
-    let points = [1_000_000u64, 2_000_000, 4_000_000, 10_000_000]
+    let points = P004_PARKING_LOT_RATES_BPS
         .into_iter()
-        .map(|rate| {
-            let buffer = bdp_packets(rate, ms(80), 0.5);
-            let mut s = p004(
-                link(rate, ms(10), buffer),
-                vec![group(4, P004_BYTES, Duration::ZERO, ms(100))],
-                ms(5),
-            );
-            s.topology = TopologyKind::ParkingLot;
-            rate_point(rate, s)
-        })
+        .map(|rate| rate_point(rate, parking_lot(rate, false)))
         .collect();
     p004_preset(
         "p004-parking-lot",
@@ -576,6 +603,114 @@ fn p004_parking_lot() -> Preset {
         points,
     )
 }
+
+/// Paper 004 Parking-Lot with RED routers (fig. 18b).
+fn p004_parking_lot_red() -> Preset {
+    let points = P004_PARKING_LOT_RATES_BPS
+        .into_iter()
+        .map(|rate| rate_point(rate, parking_lot(rate, true)))
+        .collect();
+    p004_preset(
+        "p004-parking-lot-red",
+        "paper 004 Parking-Lot with RED (5/15 packets, max_p 0.1): fig. 18b",
+        points,
+    )
+}
+
+/// A middle link with paper 004's RED (thresholds 5 and 15 packets,
+/// `w_q` 0.002, `max_p` 0.1, gentle). The paper does not give the RED
+/// routers' buffer; the lab keeps half a BDP but never less than twice
+/// `max_th`, where gentle RED drops everything: at 1-2 Mbit/s half a BDP
+/// is only 4-12 packets, below `max_th`, and the tail rather than RED
+/// would decide every drop.
+fn red_link(rate: u64, delay: Duration, rtt: Duration) -> LinkParams {
+    LinkParams {
+        rate_bps: rate,
+        delay,
+        buffer_packets: bdp_packets(rate, rtt, 0.5).max(30),
+        queue: QueueKind::RED_PAPER_004,
+    }
+}
+
+/// Paper 004 fig. 11: 2-2 at 7 and 15 Mbit/s with the bottleneck buffer
+/// (both directions) at 0.3 to 3 BDP of the 60 ms RTT.
+fn p004_buffer() -> Preset {
+    let mut points = Vec::new();
+    for rate in [7_000_000u64, 15_000_000] {
+        for bdp in [0.3, 0.5, 1.0, 2.0, 3.0] {
+            points.push(point(
+                vec![("rate_mbps", rate as f64 / 1e6), ("buffer_bdp", bdp)],
+                two_two_buffer(rate, 1, bdp),
+            ));
+        }
+    }
+    p004_preset(
+        "p004-buffer",
+        "paper 004 fig. 11: 2-2 at 7 and 15 Mbit/s, buffer 0.3-3 BDP",
+        points,
+    )
+}
+
+/// Paper 004 fig. 12: RED routers (see [`red_link`]) in the 1-0
+/// (`config` 0) and Different-RTT (`config` 1) configurations, capacity
+/// sweep. One preset with a `config` parameter rather than two, so the
+/// page and the plots set the two side by side.
+fn p004_red() -> Preset {
+    let mut points = Vec::new();
+    for (config, build, rtt) in [
+        (0.0, one_zero as fn(u64) -> LabScenario, ms(100)),
+        (1.0, diff_rtt, ms(60)),
+    ] {
+        for rate in P004_RATES_BPS {
+            let mut s = build(rate);
+            // Both directions: the Different-RTT reverse connections
+            // cross the reverse middle link, which mirrors the forward
+            // one. The 60 ms of the shorter connections sizes the
+            // Different-RTT buffer, as in the drop-tail preset.
+            s.forward = red_link(rate, s.forward.delay, rtt);
+            s.reverse = None;
+            points.push(point(
+                vec![("config", config), ("rate_mbps", rate as f64 / 1e6)],
+                s,
+            ));
+        }
+    }
+    p004_preset(
+        "p004-red",
+        "paper 004 fig. 12: RED (5/15 packets), config 0 = 1-0, 1 = Different-RTT",
+        points,
+    )
+}
+
+/// Paper 004 fig. 19 (TCP-friendliness): the 2-2 configuration with
+/// three connections pinned to NewReno (`da`) and the second forward
+/// connection (starting at 200 ms) running the strategy compared, so a
+/// run's `da` column is NewReno against NewReno. The first forward
+/// connection is the parallel NewReno one the paper reports next to it.
+fn p004_friendly() -> Preset {
+    let points = P004_RATES_BPS
+        .into_iter()
+        .map(|rate| {
+            let mut s = two_two(rate, 1);
+            for (i, g) in s.flows.iter_mut().enumerate() {
+                if i != P004_FRIENDLY_COMPARED {
+                    g.strategy = Some(Strategy::DA);
+                }
+            }
+            rate_point(rate, s)
+        })
+        .collect();
+    p004_preset(
+        "p004-friendly",
+        "paper 004 fig. 19: 2-2, three NewReno (da) connections and one compared",
+        points,
+    )
+}
+
+/// Which flow group (and, one flow per group, which flow of a record) of
+/// `p004-friendly` runs the compared strategy: the second forward
+/// connection.
+pub(super) const P004_FRIENDLY_COMPARED: usize = 1;
 
 /// Paper 000's asymmetric path: 10 Mbit/s forward, 100 kbit/s reverse,
 /// 200 ms round-trip propagation delay, large buffers.
@@ -727,6 +862,51 @@ mod tests {
             }
         }
         assert!(matches!(find("p999"), Err(LabError::UnknownPreset { .. })));
+    }
+
+    #[test]
+    fn paper_004_figure_presets_have_their_shapes() {
+        // Every p004 preset runs the paper's eleven designs.
+        for name in names().filter(|n| n.starts_with("p004-")) {
+            assert_eq!(find(name).unwrap().strategies, P004_STRATEGIES.to_vec());
+        }
+
+        // Fig. 11: the buffer follows buffer_bdp of the 60 ms RTT.
+        let buffer = find("p004-buffer").unwrap();
+        assert_eq!(buffer.points.len(), 10);
+        for p in &buffer.points {
+            let (rate, bdp) = (p.params[0].1, p.params[1].1);
+            let expected = bdp_packets((rate * 1e6) as u64, ms(60), bdp);
+            assert_eq!(p.scenario.forward.buffer_packets, expected);
+            assert_eq!(p.scenario.flows.len(), 4);
+        }
+
+        // Fig. 12 and 18b: paper 004's RED on every bottleneck, with room
+        // for the gentle ramp.
+        for name in ["p004-red", "p004-parking-lot-red"] {
+            for p in &find(name).unwrap().points {
+                assert_eq!(p.scenario.forward.queue, QueueKind::RED_PAPER_004, "{name}");
+                assert!(p.scenario.reverse.is_none(), "{name}: reverse mirrors");
+                assert!(p.scenario.forward.buffer_packets >= 30, "{name}");
+            }
+        }
+        let red = find("p004-red").unwrap();
+        let configs: Vec<usize> = red.points.iter().map(|p| p.scenario.flows.len()).collect();
+        assert_eq!(configs, [vec![1; 5], vec![4; 5]].concat());
+
+        // Fig. 19: exactly one forward connection follows the run.
+        for p in &find("p004-friendly").unwrap().points {
+            let roles = p.scenario.roles(Strategy::SMART);
+            let compared: Vec<usize> = (0..roles.len())
+                .filter(|&i| roles[i].strategy == Strategy::SMART)
+                .collect();
+            assert_eq!(compared, vec![P004_FRIENDLY_COMPARED]);
+            assert!(!roles[P004_FRIENDLY_COMPARED].reverse);
+            assert_eq!(
+                roles.iter().filter(|r| r.strategy == Strategy::DA).count(),
+                3
+            );
+        }
     }
 
     #[test]

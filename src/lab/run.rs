@@ -140,6 +140,43 @@ impl RunRecord {
         }
         self.mean_completion_of_finished_s()
     }
+
+    /// How far the receivers' estimates of the senders' windows were from
+    /// the windows (paper 004 figs. 6 and 7), as a fraction: per
+    /// left-to-right flow, the sum of |estimate - cwnd| over the sum of
+    /// cwnd, then the mean over those flows. Only samples where both
+    /// exist count (the sender has a connection, so cwnd > 0, and the
+    /// receiver an estimate), from `from_s` seconds on (the handshake and
+    /// first round trips say little about a steady estimator) and before
+    /// the flow's completion time (after it both are frozen at their last
+    /// values; completion is counted from the flow's first segment, so
+    /// this cut is early by at most the flow's start). `None` without
+    /// series or when no flow has such a sample.
+    pub fn cwnd_estimate_error(&self, from_s: f64) -> Option<f64> {
+        let series = self.series.as_ref()?;
+        let errors = self
+            .flows
+            .iter()
+            .zip(&series.flows)
+            .filter(|(f, _)| !f.reverse)
+            .filter_map(|(f, s)| {
+                let until = f.completion_time_s.unwrap_or(f64::INFINITY);
+                let estimates = s.receiver_cwnd_estimate_bytes.as_ref()?;
+                let (mut error, mut total) = (0.0, 0.0);
+                for ((&t, &cwnd), estimate) in
+                    series.times_s.iter().zip(&s.cwnd_bytes).zip(estimates)
+                {
+                    let Some(estimate) = *estimate else { continue };
+                    if t < from_s || t > until || cwnd == 0 {
+                        continue;
+                    }
+                    error += (estimate as f64 - cwnd as f64).abs();
+                    total += cwnd as f64;
+                }
+                (total > 0.0).then(|| error / total)
+            });
+        mean(errors)
+    }
 }
 
 /// Periodic samples of one run: every flow's windows and the bottleneck
@@ -624,6 +661,76 @@ mod tests {
             })
             .sum::<usize>();
         assert_eq!(csv.lines().count(), rows + 1);
+    }
+
+    #[test]
+    fn cwnd_estimate_error_is_relative_to_the_window_and_skips_gaps() {
+        let flow = |reverse: bool, completion: Option<f64>| FlowRecord {
+            name: "f".into(),
+            completion_time_s: completion,
+            goodput_bps: None,
+            throughput_bps: 0.0,
+            strategy: "smart".into(),
+            reverse,
+            data_packets: 0,
+            ack_packets: 0,
+            ack_bytes: 0,
+            retransmissions: 0,
+            timeouts: 0,
+            finished: completion.is_some(),
+        };
+        let windows = |cwnd: Vec<u64>, estimate: Option<Vec<Option<u64>>>| FlowSeriesRecord {
+            name: "f".into(),
+            ssthresh_bytes: vec![None; cwnd.len()],
+            cwnd_bytes: cwnd,
+            receiver_cwnd_estimate_bytes: estimate,
+        };
+        let mut r = RunRecord {
+            preset: "p".into(),
+            strategy: "smart".into(),
+            seed: 1,
+            params: BTreeMap::new(),
+            flows: vec![flow(false, Some(2.5)), flow(false, None), flow(true, None)],
+            links: Vec::new(),
+            jain_index: None,
+            all_finished: false,
+            simulated_s: 3.0,
+            measured_s: 3.0,
+            series: None,
+        };
+        assert_eq!(r.cwnd_estimate_error(1.0), None, "no series");
+        r.series = Some(SeriesRecord {
+            interval_s: 0.5,
+            link: "l".into(),
+            times_s: vec![0.5, 1.0, 1.5, 2.0, 2.5, 3.0],
+            flows: vec![
+                // Counted: t = 1.0 (|8-10| of 10), 1.5 (estimate missing:
+                // skipped), 2.0 (|12-10|), 2.5 (exact). Before 1 s and
+                // after completion (2.5 s) nothing counts, however wrong.
+                windows(
+                    vec![1, 10, 10, 10, 20, 20],
+                    Some(vec![Some(100), Some(8), None, Some(12), Some(20), Some(99)]),
+                ),
+                // Counted where cwnd > 0: |15-10| of 10 at t = 3.0 only.
+                windows(
+                    vec![0, 0, 0, 0, 0, 10],
+                    Some(vec![None, Some(5), None, None, None, Some(15)]),
+                ),
+                // Reverse flows are not the bottleneck's data: ignored.
+                windows(vec![10; 6], Some(vec![Some(1000); 6])),
+            ],
+            queue_packets: vec![0; 6],
+        });
+        // Flow 0: (2 + 2 + 0) / (10 + 10 + 20) = 0.1; flow 1: 0.5.
+        let e = r.cwnd_estimate_error(1.0).unwrap();
+        assert!((e - 0.3).abs() < 1e-12, "{e}");
+        // Without a receiver estimate there is nothing to judge.
+        if let Some(s) = r.series.as_mut() {
+            for f in &mut s.flows {
+                f.receiver_cwnd_estimate_bytes = None;
+            }
+        }
+        assert_eq!(r.cwnd_estimate_error(1.0), None);
     }
 
     #[test]
