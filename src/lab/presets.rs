@@ -375,8 +375,9 @@ const P004_RATES_BPS: [u64; 5] = [1_000_000, 2_000_000, 5_000_000, 10_000_000, 2
 /// Paper 004 sec. 4.1's designs: NewReno (`da`), AckEvery, ABC (`dal2`),
 /// ACC, NewReno with pacing, smartacking with and without pacing,
 /// extended smartacking, smartacking with fair queueing and with a fixed
-/// RTT, and ackwise's min-RTT smartacking.
-const P004_STRATEGIES: [Strategy; 11] = [
+/// RTT, ackwise's min-RTT smartacking, and smartacking told the window by
+/// the sender (the paper's explicit assistance, to price estimation).
+const P004_STRATEGIES: [Strategy; 12] = [
     Strategy::DA,
     Strategy::AE,
     Strategy::DAL2,
@@ -388,6 +389,7 @@ const P004_STRATEGIES: [Strategy; 11] = [
     Strategy::SMART.with_fq(),
     Strategy::SMART_FIXED_RTT,
     Strategy::SMART_MINRTT,
+    Strategy::SMART_ASSISTED,
 ];
 
 fn p004_preset(name: &str, description: &'static str, points: Vec<Point>) -> Preset {
