@@ -692,8 +692,11 @@ fn paper_004(plan: &ReportPlan) -> Result<PathBuf, LabError> {
          the paper's receiver-only smartacking, `smart-ext` extended smartacking, \
          `smart-fixed-rtt` smartacking with the first RTT kept (sec. 5.4), `+pacing` \
          and `+fq` (round robin at every bottleneck queue) the sender and router \
-         help of sec. 4.1, and `smart-minrtt` ackwise's own smartacking against the \
-         windowed minimum RTT. Completion time runs from a connection's first data \
+         help of sec. 4.1, `smart-assisted` smartacking told the window by the \
+         sender (the paper's explicit assistance, sec. 3.2), and `smart-minrtt` \
+         ackwise's own: smartacking against the minimum RTT of the last 300 s that \
+         never ACKs more often than every second segment outside slow start (see \
+         `docs/smartack.md`). Completion time runs from a connection's first data \
          segment to its last ACK (sec. 4.3); a mean is shown only when every \
          connection of the run finished (`-` otherwise).\n"
     );
