@@ -7,11 +7,15 @@
 //! - [`sender`] and [`receiver`]: the two halves of a connection — send
 //!   buffer, SACK scoreboard, loss recovery and congestion control on one
 //!   side; reassembly, SACK generation and ACK policies on the other;
-//! - [`estimators`]: RTT and retransmission timeout;
+//! - [`estimators`]: RTT and retransmission timeout, the receiver's ISAT,
+//!   minimum RTT and congestion-window estimate, the ACK interval, and the
+//!   TSW rate of a reverse channel;
 //! - [`connection`]: the state machine tying them together behind a
 //!   quinn-proto style `handle_segment` / `poll_transmit` / `poll_timeout`
 //!   API;
-//! - [`testing`]: a deterministic in-memory pipe for tests and benchmarks.
+//! - [`testing`]: a deterministic in-memory pipe for tests and benchmarks;
+//! - [`ack_path`]: in-network ACK management for reverse-path queues;
+//! - [`emu`] and [`lab`]: the link emulator and the experiments run on it.
 //!
 //! Nothing here reads a clock or a random source of its own: every call
 //! takes `now`, and randomness comes from a seeded RNG the caller hands in.
@@ -43,6 +47,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod ack_path;
 pub mod connection;
 pub mod emu;
 pub mod estimators;
