@@ -214,7 +214,7 @@ fn write_svg(
 
 /// Distinct items in order of first appearance: strategies keep the
 /// colours and legend order of the run's own order.
-fn first_appearance<'a>(items: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
+pub(crate) fn first_appearance<'a>(items: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
     let mut out: Vec<&str> = Vec::new();
     for item in items {
         if !out.contains(&item) {

@@ -405,6 +405,20 @@ fn rate_point(rate: u64, s: LabScenario) -> Point {
     point(vec![("rate_mbps", rate as f64 / 1e6)], s)
 }
 
+/// A paper 004 preset over the capacities of `P004_RATES_BPS`, the
+/// scenario at each built by `scenario`.
+fn p004_capacity_sweep(
+    name: &str,
+    description: &'static str,
+    scenario: impl Fn(u64) -> LabScenario,
+) -> Preset {
+    let points = P004_RATES_BPS
+        .into_iter()
+        .map(|rate| rate_point(rate, scenario(rate)))
+        .collect();
+    p004_preset(name, description, points)
+}
+
 /// Paper 004 1-0 at `rate`: one connection, 50 ms one-way delay (40 ms
 /// middle + 5 ms on each access link), no reverse data, half a BDP of
 /// drop-tail buffer.
@@ -419,14 +433,10 @@ fn one_zero(rate: u64) -> LabScenario {
 
 /// Paper 004 1-0: one connection, 50 ms one-way delay, no reverse data.
 fn p004_1_0() -> Preset {
-    let points = P004_RATES_BPS
-        .into_iter()
-        .map(|rate| rate_point(rate, one_zero(rate)))
-        .collect();
-    p004_preset(
+    p004_capacity_sweep(
         "p004-1-0",
         "paper 004 1-0: one 10 000-segment flow, 100 ms RTT, capacity sweep",
-        points,
+        one_zero,
     )
 }
 
@@ -491,33 +501,25 @@ fn two_two_buffer(rate: u64, per_connection: u32, buffer_bdp: f64) -> LabScenari
 
 /// Paper 004 2-2: two connections each way over a 60 ms RTT dumbbell.
 fn p004_2_2() -> Preset {
-    let points = P004_RATES_BPS
-        .into_iter()
-        .map(|rate| rate_point(rate, two_two(rate, 1)))
-        .collect();
-    p004_preset(
+    p004_capacity_sweep(
         "p004-2-2",
         "paper 004 2-2: two flows each way, 60 ms RTT, capacity sweep",
-        points,
+        |rate| two_two(rate, 1),
     )
 }
 
 /// Paper 004 High-Multiplexing: every connection of 2-2 becomes 50, so
 /// 100 flows each way. The horizon grows with the load.
 fn p004_highmux() -> Preset {
-    let points = P004_RATES_BPS
-        .into_iter()
-        .map(|rate| {
+    p004_capacity_sweep(
+        "p004-highmux",
+        "paper 004 High-Multiplexing: 100 flows each way, 60 ms RTT",
+        |rate| {
             let mut s = two_two(rate, 50);
             let per_direction_bits = 100.0 * P004_BYTES as f64 * 8.0;
             s.horizon = Duration::from_secs_f64(10.0 * per_direction_bits / rate as f64 + 60.0);
-            rate_point(rate, s)
-        })
-        .collect();
-    p004_preset(
-        "p004-highmux",
-        "paper 004 High-Multiplexing: 100 flows each way, 60 ms RTT",
-        points,
+            s
+        },
     )
 }
 
@@ -532,23 +534,20 @@ fn diff_rtt(rate: u64) -> LabScenario {
 
 /// Paper 004 Different-RTT: 2-2 with one 120 ms connection each way.
 fn p004_diffrtt() -> Preset {
-    let points = P004_RATES_BPS
-        .into_iter()
-        .map(|rate| rate_point(rate, diff_rtt(rate)))
-        .collect();
-    p004_preset(
+    p004_capacity_sweep(
         "p004-diffrtt",
         "paper 004 Different-RTT: 2-2 with one 120 ms flow each way",
-        points,
+        diff_rtt,
     )
 }
 
 /// Paper 004 TCP-UDP: 2-2 where the second connection of each direction
 /// is an on/off UDP source at half the capacity, switching every 5 s.
 fn p004_tcp_udp() -> Preset {
-    let points = P004_RATES_BPS
-        .into_iter()
-        .map(|rate| {
+    p004_capacity_sweep(
+        "p004-tcp-udp",
+        "paper 004 TCP-UDP: one flow each way plus on/off UDP at half capacity",
+        |rate| {
             let mut s = two_two(rate, 1);
             s.flows = vec![s.flows[0].clone(), s.flows[2].clone()];
             s.cross = [(200, false), (300, true)]
@@ -562,13 +561,8 @@ fn p004_tcp_udp() -> Preset {
                     reverse,
                 })
                 .collect();
-            rate_point(rate, s)
-        })
-        .collect();
-    p004_preset(
-        "p004-tcp-udp",
-        "paper 004 TCP-UDP: one flow each way plus on/off UDP at half capacity",
-        points,
+            s
+        },
     )
 }
 
@@ -690,22 +684,18 @@ fn p004_red() -> Preset {
 /// run's `da` column is NewReno against NewReno. The first forward
 /// connection is the parallel NewReno one the paper reports next to it.
 fn p004_friendly() -> Preset {
-    let points = P004_RATES_BPS
-        .into_iter()
-        .map(|rate| {
+    p004_capacity_sweep(
+        "p004-friendly",
+        "paper 004 fig. 19: 2-2, three NewReno (da) connections and one compared",
+        |rate| {
             let mut s = two_two(rate, 1);
             for (i, g) in s.flows.iter_mut().enumerate() {
                 if i != P004_FRIENDLY_COMPARED {
                     g.strategy = Some(Strategy::DA);
                 }
             }
-            rate_point(rate, s)
-        })
-        .collect();
-    p004_preset(
-        "p004-friendly",
-        "paper 004 fig. 19: 2-2, three NewReno (da) connections and one compared",
-        points,
+            s
+        },
     )
 }
 

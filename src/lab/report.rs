@@ -2,6 +2,7 @@
 //! tables, SVG plots and a plain comparison with the paper's figures
 //! (`ackwise lab report paper-003`, `ackwise lab report paper-004`).
 
+use super::plot::first_appearance;
 use super::presets::{self, Preset};
 use super::run::{self, RunPlan, RunRecord};
 use super::LabError;
@@ -56,8 +57,8 @@ fn table(
     metric: impl Fn(&RunRecord) -> Option<f64>,
     decimals: usize,
 ) -> String {
-    let strategies: Vec<&str> = first_seen(records.iter().map(|r| r.strategy.as_str()));
-    let by_preset = first_seen(records.iter().map(|r| r.preset.as_str())).len() > 1;
+    let strategies: Vec<&str> = first_appearance(records.iter().map(|r| r.strategy.as_str()));
+    let by_preset = first_appearance(records.iter().map(|r| r.preset.as_str())).len() > 1;
     let params: Vec<&String> = records
         .first()
         .map(|r| r.params.keys().collect())
@@ -114,16 +115,6 @@ fn format_number(v: f64, decimals: usize) -> String {
     } else {
         format!("{v:.decimals$}")
     }
-}
-
-fn first_seen<'a>(items: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
-    let mut out: Vec<&str> = Vec::new();
-    for s in items {
-        if !out.contains(&s) {
-            out.push(s);
-        }
-    }
-    out
 }
 
 /// The record of `strategy` at the point whose parameters are `params`.

@@ -525,25 +525,43 @@ pub fn to_json(records: &[RunRecord]) -> String {
     serde_json::to_string_pretty(records).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
 }
 
-/// CSV: one row per flow of every run.
-pub fn to_csv(records: &[RunRecord]) -> String {
+/// The swept parameters (the first record's) and the start of a CSV
+/// header naming the columns every row begins with.
+fn csv_head(records: &[RunRecord]) -> (Vec<String>, String) {
     let param_names: Vec<String> = records
         .first()
         .map(|r| r.params.keys().cloned().collect())
         .unwrap_or_default();
-    let mut out = String::from("preset,strategy,seed");
+    let mut head = String::from("preset,strategy,seed");
     for p in &param_names {
-        out.push(',');
-        out.push_str(p);
+        head.push(',');
+        head.push_str(p);
     }
+    (param_names, head)
+}
+
+/// The columns of [`csv_head`] for one run; a parameter the run lacks is
+/// an empty field.
+fn csv_prefix(r: &RunRecord, param_names: &[String]) -> String {
+    let mut prefix = format!("{},{},{}", r.preset, r.strategy, r.seed);
+    for p in param_names {
+        prefix.push(',');
+        if let Some(v) = r.params.get(p) {
+            prefix.push_str(&v.to_string());
+        }
+    }
+    prefix
+}
+
+/// CSV: one row per flow of every run.
+pub fn to_csv(records: &[RunRecord]) -> String {
+    let (param_names, mut out) = csv_head(records);
     out.push_str(",flow,flow_strategy,reverse,completion_time_s,goodput_bps,throughput_bps,data_packets,ack_packets,ack_bytes,retransmissions,timeouts,finished,jain_index\n");
     let opt = |v: Option<f64>| v.map_or(String::new(), |v| v.to_string());
     for r in records {
+        let prefix = csv_prefix(r, &param_names);
         for f in &r.flows {
-            out.push_str(&format!("{},{},{}", r.preset, r.strategy, r.seed));
-            for p in &param_names {
-                out.push_str(&format!(",{}", opt(r.params.get(p).copied())));
-            }
+            out.push_str(&prefix);
             out.push_str(&format!(
                 ",{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
                 f.name,
@@ -570,27 +588,13 @@ pub fn to_csv(records: &[RunRecord]) -> String {
 /// (the shape plotting tools and data frames read directly). Runs without
 /// series add no rows.
 pub fn series_to_csv(records: &[RunRecord]) -> String {
-    let param_names: Vec<String> = records
-        .first()
-        .map(|r| r.params.keys().cloned().collect())
-        .unwrap_or_default();
-    let mut out = String::from("preset,strategy,seed");
-    for p in &param_names {
-        out.push(',');
-        out.push_str(p);
-    }
+    let (param_names, mut out) = csv_head(records);
     out.push_str(
         ",flow,time_s,cwnd_bytes,ssthresh_bytes,receiver_cwnd_estimate_bytes,queue_packets\n",
     );
     for r in records {
         let Some(series) = &r.series else { continue };
-        let mut prefix = format!("{},{},{}", r.preset, r.strategy, r.seed);
-        for p in &param_names {
-            prefix.push(',');
-            if let Some(v) = r.params.get(p) {
-                prefix.push_str(&v.to_string());
-            }
-        }
+        let prefix = csv_prefix(r, &param_names);
         for f in &series.flows {
             for (k, t) in series.times_s.iter().enumerate() {
                 let field = |v: Option<u64>| v.map_or(String::new(), |v| v.to_string());
