@@ -52,7 +52,11 @@ pub mod connection;
 pub mod emu;
 pub mod estimators;
 pub mod lab;
+#[cfg(feature = "tokio")]
+pub mod net;
 pub mod receiver;
+#[cfg(feature = "tokio")]
+pub mod relay;
 pub mod sender;
 pub mod testing;
 pub mod time;
