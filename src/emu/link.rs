@@ -30,6 +30,10 @@ pub(crate) struct LinkCounters {
     pub busy_nanos: u64,
     pub queue_drops: u64,
     pub hook_drops: u64,
+    /// ACKs a filtering queue removed in favour of newer ones.
+    pub filtered: u64,
+    /// ACKs held back by delay control.
+    pub delayed: u64,
     pub marks: u64,
     pub peak_queue_packets: usize,
     /// Integral of the queue length over time, packet-nanoseconds.

@@ -67,6 +67,10 @@ pub struct LinkResult {
     pub drops: u64,
     /// Packets a middlebox hook dropped.
     pub hook_drops: u64,
+    /// Pure ACKs the queue's ACK filter removed (paper 000).
+    pub filtered: u64,
+    /// Pure ACKs delay control held back before the queue (paper 001).
+    pub delayed: u64,
     /// Packets the queue marked CE.
     pub ecn_marks: u64,
     /// Busy time over the measurement window.

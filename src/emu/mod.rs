@@ -72,7 +72,9 @@ pub use measure::{jain_index, FlowResult, FlowSeries, LinkResult, RunResult, Tim
 pub use middlebox::{HookAction, LinkHook, NoHook, PacketInfo};
 pub use packet::PacketKind;
 pub use queue::{LinkQueue, QueueSpec, QueuedPacket, RedParams, Verdict};
-pub use scenario::{CaptureSpec, CrossTrafficSpec, FlowSpec, LinkId, LinkSpec, Period, Scenario};
+pub use scenario::{
+    CaptureSpec, CrossTrafficSpec, DelayControlSpec, FlowSpec, LinkId, LinkSpec, Period, Scenario,
+};
 pub use sim::Simulator;
 pub use topology::{DumbbellSpec, FlowParams, HopSpec, DUMBBELL_MIDDLE, PARKING_LOT_HOPS};
 

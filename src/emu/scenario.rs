@@ -4,6 +4,7 @@
 
 use super::queue::QueueSpec;
 use super::EmuError;
+use crate::ack_path::DelayControlConfig;
 use crate::connection::Config;
 use crate::time::Duration;
 use std::path::PathBuf;
@@ -116,6 +117,23 @@ pub struct Scenario {
     pub sampled_links: Vec<LinkId>,
     /// pcap captures.
     pub captures: Vec<CaptureSpec>,
+    /// ACK delay control (paper 001), if installed.
+    pub delay_control: Option<DelayControlSpec>,
+}
+
+/// Where ACK delay control (paper 001) sits: one shaper, shared by the
+/// input of every link in `ack_links`, watching the queue of
+/// `forward_link`. Pure ACKs it holds back are queued at their link when
+/// released (a middlebox hook on that link does not see them again).
+#[derive(Debug, Clone, PartialEq)]
+pub struct DelayControlSpec {
+    /// The congested forward link whose queue decides the leak rate.
+    pub forward_link: LinkId,
+    /// Links whose arriving pure ACKs pass the shaper (the router's
+    /// links back towards the senders).
+    pub ack_links: Vec<LinkId>,
+    /// Threshold, fraction and normal spacing.
+    pub config: DelayControlConfig,
 }
 
 impl Default for Scenario {
@@ -131,6 +149,7 @@ impl Default for Scenario {
             sample_interval: None,
             sampled_links: Vec::new(),
             captures: Vec::new(),
+            delay_control: None,
         }
     }
 }
@@ -166,6 +185,19 @@ impl Scenario {
                 c.validate()
                     .map_err(|source| EmuError::InvalidConfig { flow: i, source })?;
             }
+        }
+        if let Some(dc) = &self.delay_control {
+            if !dc
+                .ack_links
+                .iter()
+                .chain([&dc.forward_link])
+                .all(|&l| l < n_links)
+            {
+                return Err(EmuError::InvalidScenario(
+                    "delay control names a missing link",
+                ));
+            }
+            dc.config.validate().map_err(EmuError::InvalidScenario)?;
         }
         for (i, c) in self.cross_traffic.iter().enumerate() {
             let bad = |problem| {

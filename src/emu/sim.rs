@@ -14,8 +14,10 @@ use super::pcap::{host_address, PcapWriter};
 use super::queue::{QueuedPacket, Verdict};
 use super::scenario::{LinkId, Scenario};
 use super::EmuError;
+use crate::ack_path::{DelayControl, PureAck, Removal};
 use crate::connection::Connection;
 use crate::time::{Duration, Instant};
+use crate::wire::{Checksum, SegmentRepr};
 use rand_chacha::ChaCha8Rng;
 use rand_core::SeedableRng;
 use std::fs::File;
@@ -42,6 +44,9 @@ pub struct Simulator {
     scratch: Vec<u8>,
     captures: Vec<PcapWriter<BufWriter<File>>>,
     capture_error: Option<std::io::Error>,
+    /// The ACK shaper, the forward link it watches, and which links'
+    /// inputs it shapes.
+    delay_control: Option<(DelayControl, usize, Vec<bool>)>,
     horizon: Instant,
     overhead: u32,
     sample_interval: Option<Duration>,
@@ -120,6 +125,13 @@ impl Simulator {
                 Instant::ZERO,
                 vec![FlowCounters::default(); scenario.flows.len()],
             ),
+            delay_control: scenario.delay_control.as_ref().map(|dc| {
+                let mut on = vec![false; scenario.links.len()];
+                for &l in &dc.ack_links {
+                    on[l] = true;
+                }
+                (DelayControl::new(dc.config), dc.forward_link, on)
+            }),
             events_processed: 0,
             data_packets: 0,
             cross_packets: 0,
@@ -263,6 +275,17 @@ impl Simulator {
             kind: pkt.kind,
             bytes: pkt.wire_bytes,
         };
+        if let Some((dc, fwd, on)) = &mut self.delay_control {
+            if on[l] && pkt.kind == PacketKind::PureAck && flow.is_some() {
+                let backlog = self.links[*fwd].queue.len_bytes();
+                let release = dc.release_at(self.now, backlog);
+                if release > self.now {
+                    self.links[l].counters.delayed += 1;
+                    self.events.push(release, Event::Reoffer(p));
+                    return;
+                }
+            }
+        }
         let link = &mut self.links[l];
         match link.hook.on_arrival(self.now, &info, &*link.queue) {
             HookAction::Pass => self.enqueue(l, p),
@@ -293,7 +316,21 @@ impl Simulator {
             ecn_capable: pkt.ecn_capable,
         };
         link.account_queue(now);
-        match link.queue.enqueue(now, qp, &mut self.rng) {
+        let verdict = if link.queue.wants_acks() {
+            // Only pure ACKs of TCP flows are candidates for filtering.
+            let ack = match (pkt.kind, pkt.owner) {
+                (PacketKind::PureAck, Owner::Flow { .. }) => {
+                    SegmentRepr::parse(&pkt.buf[..pkt.len], Checksum::Ignore)
+                        .ok()
+                        .and_then(|seg| PureAck::from_segment(&seg))
+                }
+                _ => None,
+            };
+            link.queue.enqueue_ack(now, qp, ack, &mut self.rng)
+        } else {
+            link.queue.enqueue(now, qp, &mut self.rng)
+        };
+        match verdict {
             Verdict::Queued => {}
             Verdict::Marked => {
                 pkt.ce = true;
@@ -303,6 +340,13 @@ impl Simulator {
                 link.counters.queue_drops += 1;
                 self.pool.release(p);
             }
+        }
+        while let Some((gone, why)) = link.queue.take_removed() {
+            match why {
+                Removal::Filtered => link.counters.filtered += 1,
+                Removal::Dropped => link.counters.queue_drops += 1,
+            }
+            self.pool.release(gone.id);
         }
         let len = link.queue.len_packets();
         link.counters.peak_queue_packets = link.counters.peak_queue_packets.max(len);
@@ -550,6 +594,8 @@ impl Simulator {
                     bytes: c.bytes,
                     drops: c.queue_drops,
                     hook_drops: c.hook_drops,
+                    filtered: c.filtered,
+                    delayed: c.delayed,
                     ecn_marks: c.marks,
                     // Busy time past the end (a packet still on the wire)
                     // is not counted.

@@ -34,7 +34,7 @@ pub mod units;
 pub use presets::{Point, Preset};
 pub use run::{RunPlan, RunRecord, SeriesRecord};
 pub use scenario::{LabScenario, ScenarioFile};
-pub use strategy::{Strategy, UnknownStrategy};
+pub use strategy::{NetAck, Strategy, UnknownStrategy};
 
 use crate::emu::EmuError;
 use std::path::Path;

@@ -6,7 +6,8 @@
 //! - every parameter that takes two or more values across the records is
 //!   an x axis: `<preset>-completion-vs-<param>.svg`,
 //!   `<preset>-utilization-vs-<param>.svg`, `<preset>-acks-vs-<param>.svg`,
-//!   `<preset>-ackrate-vs-<param>.svg`, `<preset>-drops-vs-<param>.svg`,
+//!   `<preset>-ackrate-vs-<param>.svg`, `<preset>-reverse-vs-<param>.svg`,
+//!   `<preset>-drops-vs-<param>.svg`,
 //!   `<preset>-throughput-vs-<param>.svg` and `<preset>-fairness-vs-<param>.svg`,
 //!   one line per strategy. When the preset sweeps further parameters, each
 //!   of their value combinations gets its own file (suffix
@@ -49,7 +50,7 @@ struct Metric {
     value: fn(&RunRecord) -> Option<f64>,
 }
 
-const METRICS: [Metric; 7] = [
+const METRICS: [Metric; 8] = [
     Metric {
         slug: "completion",
         title: "mean completion time",
@@ -73,6 +74,12 @@ const METRICS: [Metric; 7] = [
         title: "ACK bit rate",
         axis: "pure ACK bit rate in the window (kbit/s)",
         value: RunRecord::ack_kbps,
+    },
+    Metric {
+        slug: "reverse",
+        title: "reverse channel load",
+        axis: "bytes over the reverse bottleneck (kB)",
+        value: RunRecord::reverse_kbytes,
     },
     Metric {
         slug: "drops",
@@ -768,6 +775,7 @@ mod tests {
                 name: "middle.fwd".into(),
                 utilization: 0.9,
                 drops: 0,
+                ..LinkRecord::default()
             }],
             jain_index: completion.map(|_| 1.0),
             all_finished: completion.is_some(),
@@ -816,6 +824,7 @@ mod tests {
                 "t-utilization-vs-rate_mbps.svg",
                 "t-acks-vs-rate_mbps.svg",
                 "t-ackrate-vs-rate_mbps.svg",
+                "t-reverse-vs-rate_mbps.svg",
                 "t-drops-vs-rate_mbps.svg",
                 "t-throughput-vs-rate_mbps.svg",
                 "t-fairness-vs-rate_mbps.svg"

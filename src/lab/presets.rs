@@ -4,7 +4,7 @@
 //! later add their names to these lists rather than new presets.
 
 use super::scenario::{CrossGroup, FlowGroup, LabScenario, LinkParams, QueueKind, TopologyKind};
-use super::strategy::Strategy;
+use super::strategy::{NetAck, Strategy};
 use super::LabError;
 use crate::time::Duration;
 
@@ -29,8 +29,6 @@ pub struct Preset {
     /// Sweep points.
     pub points: Vec<Point>,
 }
-
-const BASELINES: [Strategy; 3] = [Strategy::AE, Strategy::DA, Strategy::DAL2];
 
 /// Paper 003's strategies (sec. 3.2).
 const P003: [Strategy; 9] = [
@@ -91,7 +89,7 @@ fn point(params: Vec<(&'static str, f64)>, scenario: LabScenario) -> Point {
 type Builder = fn() -> Preset;
 
 /// Every built-in preset: name, builder.
-const PRESETS: [(&str, Builder); 20] = [
+const PRESETS: [(&str, Builder); 22] = [
     ("default", default),
     ("p003-fig3", p003_fig3),
     ("p003-fig6", p003_fig6),
@@ -112,6 +110,8 @@ const PRESETS: [(&str, Builder); 20] = [
     ("p000-single", p000_single),
     ("p000-multi", p000_multi),
     ("p002-asym20", p002_asym20),
+    ("p001-sat", p001_sat),
+    ("ack-mgmt", ack_mgmt),
 ];
 
 /// The names of every preset, in `lab list` order.
@@ -717,28 +717,54 @@ fn p000_path(reverse_buffer: usize) -> LabScenario {
     }
 }
 
+/// Paper 000's static thresholds swept by `p000-single`, around the
+/// optimum of eq. 1 (about 31 ACKs on this path).
+pub const P000_DELTAS: [u16; 7] = [1, 3, 10, 30, 100, 300, 1000];
+
 /// Paper 000 sec. 2-3 (figures 4-9): one transfer over the asymmetric
-/// path, the receiver acknowledging every packet (d = 1, `ae`) or every
-/// other one; transfer size swept. ACK filtering strategies join this
-/// preset when the in-network ACK management lands.
+/// path, the receiver acknowledging every packet (d = 1, `ae`), the
+/// reverse buffer filtering statically with each delta of
+/// [`P000_DELTAS`], with delayed filtering, or not at all; transfer size
+/// swept. The paper's forward buffer is large (it studies the reverse
+/// path alone): 10 000 packets here.
 fn p000_single() -> Preset {
     let points = [100u64, 300, 1000, 3000, 10_000]
         .into_iter()
         .map(|segments| {
             let s = LabScenario {
                 flows: vec![group(1, segments * 1000, Duration::ZERO, Duration::ZERO)],
+                forward: link(10_000_000, ms(100), 10_000),
                 ..p000_path(1000)
             };
             point(vec![("transfer_segments", segments as f64)], s)
         })
         .collect();
+    let mut strategies = vec![Strategy::AE, Strategy::AE.with_net_ack(NetAck::Classic)];
+    strategies.extend(
+        P000_DELTAS
+            .iter()
+            .map(|&d| Strategy::AE.with_net_ack(NetAck::Static(d))),
+    );
+    strategies.push(Strategy::AE.with_net_ack(NetAck::Delayed));
     Preset {
         name: "p000-single".into(),
-        description: "paper 000 single: 10 Mbit/s down, 100 kbit/s ACK channel, T = 200 ms",
-        strategies: BASELINES.to_vec(),
+        description:
+            "paper 000 single: 10 Mbit/s down, 100 kbit/s ACK channel, T = 200 ms, delta sweep",
+        strategies,
         points,
     }
 }
+
+/// Paper 000 sec. 4's five algorithms (figures 11-12): no filtering,
+/// classic, single-flow delayed, per-connection delayed with FIFO and
+/// with round-robin service; receivers acknowledge every packet.
+const P000_MULTI: [Strategy; 5] = [
+    Strategy::AE,
+    Strategy::AE.with_net_ack(NetAck::Classic),
+    Strategy::AE.with_net_ack(NetAck::Delayed),
+    Strategy::AE.with_net_ack(NetAck::PerFlow),
+    Strategy::AE.with_net_ack(NetAck::PerFlowRr),
+];
 
 /// A deterministic stream of uniform numbers in [0, 1) (SplitMix64), so
 /// a preset's random sizes are the same on every machine and run.
@@ -794,7 +820,7 @@ fn p000_multi() -> Preset {
     Preset {
         name: "p000-multi".into(),
         description: "paper 000 multiple: 1-20 sources, random sizes, 100 kbit/s ACK channel",
-        strategies: BASELINES.to_vec(),
+        strategies: P000_MULTI.to_vec(),
         points,
     }
 }
@@ -831,8 +857,107 @@ fn p002_asym20() -> Preset {
     Preset {
         name: "p002-asym20".into(),
         description: "paper 002: 20 sources, 10 Mbit/s up, 300 kbit/s RED/ECN down",
-        strategies: BASELINES.to_vec(),
+        strategies: P002_STRATEGIES.to_vec(),
         points: vec![point(Vec::new(), s)],
+    }
+}
+
+/// Paper 002's comparison: NewReno (`da`), ACK filtering, ACC, and the
+/// two together. A filtering strategy keeps the reverse RED queue as the
+/// admission gate of its filtering buffer, so ACC still sees marks.
+const P002_STRATEGIES: [Strategy; 5] = [
+    Strategy::DA,
+    Strategy::DA.with_net_ack(NetAck::Classic),
+    Strategy::DA.with_net_ack(NetAck::Delayed),
+    Strategy::ACC,
+    Strategy::ACC.with_net_ack(NetAck::Classic),
+];
+
+/// Paper 001 sec. 4 (figures 4-10): one bulk transfer over a 30 Mbit/s
+/// MEO satellite hop (130 ms each way), 150 Mbit/s 1 ms terrestrial
+/// links, 536-byte segments, a 1 MB window, forward buffers of 1 MB and
+/// 250 kB (in 576-byte packets), receivers acknowledging every segment;
+/// with and without ACK delay control (`+adc`: 50 kB threshold, half
+/// rate). The paper's sources run without SACK; ackwise's use it.
+fn p001_sat() -> Preset {
+    let packet = 536 + 40;
+    let points = [1_000_000usize, 250_000]
+        .into_iter()
+        .map(|buffer_bytes| {
+            let buffer = buffer_bytes / packet;
+            let s = LabScenario {
+                forward: link(30_000_000, ms(130), buffer),
+                reverse: Some(link(30_000_000, ms(130), buffer)),
+                access_rate_bps: Some(150_000_000),
+                flows: vec![FlowGroup {
+                    access_delay: ms(1),
+                    recv_window_segments: Some((1 << 20) / 536),
+                    ..group(1, 30_000_000, Duration::ZERO, Duration::ZERO)
+                }],
+                segment_bytes: 536,
+                initial_window_segments: 1,
+                horizon: secs(600),
+                ..LabScenario::default()
+            };
+            point(vec![("buffer_kB", buffer_bytes as f64 / 1e3)], s)
+        })
+        .collect();
+    Preset {
+        name: "p001-sat".into(),
+        description: "paper 001: 30 Mbit/s satellite, 130 ms one way, 1 MB window, delay control",
+        strategies: vec![
+            Strategy::AE,
+            Strategy::AE.with_net_ack(NetAck::DelayControl),
+            Strategy::DA,
+            Strategy::DA.with_net_ack(NetAck::DelayControl),
+        ],
+        points,
+    }
+}
+
+/// The strategies `ack-mgmt` compares on one asymmetric path: end-host
+/// schemes (delayed ACK, ACC, sender polling, smartacking) against
+/// in-network ones (ACK filtering behind delayed-ACK receivers).
+pub const ACK_MGMT_STRATEGIES: [Strategy; 10] = [
+    Strategy::DA,
+    Strategy::AE,
+    Strategy::DA.with_net_ack(NetAck::Classic),
+    Strategy::DA.with_net_ack(NetAck::Delayed),
+    Strategy::DA.with_net_ack(NetAck::PerFlowRr),
+    Strategy::ACC,
+    Strategy::W4,
+    Strategy::W4_ADAPTIVE,
+    Strategy::SMART_MINRTT,
+    Strategy::SMART_MINRTT.with_net_ack(NetAck::Delayed),
+];
+
+/// Who wins on a slow ACK channel: four 5 MB uploads (started 0.5 s
+/// apart) over 10 Mbit/s forward, 200 ms RTT, the reverse channel at 28.8,
+/// 56 and 100 kbit/s with a 100-packet RED/ECN queue (ACC's signal; the
+/// filtering strategies put their buffer behind it).
+fn ack_mgmt() -> Preset {
+    let points = [28_800u64, 56_000, 100_000]
+        .into_iter()
+        .map(|back| {
+            let mut reverse = link(back, ms(100), 100);
+            reverse.queue = QueueKind::RED_PAPER_004_ECN;
+            let s = LabScenario {
+                forward: link(10_000_000, ms(100), 250),
+                reverse: Some(reverse),
+                access_rate_bps: Some(100_000_000),
+                flows: vec![group(4, 5_000_000, Duration::ZERO, ms(500))],
+                min_rto: secs(1),
+                horizon: secs(1_200),
+                ..LabScenario::default()
+            };
+            point(vec![("reverse_kbps", back as f64 / 1e3)], s)
+        })
+        .collect();
+    Preset {
+        name: "ack-mgmt".into(),
+        description: "who wins: end-host and in-network ACK reduction, 10 Mbit/s / 28.8-100 kbit/s",
+        strategies: ACK_MGMT_STRATEGIES.to_vec(),
+        points,
     }
 }
 

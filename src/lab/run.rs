@@ -43,7 +43,7 @@ pub struct FlowRecord {
 }
 
 /// Per-link figures of one run.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, Default)]
 pub struct LinkRecord {
     /// Link name.
     pub name: String,
@@ -51,6 +51,12 @@ pub struct LinkRecord {
     pub utilization: f64,
     /// Packets dropped by the queue.
     pub drops: u64,
+    /// On-link bytes sent in the measurement window.
+    pub bytes: u64,
+    /// Pure ACKs removed by an ACK-filtering queue (paper 000).
+    pub filtered: u64,
+    /// Pure ACKs held back by delay control before this link (paper 001).
+    pub delayed: u64,
 }
 
 /// One run: a preset point under one strategy.
@@ -108,6 +114,24 @@ impl RunRecord {
     pub fn ack_kbps(&self) -> Option<f64> {
         let bytes: u64 = self.forward_flows().map(|f| f.ack_bytes).sum();
         (self.measured_s > 0.0).then(|| bytes as f64 * 8.0 / self.measured_s / 1e3)
+    }
+
+    /// Bytes the reverse bottleneck (the dumbbell's second link) carried,
+    /// kB: the ACK load of the slow channel after any filtering.
+    pub fn reverse_kbytes(&self) -> Option<f64> {
+        Some(self.links.get(1)?.bytes as f64 / 1e3)
+    }
+
+    /// Mean goodput of the left-to-right flows that finished, Mbit/s (paper
+    /// 000 figs. 11-12: the average throughput of a transfer).
+    pub fn mean_goodput_mbps(&self) -> Option<f64> {
+        let g: Vec<f64> = self.forward_flows().filter_map(|f| f.goodput_bps).collect();
+        (!g.is_empty()).then(|| g.iter().sum::<f64>() / g.len() as f64 / 1e6)
+    }
+
+    /// ACKs removed by filtering on any link.
+    pub fn filtered_acks(&self) -> u64 {
+        self.links.iter().map(|l| l.filtered).sum()
     }
 
     /// Pure ACK packets of the left-to-right flows.
@@ -304,6 +328,9 @@ fn record(
                 name: l.name.clone(),
                 utilization: l.utilization,
                 drops: l.drops,
+                bytes: l.bytes,
+                filtered: l.filtered,
+                delayed: l.delayed,
             })
             .collect(),
         jain_index,

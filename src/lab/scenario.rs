@@ -4,13 +4,14 @@
 //! The same structure is read from TOML files (schema in
 //! `docs/scenarios.md`) and built by the presets.
 
-use super::strategy::Strategy;
+use super::strategy::{NetAck, Strategy};
 use super::units::{parse_duration, parse_rate};
 use super::LabError;
+use crate::ack_path::{AckBufferConfig, DelayControlConfig, Filter, Service};
 use crate::connection::Config;
 use crate::emu::{
-    CrossTrafficSpec, DumbbellSpec, FlowParams, HopSpec, Period, QueueSpec, RedParams, Scenario,
-    DUMBBELL_MIDDLE,
+    CrossTrafficSpec, DelayControlSpec, DumbbellSpec, FlowParams, HopSpec, Period, QueueSpec,
+    RedParams, Scenario, DUMBBELL_MIDDLE,
 };
 use crate::time::Duration;
 use serde::Deserialize;
@@ -32,6 +33,19 @@ pub enum QueueKind {
     DropTail,
     /// Per-flow round robin (the "fair queueing" of paper 004 sec. 4.1).
     RoundRobin,
+    /// Paper 000's reverse buffer with ACK filtering, its TSW estimators
+    /// over `rate_window` (set by the lab to the path's RTT).
+    AckFilter {
+        /// The filtering algorithm.
+        filter: Filter,
+        /// FIFO or round-robin service.
+        service: Service,
+        /// The TSW window.
+        rate_window: Duration,
+        /// The link's own queue when it was RED: kept as the buffer's
+        /// admission gate (paper 002's filtering on RED/ECN).
+        red_gate: Option<Box<QueueKind>>,
+    },
     /// Random Early Detection with gentle mode (paper 004 sec. 4.2, paper
     /// 003 sec. 4.5); thresholds in packets.
     Red {
@@ -90,13 +104,45 @@ impl LinkParams {
             QueueKind::RoundRobin => QueueSpec::RoundRobin {
                 limit_packets: self.buffer_packets,
             },
+            QueueKind::AckFilter {
+                filter,
+                service,
+                rate_window,
+                red_gate,
+            } => QueueSpec::AckFilter {
+                config: AckBufferConfig::paper_000(
+                    *filter,
+                    *service,
+                    self.buffer_packets,
+                    self.rate_bps,
+                    *rate_window,
+                ),
+                red: red_gate
+                    .as_deref()
+                    .and_then(|k| self.red_params(k, mean_packet_bytes)),
+            },
+            red @ QueueKind::Red { .. } => QueueSpec::Red(
+                self.red_params(red, mean_packet_bytes)
+                    .expect("a RED kind has RED parameters"),
+            ),
+        };
+        HopSpec {
+            rate_bps: self.rate_bps,
+            delay: self.delay,
+            queue,
+        }
+    }
+
+    /// The RED parameters of `kind` on this link, `None` for other kinds.
+    fn red_params(&self, kind: &QueueKind, mean_packet_bytes: u32) -> Option<RedParams> {
+        match kind {
             QueueKind::Red {
                 min_th_packets,
                 max_th_packets,
                 w_q,
                 max_p,
                 ecn,
-            } => QueueSpec::Red(RedParams {
+            } => Some(RedParams {
                 min_th: *min_th_packets,
                 max_th: *max_th_packets,
                 w_q: *w_q,
@@ -106,16 +152,18 @@ impl LinkParams {
                 limit_packets: self.buffer_packets,
                 mean_packet_bytes,
             }),
-        };
-        HopSpec {
-            rate_bps: self.rate_bps,
-            delay: self.delay,
-            queue,
+            _ => None,
         }
     }
 
     fn ecn(&self) -> bool {
-        matches!(self.queue, QueueKind::Red { ecn: true, .. })
+        match &self.queue {
+            QueueKind::Red { ecn, .. } => *ecn,
+            QueueKind::AckFilter { red_gate, .. } => {
+                matches!(red_gate.as_deref(), Some(QueueKind::Red { ecn: true, .. }))
+            }
+            _ => false,
+        }
     }
 }
 
@@ -337,7 +385,8 @@ impl LabScenario {
             }
         }
         let mean_packet = u32::from(self.segment_bytes) + 40;
-        // `+fq` replaces the bottleneck queues with per-flow round robin.
+        // `+fq` replaces the bottleneck queues with per-flow round robin,
+        // `+af-...` the reverse one with an ACK-filtering buffer.
         let bottleneck = |link: &LinkParams| {
             let mut link = link.clone();
             if strategy.options.fq {
@@ -345,7 +394,17 @@ impl LabScenario {
             }
             link
         };
-        let (forward, reverse) = (bottleneck(&self.forward), bottleneck(self.reverse_link()));
+        let path_rtt = self.forward.delay + self.reverse_link().delay;
+        let (forward, mut reverse) = (bottleneck(&self.forward), bottleneck(self.reverse_link()));
+        if let Some((filter, service)) = strategy.options.net_ack.and_then(NetAck::filter) {
+            let own = std::mem::replace(&mut reverse.queue, QueueKind::DropTail);
+            reverse.queue = QueueKind::AckFilter {
+                filter,
+                service,
+                rate_window: path_rtt,
+                red_gate: matches!(own, QueueKind::Red { .. }).then(|| Box::new(own)),
+            };
+        }
         let mut scenario = match self.topology {
             TopologyKind::Dumbbell => {
                 let spec = DumbbellSpec {
@@ -367,6 +426,24 @@ impl LabScenario {
                 on: Period::Fixed(c.on),
                 off: Period::Fixed(c.off),
                 start: c.start,
+            });
+        }
+        if strategy.options.net_ack == Some(NetAck::DelayControl)
+            && self.topology == TopologyKind::Dumbbell
+        {
+            // The router before the forward bottleneck shapes the ACKs it
+            // passes to the senders, i.e. at the input of their access
+            // links (the last hop of each forward flow's reverse path).
+            scenario.delay_control = Some(DelayControlSpec {
+                forward_link: fwd,
+                ack_links: scenario
+                    .flows
+                    .iter()
+                    .zip(&flows)
+                    .filter(|(_, f)| !f.reverse)
+                    .filter_map(|(s, _)| s.reverse_path.last().copied())
+                    .collect(),
+                config: DelayControlConfig::paper_001(self.forward.rate_bps, mean_packet),
             });
         }
         scenario.overhead_bytes = self.overhead_bytes;

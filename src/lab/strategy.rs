@@ -5,6 +5,7 @@
 //! mechanisms add names; options will append with `+`.
 
 use super::options::apply_option;
+use crate::ack_path::{Filter, Service};
 use crate::connection::{AckPolicyConfig, AckRequestConfig, Config, SmartParams, SmartRtt};
 use crate::time::Duration;
 use std::fmt;
@@ -182,10 +183,97 @@ pub struct Options {
     /// property of the network, not the hosts: the lab scenario applies
     /// it.
     pub fq: bool,
+    /// `+af-...` / `+adc`: in-network ACK management on the path (paper
+    /// 000's filters, paper 001's delay control); also applied by the
+    /// lab scenario.
+    pub net_ack: Option<NetAck>,
+}
+
+/// In-network ACK management a strategy puts on the path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum NetAck {
+    /// `+af-classic`: classic filtering at the reverse bottleneck (one
+    /// redundant ACK per connection at most).
+    Classic,
+    /// `+af-static-N`: static threshold `delta = N` (paper 000 sec. 2.3).
+    Static(u16),
+    /// `+af-delayed`: delayed filtering above 90 % utilization (sec. 3).
+    Delayed,
+    /// `+af-perflow`: per-connection delayed filtering, FIFO service
+    /// (sec. 4.1).
+    PerFlow,
+    /// `+af-perflow-rr`: per-connection delayed filtering, round-robin
+    /// service (sec. 4.1).
+    PerFlowRr,
+    /// `+adc`: ACK delay control at the forward bottleneck's router
+    /// (paper 001: 50 kB threshold, half rate).
+    DelayControl,
+}
+
+impl NetAck {
+    fn parse(option: &str) -> Option<NetAck> {
+        Some(match option {
+            "af-classic" => NetAck::Classic,
+            "af-delayed" => NetAck::Delayed,
+            "af-perflow" => NetAck::PerFlow,
+            "af-perflow-rr" => NetAck::PerFlowRr,
+            "adc" => NetAck::DelayControl,
+            other => {
+                let delta: u16 = other.strip_prefix("af-static-")?.parse().ok()?;
+                NetAck::Static(delta).validated()?
+            }
+        })
+    }
+
+    fn validated(self) -> Option<NetAck> {
+        (self != NetAck::Static(0)).then_some(self)
+    }
+
+    /// The reverse-buffer filter and service this option installs, `None`
+    /// for delay control.
+    pub fn filter(self) -> Option<(Filter, Service)> {
+        Some(match self {
+            NetAck::Classic => (Filter::Classic, Service::Fifo),
+            NetAck::Static(delta) => (
+                Filter::Static {
+                    delta: usize::from(delta),
+                },
+                Service::Fifo,
+            ),
+            NetAck::Delayed => (Filter::DELAYED, Service::Fifo),
+            NetAck::PerFlow => (Filter::PER_FLOW_DELAYED, Service::Fifo),
+            NetAck::PerFlowRr => (Filter::PER_FLOW_DELAYED, Service::RoundRobin),
+            NetAck::DelayControl => return None,
+        })
+    }
+
+    /// The option as written after `+`.
+    pub fn name(self) -> String {
+        match self {
+            NetAck::Classic => "af-classic".into(),
+            NetAck::Static(d) => format!("af-static-{d}"),
+            NetAck::Delayed => "af-delayed".into(),
+            NetAck::PerFlow => "af-perflow".into(),
+            NetAck::PerFlowRr => "af-perflow-rr".into(),
+            NetAck::DelayControl => "adc".into(),
+        }
+    }
 }
 
 impl Options {
-    const NAMES: [&'static str; 5] = ["ss-every", "pacing", "beta27", "nosackabc", "fq"];
+    const NAMES: [&'static str; 11] = [
+        "ss-every",
+        "pacing",
+        "beta27",
+        "nosackabc",
+        "fq",
+        "af-classic",
+        "af-static-N",
+        "af-delayed",
+        "af-perflow",
+        "af-perflow-rr",
+        "adc",
+    ];
 
     const NONE: Options = Options {
         ss_every: false,
@@ -193,6 +281,7 @@ impl Options {
         beta27: false,
         nosackabc: false,
         fq: false,
+        net_ack: None,
     };
 }
 
@@ -284,6 +373,13 @@ impl Strategy {
     pub const fn with_pacing(self) -> Strategy {
         let mut s = self;
         s.options.pacing = true;
+        s
+    }
+
+    /// This strategy with in-network ACK management `n`.
+    pub const fn with_net_ack(self, n: NetAck) -> Strategy {
+        let mut s = self;
+        s.options.net_ack = Some(n);
         s
     }
 
@@ -428,6 +524,9 @@ impl fmt::Display for Strategy {
                 f.write_str(name)?;
             }
         }
+        if let Some(n) = o.net_ack {
+            write!(f, "+{}", n.name())?;
+        }
         Ok(())
     }
 }
@@ -460,6 +559,9 @@ impl FromStr for Strategy {
                 "beta27" => options.beta27 = true,
                 "nosackabc" => options.nosackabc = true,
                 "fq" => options.fq = true,
+                other if options.net_ack.is_none() => {
+                    options.net_ack = Some(NetAck::parse(other).ok_or_else(unknown)?)
+                }
                 _ => return Err(unknown()),
             }
         }

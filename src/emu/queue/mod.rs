@@ -7,20 +7,26 @@
 //!   variant and optional ECN marking (RFC 3168), as ns-2 implements it.
 //! - [`RoundRobin`]: one FIFO per flow served in turn, the per-connection
 //!   scheduling of paper 000 (Barakat & Altman, sec. 5).
+//! - [`AckFilterQueue`]: paper 000's reverse buffer with ACK filtering
+//!   ([`crate::ack_path::AckBuffer`]); it reads each packet's pure-ACK
+//!   content and may remove packets it already accepted.
 //!
 //! A queue holds only [`QueuedPacket`] descriptors (an index into the
 //! simulator's packet pool plus what the discipline needs to know), so no
 //! packet bytes move and nothing is allocated per packet once the internal
 //! ring buffers have grown to their working size.
 
+mod ack_filter;
 mod droptail;
 mod red;
 mod round_robin;
 
+pub use ack_filter::AckFilterQueue;
 pub use droptail::DropTail;
-pub use red::{Red, RedParams};
+pub use red::{Red, RedGate, RedParams};
 pub use round_robin::RoundRobin;
 
+use crate::ack_path::{AckBufferConfig, PureAck, Removal};
 use crate::time::Instant;
 use rand_core::RngCore;
 use std::fmt::Debug;
@@ -59,6 +65,28 @@ pub trait LinkQueue: Debug {
     fn len_packets(&self) -> usize;
     /// Bytes waiting (on-link sizes).
     fn len_bytes(&self) -> u64;
+    /// Whether the queue reads pure ACKs: the simulator then parses each
+    /// arriving packet and calls [`enqueue_ack`](Self::enqueue_ack).
+    fn wants_acks(&self) -> bool {
+        false
+    }
+    /// [`enqueue`](Self::enqueue) with the packet's pure-ACK content
+    /// (`None` for data, control segments and cross traffic).
+    fn enqueue_ack(
+        &mut self,
+        now: Instant,
+        pkt: QueuedPacket,
+        _ack: Option<PureAck>,
+        rng: &mut dyn RngCore,
+    ) -> Verdict {
+        self.enqueue(now, pkt, rng)
+    }
+    /// A packet the queue accepted earlier and has since removed without
+    /// sending it (ACK filtering, a drop policy that evicts), with the
+    /// reason. The simulator collects these after every enqueue.
+    fn take_removed(&mut self) -> Option<(QueuedPacket, Removal)> {
+        None
+    }
 }
 
 /// Which discipline a link uses, as plain data.
@@ -78,6 +106,14 @@ pub enum QueueSpec {
     RoundRobin {
         /// Most packets waiting over all flows.
         limit_packets: usize,
+    },
+    /// Paper 000's reverse buffer with ACK filtering; its `capacity_bps`
+    /// is taken from the link's rate when built.
+    AckFilter {
+        /// The buffer's settings.
+        config: AckBufferConfig,
+        /// A RED gate in front of it (paper 002), if any.
+        red: Option<RedParams>,
     },
 }
 
@@ -107,6 +143,17 @@ impl QueueSpec {
                 }
             }
             QueueSpec::Red(p) => p.validate()?,
+            QueueSpec::AckFilter { config: c, red } => {
+                if let Some(r) = red {
+                    r.validate()?;
+                }
+                if c.limit_packets == 0 {
+                    return Err("queue limit must be at least one packet");
+                }
+                if let crate::ack_path::Filter::Static { delta: 0 } = c.filter {
+                    return Err("ACK filtering threshold delta must be at least 1");
+                }
+            }
         }
         Ok(())
     }
@@ -121,6 +168,13 @@ impl QueueSpec {
             } => Box::new(DropTail::new(*limit_packets, *limit_bytes)),
             QueueSpec::Red(p) => Box::new(Red::new(p.clone(), rate_bps)),
             QueueSpec::RoundRobin { limit_packets } => Box::new(RoundRobin::new(*limit_packets)),
+            QueueSpec::AckFilter { config, red } => Box::new(AckFilterQueue::new(
+                AckBufferConfig {
+                    capacity_bps: rate_bps,
+                    ..*config
+                },
+                red.as_ref().map(|r| RedGate::new(r.clone(), rate_bps)),
+            )),
         }
     }
 }

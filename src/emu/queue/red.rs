@@ -79,12 +79,13 @@ impl RedParams {
     }
 }
 
-/// A RED queue.
-#[derive(Debug)]
-pub struct Red {
+/// RED's admission decision, apart from the packets: the average queue,
+/// the count since the last early drop or mark, and the idle correction.
+/// [`Red`] pairs it with a FIFO; the ACK-filtering queue pairs it with its
+/// reverse buffer (paper 002's ACK filtering on a RED queue).
+#[derive(Debug, Clone)]
+pub struct RedGate {
     p: RedParams,
-    fifo: VecDeque<QueuedPacket>,
-    bytes: u64,
     avg: f64,
     /// Packets since the last early drop or mark; -1 while below `min_th`.
     count: i64,
@@ -94,14 +95,12 @@ pub struct Red {
     mean_tx_nanos: f64,
 }
 
-impl Red {
-    /// A RED queue in front of a link of `rate_bps`.
-    pub fn new(p: RedParams, rate_bps: u64) -> Red {
+impl RedGate {
+    /// A gate in front of a link of `rate_bps`, its queue empty.
+    pub fn new(p: RedParams, rate_bps: u64) -> RedGate {
         let mean_tx_nanos = f64::from(p.mean_packet_bytes) * 8.0 * 1e9 / (rate_bps.max(1) as f64);
-        Red {
-            fifo: VecDeque::with_capacity(p.limit_packets.min(1 << 16)),
+        RedGate {
             p,
-            bytes: 0,
             avg: 0.0,
             count: -1,
             idle_since: Some(Instant::ZERO),
@@ -109,21 +108,26 @@ impl Red {
         }
     }
 
+    /// The parameters.
+    pub fn params(&self) -> &RedParams {
+        &self.p
+    }
+
     /// The current average queue length, packets.
     pub fn average(&self) -> f64 {
         self.avg
     }
 
-    fn update_average(&mut self, now: Instant) {
+    fn update_average(&mut self, now: Instant, queued: usize) {
         let w = self.p.w_q;
         match self.idle_since {
-            Some(since) if self.fifo.is_empty() => {
+            Some(since) if queued == 0 => {
                 let idle = (now - since).as_nanos() as f64;
                 let m = idle / self.mean_tx_nanos;
                 self.avg *= (1.0 - w).powf(m);
                 self.idle_since = None;
             }
-            _ => self.avg = (1.0 - w) * self.avg + w * self.fifo.len() as f64,
+            _ => self.avg = (1.0 - w) * self.avg + w * queued as f64,
         }
     }
 
@@ -140,23 +144,23 @@ impl Red {
         }
     }
 
-    fn store(&mut self, pkt: QueuedPacket, verdict: Verdict) -> Verdict {
-        self.bytes += u64::from(pkt.bytes);
-        self.fifo.push_back(pkt);
-        verdict
-    }
-}
-
-impl LinkQueue for Red {
-    fn enqueue(&mut self, now: Instant, pkt: QueuedPacket, rng: &mut dyn RngCore) -> Verdict {
-        self.update_average(now);
-        if self.fifo.len() >= self.p.limit_packets {
+    /// A packet arrives at `now` with `queued` packets waiting: queue it,
+    /// queue it marked, or drop it.
+    pub fn admit(
+        &mut self,
+        now: Instant,
+        queued: usize,
+        ecn_capable: bool,
+        rng: &mut dyn RngCore,
+    ) -> Verdict {
+        self.update_average(now, queued);
+        if queued >= self.p.limit_packets {
             self.count = 0;
             return Verdict::Dropped;
         }
         if self.avg < self.p.min_th {
             self.count = -1;
-            return self.store(pkt, Verdict::Queued);
+            return Verdict::Queued;
         }
         let Some(p_b) = self.base_probability() else {
             self.count = 0;
@@ -166,21 +170,70 @@ impl LinkQueue for Red {
         let denom = 1.0 - self.count as f64 * p_b;
         let p_a = if denom <= 0.0 { 1.0 } else { p_b / denom };
         if uniform(rng) >= p_a {
-            return self.store(pkt, Verdict::Queued);
+            return Verdict::Queued;
         }
         self.count = 0;
-        if self.p.ecn && pkt.ecn_capable {
-            self.store(pkt, Verdict::Marked)
+        if self.p.ecn && ecn_capable {
+            Verdict::Marked
         } else {
             Verdict::Dropped
         }
+    }
+
+    /// The queue went empty at `now` (starts the idle correction).
+    pub fn on_empty(&mut self, now: Instant) {
+        self.idle_since = Some(now);
+    }
+}
+
+/// A RED queue.
+#[derive(Debug)]
+pub struct Red {
+    gate: RedGate,
+    fifo: VecDeque<QueuedPacket>,
+    bytes: u64,
+}
+
+impl Red {
+    /// A RED queue in front of a link of `rate_bps`.
+    pub fn new(p: RedParams, rate_bps: u64) -> Red {
+        Red {
+            fifo: VecDeque::with_capacity(p.limit_packets.min(1 << 16)),
+            gate: RedGate::new(p, rate_bps),
+            bytes: 0,
+        }
+    }
+
+    /// The current average queue length, packets.
+    pub fn average(&self) -> f64 {
+        self.gate.average()
+    }
+
+    /// Stores a packet without consulting the gate (tests build standing
+    /// queues with it).
+    #[cfg(test)]
+    fn store(&mut self, pkt: QueuedPacket, verdict: Verdict) -> Verdict {
+        self.bytes += u64::from(pkt.bytes);
+        self.fifo.push_back(pkt);
+        verdict
+    }
+}
+
+impl LinkQueue for Red {
+    fn enqueue(&mut self, now: Instant, pkt: QueuedPacket, rng: &mut dyn RngCore) -> Verdict {
+        let verdict = self.gate.admit(now, self.fifo.len(), pkt.ecn_capable, rng);
+        if verdict != Verdict::Dropped {
+            self.bytes += u64::from(pkt.bytes);
+            self.fifo.push_back(pkt);
+        }
+        verdict
     }
 
     fn dequeue(&mut self, now: Instant) -> Option<QueuedPacket> {
         let p = self.fifo.pop_front()?;
         self.bytes -= u64::from(p.bytes);
         if self.fifo.is_empty() {
-            self.idle_since = Some(now);
+            self.gate.on_empty(now);
         }
         Some(p)
     }
