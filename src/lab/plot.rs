@@ -599,6 +599,24 @@ enum Window {
     Estimate,
 }
 
+/// The legend box of a time-series panel, top right.
+fn legend<'a, 'b: 'a>(
+    chart: &mut ChartContext<
+        'a,
+        SVGBackend<'b>,
+        Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+    >,
+) -> Result<(), String> {
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperRight)
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .label_font((FONT, 13))
+        .draw()
+        .map_err(text_err)
+}
+
 /// One flow's window of one kind, split at gaps.
 struct WindowLine {
     legend: String,
@@ -692,14 +710,7 @@ fn windows(
             }
         }
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
-        .background_style(WHITE.mix(0.8))
-        .border_style(BLACK)
-        .label_font((FONT, 13))
-        .draw()
-        .map_err(text_err)?;
+    legend(&mut chart)?;
 
     let queue: Vec<(f64, f64)> = times
         .iter()
@@ -707,8 +718,14 @@ fn windows(
         .map(|(&t, &q)| (t, q as f64))
         .filter(|(t, _)| t.is_finite())
         .collect();
-    let qs = range(queue.iter().map(|p| p.1), true);
-    let link = if series.link.is_empty() {
+    let reverse_peak = series
+        .reverse_queue_packets
+        .iter()
+        .flatten()
+        .map(|&q| q as f64);
+    let qs = range(queue.iter().map(|p| p.1).chain(reverse_peak), true);
+    // With both directions drawn, the legend names them.
+    let link = if series.link.is_empty() || series.reverse_queue_packets.is_some() {
         "bottleneck".to_string()
     } else {
         format!("bottleneck {}", series.link)
@@ -728,7 +745,24 @@ fn windows(
         .map_err(text_err)?;
     chart
         .draw_series(LineSeries::new(queue, BLACK.stroke_width(1)))
-        .map_err(text_err)?;
+        .map_err(text_err)?
+        .label("forward")
+        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK.stroke_width(1)));
+    // The reverse (ACK) queue in the same panel, where a run has one.
+    if let Some(rev) = &series.reverse_queue_packets {
+        let rev: Vec<(f64, f64)> = times
+            .iter()
+            .zip(rev)
+            .map(|(&t, &q)| (t, q as f64))
+            .filter(|(t, _)| t.is_finite())
+            .collect();
+        chart
+            .draw_series(LineSeries::new(rev, RED.stroke_width(1)))
+            .map_err(text_err)?
+            .label("reverse (ACKs)")
+            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], RED.stroke_width(1)));
+        legend(&mut chart)?;
+    }
     Ok(())
 }
 
@@ -918,6 +952,7 @@ mod tests {
                 receiver_cwnd_estimate_bytes: Some(vec![None, Some(7000), Some(15000), None]),
             }],
             queue_packets: vec![0, 2, 9, 1],
+            reverse_queue_packets: None,
         });
         let mut empty = record("ae", &[("rate_mbps", 1.5)], None);
         empty.series = Some(SeriesRecord {
@@ -926,6 +961,7 @@ mod tests {
             times_s: Vec::new(),
             flows: Vec::new(),
             queue_packets: Vec::new(),
+            reverse_queue_packets: None,
         });
         let dir = temp_dir("series");
         write_plots(&[r, empty], &dir).unwrap();
@@ -952,6 +988,7 @@ mod tests {
             times_s: vec![0.0, 0.1],
             flows: Vec::new(),
             queue_packets: vec![0, 1],
+            reverse_queue_packets: None,
         });
         r
     }

@@ -217,7 +217,19 @@ pub struct SeriesRecord {
     pub flows: Vec<FlowSeriesRecord>,
     /// Packets waiting in the bottleneck queue at each sample.
     pub queue_packets: Vec<usize>,
+    /// Packets waiting in the dumbbell's reverse bottleneck queue (the
+    /// slow ACK channel of papers 000-002) at each sample; absent for
+    /// other topologies.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reverse_queue_packets: Option<Vec<usize>>,
 }
+
+/// The link of a dumbbell's reverse bottleneck, sampled beside the
+/// forward one.
+pub const REVERSE_BOTTLENECK_LINK: emu::LinkId = 1;
+
+/// The name the dumbbell gives its reverse middle link.
+const REVERSE_BOTTLENECK_NAME: &str = "middle.rev";
 
 /// One flow's samples.
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -377,6 +389,11 @@ fn series_record(ts: &TimeSeries, r: &RunResult, interval: Option<Duration>) -> 
             .collect(),
         flows,
         queue_packets: queue.map_or_else(Vec::new, |(_, q)| q.clone()),
+        reverse_queue_packets: ts
+            .queues
+            .iter()
+            .find(|(l, _)| *l == REVERSE_BOTTLENECK_LINK)
+            .map(|(_, q)| q.clone()),
     }
 }
 
@@ -429,6 +446,13 @@ pub fn run(plan: &RunPlan, progress: bool) -> Result<Vec<RunRecord>, LabError> {
                 if plan.sample_interval.is_some() && !scenario.links.is_empty() {
                     scenario.sample_interval = plan.sample_interval;
                     scenario.sampled_links = vec![BOTTLENECK_LINK];
+                    if scenario
+                        .links
+                        .get(REVERSE_BOTTLENECK_LINK)
+                        .is_some_and(|l| l.name == REVERSE_BOTTLENECK_NAME)
+                    {
+                        scenario.sampled_links.push(REVERSE_BOTTLENECK_LINK);
+                    }
                 }
                 let out = emu::run(&scenario)
                     .map(|r| {
@@ -751,6 +775,7 @@ mod tests {
                 windows(vec![10; 6], Some(vec![Some(1000); 6])),
             ],
             queue_packets: vec![0; 6],
+            reverse_queue_packets: None,
         });
         // Flow 0: (2 + 2 + 0) / (10 + 10 + 20) = 0.1; flow 1: 0.5.
         let e = r.cwnd_estimate_error(1.0).unwrap();
