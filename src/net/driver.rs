@@ -49,7 +49,7 @@ const EPHEMERAL: std::ops::RangeInclusive<u16> = 49_152..=65_535;
 pub(crate) enum Command {
     Connect {
         remote: SocketAddr,
-        config: Config,
+        config: Box<Config>,
         reply: oneshot::Sender<Result<Arc<ConnShared>, NetError>>,
     },
     Close {
@@ -290,7 +290,7 @@ impl Driver {
                 config,
                 reply,
             } => {
-                let result = self.open(remote, config);
+                let result = self.open(remote, *config);
                 let _ = reply.send(result);
             }
             Command::Close { grace, done } => {

@@ -198,7 +198,7 @@ impl Endpoint {
             .cmd_tx
             .send(Command::Connect {
                 remote,
-                config,
+                config: Box::new(config),
                 reply,
             })
             .map_err(|_| NetError::EndpointClosed)?;
