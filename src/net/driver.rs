@@ -131,6 +131,9 @@ pub(crate) struct Driver {
     touched: Vec<Key>,
     dirty: Vec<Arc<ConnShared>>,
     closing: Option<(Instant, Vec<oneshot::Sender<()>>)>,
+    /// The connection of the last segment received, during one
+    /// [`on_readable`](Self::on_readable) (when it was touched already).
+    last_rx: Option<(Key, Arc<ConnShared>)>,
 }
 
 /// What woke the driver.
@@ -189,6 +192,7 @@ impl Driver {
             touched: Vec::new(),
             dirty: Vec::new(),
             closing: None,
+            last_rx: None,
         }
     }
 
@@ -362,6 +366,7 @@ impl Driver {
     fn on_readable(&mut self) {
         let mut buf = std::mem::take(&mut self.recv_buf);
         let mut metas = std::mem::take(&mut self.metas);
+        self.last_rx = None;
         for _ in 0..MAX_RECV_CALLS {
             let result = {
                 let mut slots = buf.chunks_mut(RECV_SLOT).map(IoSliceMut::new);
@@ -398,6 +403,7 @@ impl Driver {
                 }
             }
         }
+        self.last_rx = None;
         self.recv_buf = buf;
         self.metas = metas;
     }
@@ -461,8 +467,18 @@ impl Driver {
             local_port: u16::from_be_bytes([seg[2], seg[3]]),
             remote_port: u16::from_be_bytes([seg[0], seg[1]]),
         };
-        if let Some(e) = self.conns.get(&key) {
-            if e.shared
+        // The segments of a GRO batch, and most of a receive batch, belong
+        // to one connection: skip the table lookup and the touch for them.
+        let cached = match &self.last_rx {
+            Some((k, shared)) if *k == key => Some(shared.clone()),
+            _ => None,
+        };
+        let shared = match cached {
+            Some(shared) => Some(shared),
+            None => self.conns.get(&key).map(|e| e.shared.clone()),
+        };
+        if let Some(shared) = shared {
+            if shared
                 .lock()
                 .conn
                 .handle_segment_with_ce(now, seg, ce)
@@ -470,7 +486,10 @@ impl Driver {
             {
                 self.stats.malformed_dropped.fetch_add(1, Relaxed);
             }
-            self.touch(key);
+            if self.last_rx.as_ref().is_none_or(|(k, _)| *k != key) {
+                self.touch(key);
+                self.last_rx = Some((key, shared));
+            }
         } else {
             self.on_unknown(key, seg, now);
         }
