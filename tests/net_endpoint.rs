@@ -464,3 +464,36 @@ async fn dropped_client_endpoint_fails_the_server_read() {
         start.elapsed()
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn graceful_close_finishes_connections_then_refuses_work() {
+    let server = Endpoint::server(localhost(), config()).unwrap();
+    let addr = server.local_addr();
+    let client = Endpoint::bind(localhost()).unwrap();
+    let data = random_bytes(&mut ChaCha8Rng::seed_from_u64(7), 1 << 20);
+    let mut stream = client.connect(addr, config()).await.unwrap();
+    let (mut accepted, _) = server.accept().await.unwrap();
+    stream.write_all(&data).await.unwrap();
+    // The client endpoint closes with the data possibly still in flight:
+    // the FIN follows it, the server reads everything and then the end.
+    let reader = tokio::spawn(async move {
+        let mut got = Vec::new();
+        accepted.read_to_end(&mut got).await.map(|_| got)
+    });
+    let start = Instant::now();
+    client.close(Duration::from_secs(5)).await;
+    assert!(start.elapsed() < Duration::from_secs(4), "{:?}", start.elapsed());
+    let got = reader.await.unwrap().unwrap();
+    assert!(got == data, "server got {} of {} bytes", got.len(), data.len());
+    // The endpoint is gone: no new connections, no more writes.
+    let err = client.connect(addr, config()).await.unwrap_err();
+    assert!(matches!(err, NetError::EndpointClosed), "{err}");
+    let err = stream.write_all(b"late").await.unwrap_err();
+    assert!(
+        matches!(
+            err.kind(),
+            io::ErrorKind::NotConnected | io::ErrorKind::BrokenPipe
+        ),
+        "{err:?}"
+    );
+}
