@@ -482,9 +482,18 @@ async fn graceful_close_finishes_connections_then_refuses_work() {
     });
     let start = Instant::now();
     client.close(Duration::from_secs(5)).await;
-    assert!(start.elapsed() < Duration::from_secs(4), "{:?}", start.elapsed());
+    assert!(
+        start.elapsed() < Duration::from_secs(4),
+        "{:?}",
+        start.elapsed()
+    );
     let got = reader.await.unwrap().unwrap();
-    assert!(got == data, "server got {} of {} bytes", got.len(), data.len());
+    assert!(
+        got == data,
+        "server got {} of {} bytes",
+        got.len(),
+        data.len()
+    );
     // The endpoint is gone: no new connections, no more writes.
     let err = client.connect(addr, config()).await.unwrap_err();
     assert!(matches!(err, NetError::EndpointClosed), "{err}");
@@ -495,5 +504,62 @@ async fn graceful_close_finishes_connections_then_refuses_work() {
             io::ErrorKind::NotConnected | io::ErrorKind::BrokenPipe
         ),
         "{err:?}"
+    );
+}
+
+/// Sends `len` bytes from a fresh client to `server` and returns the
+/// receiving stream's counters.
+async fn receiver_stats(
+    endpoint: EndpointConfig,
+    config: Config,
+    len: usize,
+) -> ackwise::connection::Stats {
+    let server = Endpoint::with_config(
+        localhost(),
+        EndpointConfig {
+            server: Some(config.clone()),
+            ..endpoint.clone()
+        },
+    )
+    .unwrap();
+    let client = Endpoint::with_config(localhost(), endpoint).unwrap();
+    let mut stream = client.connect(server.local_addr(), config).await.unwrap();
+    let (mut accepted, _) = server.accept().await.unwrap();
+    let data = random_bytes(&mut ChaCha8Rng::seed_from_u64(9), len);
+    let writer = tokio::spawn(async move {
+        stream.write_all(&data).await.unwrap();
+        stream.shutdown().await.unwrap();
+        stream
+    });
+    let (_, n) = read_digest(&mut accepted).await.unwrap();
+    assert_eq!(n, len as u64);
+    writer.await.unwrap();
+    accepted.stats()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn per_segment_transmission_lets_the_ack_policy_act_per_segment() {
+    let mut ae = config();
+    ae.ack_policy = ackwise::connection::AckPolicyConfig::Every;
+    let per_segment = EndpointConfig {
+        transmit_per_segment: true,
+        ..EndpointConfig::default()
+    };
+    let s = receiver_stats(per_segment, ae.clone(), 4 << 20).await;
+    // Every data segment drew its own ACK.
+    assert!(
+        s.pure_acks_sent * 10 >= s.data_segments_received * 9,
+        "{} ACKs for {} segments",
+        s.pure_acks_sent,
+        s.data_segments_received
+    );
+    // Per batch, one ACK answers many segments (GRO delivers dozens at
+    // once on loopback; without GRO a receive call still brings several).
+    let s = receiver_stats(EndpointConfig::default(), ae, 4 << 20).await;
+    assert!(
+        s.pure_acks_sent * 2 <= s.data_segments_received,
+        "{} ACKs for {} segments",
+        s.pure_acks_sent,
+        s.data_segments_received
     );
 }

@@ -108,6 +108,7 @@ pub(crate) struct DriverParams {
     pub(crate) server: Option<Config>,
     pub(crate) max_connections: usize,
     pub(crate) gso: bool,
+    pub(crate) transmit_per_segment: bool,
 }
 
 pub(crate) struct Driver {
@@ -125,6 +126,7 @@ pub(crate) struct Driver {
     next_port: u16,
     max_connections: usize,
     max_gso_segments: usize,
+    transmit_per_segment: bool,
     recv_buf: Vec<u8>,
     metas: Vec<RecvMeta>,
     tx: TxArena,
@@ -182,6 +184,7 @@ impl Driver {
             next_port: first_port.clamp(*EPHEMERAL.start(), *EPHEMERAL.end()),
             max_connections: params.max_connections,
             max_gso_segments,
+            transmit_per_segment: params.transmit_per_segment,
             recv_buf: vec![0; RECV_SLOT * BATCH_SIZE],
             metas: vec![RecvMeta::default(); BATCH_SIZE],
             tx: TxArena {
@@ -393,6 +396,10 @@ impl Driver {
                             self.on_segment(meta.addr, seg, ce, now);
                         }
                     }
+                    if self.tx.used >= TX_ARENA / 2 {
+                        // Send what the segments drew before reading more.
+                        break;
+                    }
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) => {
@@ -478,14 +485,18 @@ impl Driver {
             None => self.conns.get(&key).map(|e| e.shared.clone()),
         };
         if let Some(shared) = shared {
-            if shared
-                .lock()
-                .conn
-                .handle_segment_with_ce(now, seg, ce)
-                .is_err()
-            {
+            let mut st = shared.lock();
+            if st.conn.handle_segment_with_ce(now, seg, ce).is_err() {
                 self.stats.malformed_dropped.fetch_add(1, Relaxed);
+            } else if self.transmit_per_segment && self.tx.used < TX_ARENA / 2 {
+                // What the connection answers this segment with (its ACK
+                // policy's per-segment decision) goes out as if the
+                // segment had arrived alone; equal-sized answers still
+                // share GSO sends.
+                self.tx
+                    .fill(&mut st.conn, now, key.remote, self.max_gso_segments);
             }
+            drop(st);
             if self.last_rx.as_ref().is_none_or(|(k, _)| *k != key) {
                 self.touch(key);
                 self.last_rx = Some((key, shared));
@@ -791,6 +802,25 @@ impl TxArena {
                 }
                 _ => {
                     self.close_batch(&mut open, dest);
+                    // Segments of earlier calls (one pure ACK per arriving
+                    // segment, say) may join the last batch.
+                    let joins = self.batches.last().is_some_and(|b| {
+                        b.dest == dest
+                            && b.segment == n
+                            && b.len == b.segment * b.count
+                            && b.start + b.len == self.used
+                            && b.count < max_segments
+                            && b.len + n <= MAX_GSO_BYTES
+                    });
+                    if joins {
+                        let b = self.batches.pop().expect("checked above");
+                        open = Some((b.start, b.segment, b.count + 1));
+                        self.used += n;
+                        if b.count + 1 >= max_segments {
+                            self.close_batch(&mut open, dest);
+                        }
+                        continue;
+                    }
                     open = Some((self.used, n, 1));
                     self.used += n;
                     if max_segments <= 1 {
