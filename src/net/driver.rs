@@ -485,6 +485,7 @@ impl Driver {
             None => self.conns.get(&key).map(|e| e.shared.clone()),
         };
         if let Some(shared) = shared {
+            let entered = shared.span.enter();
             let mut st = shared.lock();
             if st.conn.handle_segment_with_ce(now, seg, ce).is_err() {
                 self.stats.malformed_dropped.fetch_add(1, Relaxed);
@@ -497,6 +498,7 @@ impl Driver {
                     .fill(&mut st.conn, now, key.remote, self.max_gso_segments);
             }
             drop(st);
+            drop(entered);
             if self.last_rx.as_ref().is_none_or(|(k, _)| *k != key) {
                 self.touch(key);
                 self.last_rx = Some((key, shared));
@@ -601,20 +603,21 @@ impl Driver {
             let closed;
             let timeout;
             {
+                let _entered = shared.span.enter();
                 let mut st = shared.lock();
                 while let Some(ev) = st.conn.poll_event() {
                     match ev {
                         Event::Connected => {
                             st.connected = true;
                             newly_connected = true;
-                            shared.span.in_scope(|| tracing::debug!("established"));
+                            tracing::debug!("established");
                         }
                         Event::PeerClosed => {}
                         Event::Closed(reason) => {
                             if st.closed.is_none() {
                                 st.closed = Some(reason);
                             }
-                            shared.span.in_scope(|| tracing::debug!(%reason, "closed"));
+                            tracing::debug!(%reason, "closed");
                         }
                     }
                 }
