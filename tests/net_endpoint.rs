@@ -2,6 +2,8 @@
 //! concurrent connections, garbage at the server's port, refused and
 //! timed-out connects, and a client that disappears mid-transfer.
 
+#![cfg(feature = "tokio")]
+
 use ackwise::connection::Config;
 use ackwise::net::{Endpoint, EndpointConfig, NetError, Stream};
 use rand_chacha::ChaCha8Rng;
