@@ -381,6 +381,18 @@ async fn connect_to_a_closed_port_fails_within_the_timeout() {
     assert!(matches!(err, NetError::ConnectionRefused { .. }), "{err}");
     assert!(start.elapsed() < Duration::from_secs(1));
     assert!(not_listening.stats().resets_sent >= 1);
+
+    // Addresses that cannot work fail at once.
+    for bad in ["127.0.0.1:0", "0.0.0.0:9", "[::1]:9"] {
+        let err = client
+            .connect(bad.parse().unwrap(), config())
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(err, NetError::InvalidRemote { .. }),
+            "{bad}: {err}"
+        );
+    }
 }
 
 /// Starts a transfer that never ends and returns the server's stream once

@@ -203,6 +203,18 @@ impl Endpoint {
     /// [`NetError::TimedOut`] after the endpoint's connect timeout.
     pub async fn connect(&self, remote: SocketAddr, config: Config) -> Result<Stream, NetError> {
         config.validate()?;
+        let problem = if remote.port() == 0 {
+            Some("port 0")
+        } else if remote.ip().is_unspecified() {
+            Some("unspecified address")
+        } else if remote.is_ipv6() && self.inner.local_addr.is_ipv4() {
+            Some("IPv6 address from an IPv4 socket")
+        } else {
+            None
+        };
+        if let Some(problem) = problem {
+            return Err(NetError::InvalidRemote { remote, problem });
+        }
         let (reply, rx) = oneshot::channel();
         self.inner
             .cmd_tx
