@@ -577,3 +577,44 @@ async fn per_segment_transmission_lets_the_ack_policy_act_per_segment() {
         s.data_segments_received
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slow_small_reads_keep_the_window_moving() {
+    let mut cfg = config();
+    cfg.recv_buffer = 64 << 10;
+    cfg.send_buffer = 64 << 10;
+    let server = Endpoint::server(localhost(), cfg.clone()).unwrap();
+    let client = Endpoint::bind(localhost()).unwrap();
+    let data = random_bytes(&mut ChaCha8Rng::seed_from_u64(11), 2 << 20);
+    let expected = sha256(&data);
+    let mut stream = client.connect(server.local_addr(), cfg).await.unwrap();
+    let writer = tokio::spawn(async move {
+        stream.write_all(&data).await.unwrap();
+        stream.shutdown().await.unwrap();
+    });
+    let (mut accepted, _) = server.accept().await.unwrap();
+    let read = async {
+        let mut hasher = Sha256::new();
+        let mut buf = [0u8; 1000];
+        let mut reads = 0u32;
+        loop {
+            let n = accepted.read(&mut buf).await.unwrap();
+            if n == 0 {
+                break;
+            }
+            hasher.update(&buf[..n]);
+            reads += 1;
+            // Let the buffer fill up now and then: the window closes and
+            // must reopen as the reader catches up.
+            if reads % 200 == 0 {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        }
+        <[u8; 32]>::from(hasher.finalize())
+    };
+    let digest = tokio::time::timeout(Duration::from_secs(15), read)
+        .await
+        .expect("transfer stalled");
+    assert_eq!(digest, expected);
+    writer.await.unwrap();
+}
