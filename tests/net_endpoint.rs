@@ -618,3 +618,38 @@ async fn slow_small_reads_keep_the_window_moving() {
     assert_eq!(digest, expected);
     writer.await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn split_halves_echo_with_tokio_copy() {
+    let server = Endpoint::server(localhost(), config()).unwrap();
+    let addr = server.local_addr();
+    tokio::spawn(async move {
+        let (stream, _) = server.accept().await.unwrap();
+        let (mut r, mut w) = stream.into_split();
+        tokio::io::copy(&mut r, &mut w).await.unwrap();
+        w.shutdown().await.unwrap();
+    });
+    let client = Endpoint::bind(localhost()).unwrap();
+    let stream = client.connect(addr, config()).await.unwrap();
+    let (mut r, mut w) = tokio::io::split(stream);
+    let data = random_bytes(&mut ChaCha8Rng::seed_from_u64(12), 3 << 20);
+    let writer = tokio::spawn({
+        let data = data.clone();
+        async move {
+            w.write_all(&data).await.unwrap();
+            w.shutdown().await.unwrap();
+        }
+    });
+    let mut echoed = Vec::new();
+    tokio::time::timeout(Duration::from_secs(15), r.read_to_end(&mut echoed))
+        .await
+        .expect("echo stalled")
+        .unwrap();
+    writer.await.unwrap();
+    assert!(
+        echoed == data,
+        "echoed {} of {} bytes",
+        echoed.len(),
+        data.len()
+    );
+}
