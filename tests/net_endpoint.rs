@@ -346,7 +346,7 @@ async fn connect_to_a_closed_port_fails_within_the_timeout() {
     let err = client.connect(closed, config()).await.unwrap_err();
     let elapsed = start.elapsed();
     assert!(
-        elapsed < timeout + Duration::from_millis(500),
+        elapsed < timeout + Duration::from_millis(1500),
         "took {elapsed:?}"
     );
     assert!(
@@ -368,7 +368,7 @@ async fn connect_to_a_closed_port_fails_within_the_timeout() {
         .unwrap_err();
     let elapsed = start.elapsed();
     assert!(matches!(err, NetError::TimedOut { .. }), "{err}");
-    assert!(elapsed >= timeout && elapsed < timeout + Duration::from_millis(500));
+    assert!(elapsed >= timeout && elapsed < timeout + Duration::from_millis(1500));
     assert_eq!(io::Error::from(err).kind(), io::ErrorKind::TimedOut);
 
     // An ackwise endpoint that does not listen answers with a reset.
@@ -379,7 +379,7 @@ async fn connect_to_a_closed_port_fails_within_the_timeout() {
         .await
         .unwrap_err();
     assert!(matches!(err, NetError::ConnectionRefused { .. }), "{err}");
-    assert!(start.elapsed() < Duration::from_secs(1));
+    assert!(start.elapsed() < Duration::from_secs(2));
     assert!(not_listening.stats().resets_sent >= 1);
 
     // Addresses that cannot work fail at once.
