@@ -343,7 +343,6 @@ impl_write!(OwnedWriteHalf);
 /// Closes the connection gracefully when its last writer goes away.
 fn close_on_drop(shared: &Arc<ConnShared>, link: &DriverLink) {
     let mut st = shared.lock();
-    st.handle_dropped = true;
     if st.closed.is_none() && !st.endpoint_gone {
         st.conn.close();
     }
