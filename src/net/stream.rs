@@ -1,0 +1,395 @@
+//! [`Stream`]: one connection as a tokio byte stream.
+
+use super::error::{close_error, endpoint_closed, NetError};
+use super::shared::{ConnShared, DriverLink};
+use crate::connection::{CloseReason, State, Stats};
+use std::io;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+
+/// A reliable, ordered byte stream over an ackwise connection, driven by
+/// its [`Endpoint`](super::Endpoint).
+///
+/// Writing copies into the connection's send buffer and waits while it is
+/// full (backpressure); reading copies out of the receive buffer and
+/// returns 0 bytes once the peer's FIN has arrived and every byte before it
+/// was read. [`AsyncWriteExt::shutdown`](tokio::io::AsyncWriteExt::shutdown)
+/// sends a FIN after the written data and resolves when the peer has
+/// acknowledged all of it. [`into_split`](Self::into_split) gives owned
+/// halves for separate tasks; [`tokio::io::split`] works too.
+///
+/// Errors say how the connection ended: `ConnectionReset` (reset by the
+/// peer), `TimedOut` (the peer went silent past the idle timeout or the
+/// retransmission limit), `ConnectionAborted` (aborted here),
+/// `NotConnected` (the endpoint shut down) and `BrokenPipe` (writing after
+/// [`shutdown`](tokio::io::AsyncWriteExt::shutdown) or after a normal
+/// close).
+///
+/// Dropping a stream closes it gracefully: a FIN follows the data already
+/// written, and the endpoint keeps delivering it. [`abort`](Self::abort)
+/// resets the connection instead.
+#[derive(Debug)]
+pub struct Stream {
+    shared: Arc<ConnShared>,
+    link: Arc<DriverLink>,
+    reader: ReadSide,
+    writer: WriteSide,
+    /// Split into halves: the write half's drop closes the connection.
+    split: bool,
+}
+
+/// The reading direction's own state.
+#[derive(Debug)]
+struct ReadSide {
+    /// Bytes read since the driver was last asked to look at the window.
+    read_since_notify: usize,
+    /// A quarter of the receive buffer: read this much and the driver hears
+    /// of it, so that the window reopens for a slow reader.
+    notify_threshold: usize,
+}
+
+/// The writing direction's own state.
+#[derive(Debug, Default)]
+struct WriteSide {
+    shutdown: bool,
+}
+
+/// The reading half of a [`Stream`], from [`Stream::into_split`].
+#[derive(Debug)]
+pub struct OwnedReadHalf {
+    shared: Arc<ConnShared>,
+    link: Arc<DriverLink>,
+    reader: ReadSide,
+}
+
+/// The writing half of a [`Stream`], from [`Stream::into_split`].
+/// Dropping it closes the connection gracefully (a FIN follows the data),
+/// as dropping the whole stream does.
+#[derive(Debug)]
+pub struct OwnedWriteHalf {
+    shared: Arc<ConnShared>,
+    link: Arc<DriverLink>,
+    writer: WriteSide,
+}
+
+impl Stream {
+    pub(crate) fn new(shared: Arc<ConnShared>, link: Arc<DriverLink>) -> Stream {
+        let notify_threshold = (shared.lock().conn.config().recv_buffer / 4).max(1);
+        Stream {
+            shared,
+            link,
+            reader: ReadSide {
+                read_since_notify: 0,
+                notify_threshold,
+            },
+            writer: WriteSide::default(),
+            split: false,
+        }
+    }
+
+    /// Splits the stream into halves that tasks can own separately
+    /// (unlike [`tokio::io::split`], without a lock between them).
+    pub fn into_split(mut self) -> (OwnedReadHalf, OwnedWriteHalf) {
+        self.split = true;
+        let read = OwnedReadHalf {
+            shared: self.shared.clone(),
+            link: self.link.clone(),
+            reader: ReadSide {
+                read_since_notify: self.reader.read_since_notify,
+                notify_threshold: self.reader.notify_threshold,
+            },
+        };
+        let write = OwnedWriteHalf {
+            shared: self.shared.clone(),
+            link: self.link.clone(),
+            writer: WriteSide {
+                shutdown: self.writer.shutdown,
+            },
+        };
+        (read, write)
+    }
+
+    /// The peer's socket address.
+    pub fn remote_addr(&self) -> SocketAddr {
+        self.shared.remote
+    }
+
+    /// The TCP-level (port-pair) local port of this connection.
+    pub fn local_port(&self) -> u16 {
+        self.shared.lock().conn.local_port()
+    }
+
+    /// The TCP-level remote port of this connection.
+    pub fn remote_port(&self) -> u16 {
+        self.shared.lock().conn.remote_port()
+    }
+
+    /// The connection's counters (segments, ACKs sent and received,
+    /// retransmissions, congestion window, RTT).
+    pub fn stats(&self) -> Stats {
+        self.shared.lock().conn.stats()
+    }
+
+    /// The connection's RFC 9293 state.
+    pub fn state(&self) -> State {
+        self.shared.lock().conn.state()
+    }
+
+    /// How the connection ended, once it has.
+    pub fn close_reason(&self) -> Option<CloseReason> {
+        self.shared.lock().closed
+    }
+
+    /// Resets the connection: a RST goes out and both directions fail
+    /// from now on with `ConnectionAborted`.
+    pub fn abort(&self) {
+        self.shared.lock().conn.abort();
+        self.link.queue(&self.shared);
+    }
+
+    /// Resolves once the handshake has completed, or with why it did not.
+    pub(crate) fn poll_connected(&self, cx: &mut Context<'_>) -> Poll<Result<(), NetError>> {
+        let mut st = self.shared.lock();
+        if st.connected {
+            return Poll::Ready(Ok(()));
+        }
+        let remote = self.shared.remote;
+        if let Some(reason) = st.closed {
+            return Poll::Ready(Err(match reason {
+                CloseReason::Refused => NetError::ConnectionRefused { remote },
+                reason => NetError::Closed { remote, reason },
+            }));
+        }
+        if st.endpoint_gone {
+            return Poll::Ready(Err(NetError::EndpointClosed));
+        }
+        st.write_waker = Some(cx.waker().clone());
+        Poll::Pending
+    }
+}
+
+impl ReadSide {
+    fn poll_read(
+        &mut self,
+        shared: &Arc<ConnShared>,
+        link: &DriverLink,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        if buf.remaining() == 0 {
+            return Poll::Ready(Ok(()));
+        }
+        let mut st = shared.lock();
+        let buffered = st.conn.readable();
+        let n = st.conn.read(buf.initialize_unfilled());
+        if n > 0 {
+            buf.advance(n);
+            self.read_since_notify += n;
+            // The window may have opened enough to matter: let the driver
+            // send the update. While unread data fills at most half the
+            // buffer, the window is wide open and the ACKs that data draws
+            // carry its growth anyway; waking the driver for every read
+            // would cost a task switch per read.
+            if self.read_since_notify >= self.notify_threshold
+                || buffered > 2 * self.notify_threshold
+            {
+                self.read_since_notify = 0;
+                drop(st);
+                link.queue(shared);
+            }
+            return Poll::Ready(Ok(()));
+        }
+        if st.conn.peer_closed() {
+            return Poll::Ready(Ok(()));
+        }
+        match st.closed {
+            Some(CloseReason::Normal) => return Poll::Ready(Ok(())),
+            Some(reason) => return Poll::Ready(Err(close_error(reason))),
+            None => {}
+        }
+        if st.endpoint_gone {
+            return Poll::Ready(Err(endpoint_closed()));
+        }
+        st.read_waker = Some(cx.waker().clone());
+        Poll::Pending
+    }
+}
+
+impl WriteSide {
+    fn poll_write(
+        &mut self,
+        shared: &Arc<ConnShared>,
+        link: &DriverLink,
+        cx: &mut Context<'_>,
+        data: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        if self.shutdown {
+            return Poll::Ready(Err(io::Error::new(
+                io::ErrorKind::BrokenPipe,
+                "stream already shut down for writing",
+            )));
+        }
+        if data.is_empty() {
+            return Poll::Ready(Ok(0));
+        }
+        let mut st = shared.lock();
+        if let Some(reason) = st.closed {
+            return Poll::Ready(Err(close_error(reason)));
+        }
+        if st.endpoint_gone {
+            return Poll::Ready(Err(endpoint_closed()));
+        }
+        let n = st.conn.write(data);
+        if n > 0 {
+            drop(st);
+            link.queue(shared);
+            return Poll::Ready(Ok(n));
+        }
+        match st.conn.state() {
+            State::SynSent | State::SynReceived | State::Established | State::CloseWait => {
+                // The send buffer is full: the driver wakes us when ACKs
+                // have made room.
+                st.write_waker = Some(cx.waker().clone());
+                Poll::Pending
+            }
+            _ => Poll::Ready(Err(io::Error::new(
+                io::ErrorKind::BrokenPipe,
+                "connection is closing",
+            ))),
+        }
+    }
+
+    fn poll_shutdown(
+        &mut self,
+        shared: &Arc<ConnShared>,
+        link: &DriverLink,
+        cx: &mut Context<'_>,
+    ) -> Poll<io::Result<()>> {
+        let mut st = shared.lock();
+        if !self.shutdown {
+            self.shutdown = true;
+            st.conn.close();
+            drop(st);
+            link.queue(shared);
+            st = shared.lock();
+        }
+        if st.fin_acknowledged() {
+            return Poll::Ready(Ok(()));
+        }
+        if let Some(reason) = st.closed {
+            return Poll::Ready(Err(close_error(reason)));
+        }
+        if st.endpoint_gone {
+            return Poll::Ready(Err(endpoint_closed()));
+        }
+        st.write_waker = Some(cx.waker().clone());
+        Poll::Pending
+    }
+}
+
+/// `AsyncRead` and `AsyncWrite` for the stream and its halves, all through
+/// `ReadSide` and `WriteSide`.
+macro_rules! impl_read {
+    ($t:ty) => {
+        impl AsyncRead for $t {
+            fn poll_read(
+                self: Pin<&mut Self>,
+                cx: &mut Context<'_>,
+                buf: &mut ReadBuf<'_>,
+            ) -> Poll<io::Result<()>> {
+                let this = self.get_mut();
+                this.reader.poll_read(&this.shared, &this.link, cx, buf)
+            }
+        }
+    };
+}
+
+macro_rules! impl_write {
+    ($t:ty) => {
+        impl AsyncWrite for $t {
+            fn poll_write(
+                self: Pin<&mut Self>,
+                cx: &mut Context<'_>,
+                data: &[u8],
+            ) -> Poll<io::Result<usize>> {
+                let this = self.get_mut();
+                this.writer.poll_write(&this.shared, &this.link, cx, data)
+            }
+
+            fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+                // Written data is already in the connection's buffer, and
+                // the driver sends it as the windows allow.
+                Poll::Ready(Ok(()))
+            }
+
+            /// Sends a FIN after the written data; resolves once the peer
+            /// has acknowledged all of it.
+            fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+                let this = self.get_mut();
+                this.writer.poll_shutdown(&this.shared, &this.link, cx)
+            }
+        }
+    };
+}
+
+impl_read!(Stream);
+impl_read!(OwnedReadHalf);
+impl_write!(Stream);
+impl_write!(OwnedWriteHalf);
+
+/// Closes the connection gracefully when its last writer goes away.
+fn close_on_drop(shared: &Arc<ConnShared>, link: &DriverLink) {
+    let mut st = shared.lock();
+    if st.closed.is_none() && !st.endpoint_gone {
+        st.conn.close();
+    }
+    drop(st);
+    link.queue(shared);
+}
+
+impl Drop for Stream {
+    fn drop(&mut self) {
+        if !self.split {
+            close_on_drop(&self.shared, &self.link);
+        }
+    }
+}
+
+impl Drop for OwnedWriteHalf {
+    fn drop(&mut self) {
+        close_on_drop(&self.shared, &self.link);
+    }
+}
+
+impl OwnedReadHalf {
+    /// The peer's socket address.
+    pub fn remote_addr(&self) -> SocketAddr {
+        self.shared.remote
+    }
+
+    /// The connection's counters.
+    pub fn stats(&self) -> Stats {
+        self.shared.lock().conn.stats()
+    }
+}
+
+impl OwnedWriteHalf {
+    /// The peer's socket address.
+    pub fn remote_addr(&self) -> SocketAddr {
+        self.shared.remote
+    }
+
+    /// The connection's counters.
+    pub fn stats(&self) -> Stats {
+        self.shared.lock().conn.stats()
+    }
+
+    /// Resets the connection (both halves fail from now on).
+    pub fn abort(&self) {
+        self.shared.lock().conn.abort();
+        self.link.queue(&self.shared);
+    }
+}
