@@ -21,6 +21,9 @@
 //! 50-packet DropTail buffers, where the reverse link's capacity for ACKs
 //! limits throughput; it reports completion times.
 
+use ackwise::connection::Config;
+use ackwise::lab::strategy::Strategy;
+use ackwise::net::Endpoint;
 use ackwise::relay::{LinkConfig, Relay, RelayConfig, RelayStats};
 use std::io::{BufRead, BufReader, Write};
 use std::net::SocketAddr;
@@ -34,6 +37,13 @@ const GIB: u64 = 1 << 30;
 /// Sender and receiver buffer size.
 const CHUNK: usize = 1 << 20;
 
+/// Segment payload of ackwise on loopback (a 1500-byte datagram with
+/// headers), the size quinn's datagrams are near.
+const LOOPBACK_MSS: u16 = 1460;
+/// Segment payload through the relay: 1400 + up to 60 bytes of TCP header
+/// + 28 of UDP/IP stay within a 1500-byte MTU.
+const RELAY_MSS: u16 = 1400;
+
 /// A transport under test.
 #[derive(Debug, Clone, PartialEq)]
 enum Proto {
@@ -41,6 +51,8 @@ enum Proto {
     Tcp,
     /// quinn 0.11, one unidirectional stream.
     Quinn,
+    /// ackwise's endpoint with a lab strategy (`ae`, `dal2`, `4w`, ...).
+    Ackwise(Strategy),
 }
 
 impl Proto {
@@ -48,6 +60,14 @@ impl Proto {
         match self {
             Proto::Tcp => "tcp".into(),
             Proto::Quinn => "quinn".into(),
+            Proto::Ackwise(s) => s.name(),
+        }
+    }
+
+    fn label(&self) -> String {
+        match self {
+            Proto::Ackwise(s) => format!("ackwise {s}"),
+            other => format!("{} (reference)", other.name()),
         }
     }
 
@@ -55,7 +75,9 @@ impl Proto {
         match s {
             "tcp" => Ok(Proto::Tcp),
             "quinn" => Ok(Proto::Quinn),
-            other => Err(format!("unknown transport `{other}` (tcp, quinn)")),
+            other => other.parse::<Strategy>().map(Proto::Ackwise).map_err(|e| {
+                format!("`{other}` is neither tcp, quinn nor an ackwise strategy: {e}")
+            }),
         }
     }
 
@@ -177,6 +199,7 @@ fn receiver_main(args: &[String]) -> Result<(), String> {
     let mut proto = None;
     let mut bytes = None;
     let mut ticks = 100;
+    let mut mss = LOOPBACK_MSS;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         let mut val = || it.next().cloned().ok_or(format!("{a} needs a value"));
@@ -184,6 +207,7 @@ fn receiver_main(args: &[String]) -> Result<(), String> {
             "--proto" => proto = Some(Proto::parse(&val()?)?),
             "--bytes" => bytes = Some(parse_size(&val()?)?),
             "--ticks" => ticks = val()?.parse().map_err(|_| "bad --ticks")?,
+            "--mss" => mss = val()?.parse().map_err(|_| "bad --mss")?,
             "--role" => {
                 val()?;
             }
@@ -200,8 +224,55 @@ fn receiver_main(args: &[String]) -> Result<(), String> {
         match proto {
             Proto::Tcp => tcp_receive(bytes, ticks).await,
             Proto::Quinn => quinn_receive(bytes, ticks).await,
+            Proto::Ackwise(s) => ackwise_receive(ackwise_config(s, mss), bytes, ticks).await,
         }
     })
+}
+
+/// Both ends' configuration for `strategy` (the lab's mapping, with
+/// buffers and timers for a real path).
+fn ackwise_config(strategy: Strategy, mss: u16) -> Config {
+    let base = Config {
+        mss,
+        send_buffer: 4 << 20,
+        recv_buffer: 4 << 20,
+        min_rto: Duration::from_millis(200),
+        initial_rto: Duration::from_millis(200),
+        rto_variance_floor: Duration::from_millis(200),
+        nagle: false,
+        idle_timeout: Some(Duration::from_secs(30)),
+        ..Config::default()
+    };
+    strategy.apply(&base, Duration::from_millis(40), Duration::from_millis(100))
+}
+
+async fn ackwise_receive(config: Config, expected: u64, ticks: u64) -> Result<(), String> {
+    let endpoint =
+        Endpoint::server("127.0.0.1:0".parse().unwrap(), config).map_err(|e| e.to_string())?;
+    announce(endpoint.local_addr(), "-");
+    let (mut stream, _) = endpoint.accept().await.ok_or("ackwise: endpoint closed")?;
+    let mut buf = vec![0u8; CHUNK];
+    let mut got = 0u64;
+    loop {
+        let n = stream.read(&mut buf).await.map_err(|e| e.to_string())?;
+        if n == 0 {
+            break;
+        }
+        got += n as u64;
+    }
+    if got != expected {
+        return Err(format!("ackwise: received {got} of {expected} bytes"));
+    }
+    let report = Report {
+        bytes: got,
+        packets_sent: Some(endpoint.stats().segments_sent),
+        acks: Some(stream.stats().pure_acks_sent),
+        cpu: Duration::ZERO,
+    };
+    report_done(report, ticks)?;
+    let _ = stream.shutdown().await;
+    endpoint.close(Duration::from_millis(500)).await;
+    Ok(())
 }
 
 /// Sends the report to the parent, with the CPU time used so far (the
@@ -311,11 +382,12 @@ struct ReceiverProcess {
 }
 
 impl ReceiverProcess {
-    fn spawn(proto: &Proto, bytes: u64, ticks: u64) -> Result<ReceiverProcess, String> {
+    fn spawn(proto: &Proto, bytes: u64, ticks: u64, mss: u16) -> Result<ReceiverProcess, String> {
         let exe = std::env::current_exe().map_err(|e| e.to_string())?;
         let mut child = Command::new(exe)
             .args(["--role", "receiver", "--proto", &proto.name()])
             .args(["--bytes", &bytes.to_string(), "--ticks", &ticks.to_string()])
+            .args(["--mss", &mss.to_string()])
             .stdout(Stdio::piped())
             .stdin(Stdio::null())
             .spawn()
@@ -364,6 +436,15 @@ struct Outcome {
     elapsed: Duration,
     report: Report,
     relay: Option<RelayStats>,
+    sender: SenderLosses,
+}
+
+/// The sender's view of losses: retransmitted segments (quinn: packets
+/// declared lost) and retransmission timeouts, where the transport tells.
+#[derive(Debug, Clone, Copy, Default)]
+struct SenderLosses {
+    retransmissions: Option<u64>,
+    timeouts: Option<u64>,
 }
 
 impl Outcome {
@@ -388,6 +469,29 @@ async fn tcp_send(to: SocketAddr, bytes: u64) -> Result<(), String> {
 
 fn pattern() -> Vec<u8> {
     (0..CHUNK).map(|i| (i % 251) as u8).collect()
+}
+
+/// Sends `bytes` on a new ackwise connection and shuts it down; the
+/// endpoint stays open until the receiver has reported.
+async fn ackwise_send(
+    to: SocketAddr,
+    config: Config,
+    bytes: u64,
+) -> Result<(Endpoint, ackwise::net::Stream), String> {
+    let endpoint = Endpoint::bind("127.0.0.1:0".parse().unwrap()).map_err(|e| e.to_string())?;
+    let mut s = endpoint
+        .connect(to, config)
+        .await
+        .map_err(|e| format!("ackwise connect: {e}"))?;
+    let buf = pattern();
+    let mut left = bytes;
+    while left > 0 {
+        let n = left.min(buf.len() as u64) as usize;
+        s.write_all(&buf[..n]).await.map_err(|e| e.to_string())?;
+        left -= n as u64;
+    }
+    s.shutdown().await.map_err(|e| e.to_string())?;
+    Ok((endpoint, s))
 }
 
 /// A connected quinn sender; kept open until the receiver has reported.
@@ -437,6 +541,13 @@ fn asymmetric_relay(to: SocketAddr) -> RelayConfig {
     }
 }
 
+/// What the sender keeps open until the receiver has reported.
+enum Keep {
+    Nothing,
+    Quinn(QuinnSender),
+    Ackwise((Endpoint, ackwise::net::Stream)),
+}
+
 async fn run_one(
     proto: &Proto,
     bytes: u64,
@@ -444,7 +555,12 @@ async fn run_one(
     ticks: u64,
     timeout: Duration,
 ) -> Result<Outcome, String> {
-    let mut rx = ReceiverProcess::spawn(proto, bytes, ticks)?;
+    let mss = if through_relay {
+        RELAY_MSS
+    } else {
+        LOOPBACK_MSS
+    };
+    let mut rx = ReceiverProcess::spawn(proto, bytes, ticks, mss)?;
     let ready = rx.next_line("READY", Duration::from_secs(20)).await?;
     let mut parts = ready.split_whitespace().skip(1);
     let addr: SocketAddr = parts
@@ -469,9 +585,12 @@ async fn run_one(
         let keep = match proto {
             Proto::Tcp => {
                 tcp_send(to, bytes).await?;
-                None
+                Keep::Nothing
             }
-            Proto::Quinn => Some(quinn_send(to, &extra, bytes).await?),
+            Proto::Quinn => Keep::Quinn(quinn_send(to, &extra, bytes).await?),
+            Proto::Ackwise(s) => {
+                Keep::Ackwise(ackwise_send(to, ackwise_config(*s, mss), bytes).await?)
+            }
         };
         let done = rx.next_line("DONE", timeout).await?;
         Ok::<_, String>((done, keep))
@@ -480,20 +599,38 @@ async fn run_one(
         .await
         .map_err(|_| format!("timed out after {timeout:?}"))??;
     let elapsed = started.elapsed();
-    if let Some(q) = keep {
-        q.conn.close(0u32.into(), b"done");
-        q.endpoint.wait_idle().await;
-    }
+    let sender = match keep {
+        Keep::Nothing => SenderLosses::default(),
+        Keep::Quinn(q) => {
+            let st = q.conn.stats();
+            q.conn.close(0u32.into(), b"done");
+            q.endpoint.wait_idle().await;
+            SenderLosses {
+                retransmissions: Some(st.path.lost_packets),
+                timeouts: None,
+            }
+        }
+        Keep::Ackwise((e, stream)) => {
+            let st = stream.stats();
+            drop(stream);
+            e.close(Duration::from_millis(500)).await;
+            SenderLosses {
+                retransmissions: Some(st.retransmissions),
+                timeouts: Some(st.timeouts),
+            }
+        }
+    };
     let report = Report::parse(&done)?;
     let relay = match relay {
         Some(r) => Some(r.shutdown().await),
         None => None,
     };
     Ok(Outcome {
-        name: proto.name(),
+        name: proto.label(),
         elapsed,
         report,
         relay,
+        sender,
     })
 }
 
@@ -532,27 +669,28 @@ fn loopback_table(rows: &[Result<Outcome, (String, String)>]) -> String {
 
 fn relay_table(rows: &[Result<Outcome, (String, String)>]) -> String {
     let mut t = String::from(
-        "| transport | bytes | completion (s) | goodput (Mbit/s) | receiver packets | reverse queue drops | forward queue drops |\n\
-         |---|---:|---:|---:|---:|---:|---:|\n",
+        "| transport | bytes | completion (s) | goodput (Mbit/s) | receiver packets | reverse queue drops | forward queue drops | sender retransmissions | sender timeouts |\n\
+         |---|---:|---:|---:|---:|---:|---:|---:|---:|\n",
     );
     for row in rows {
         match row {
             Ok(o) => {
                 let r = o.relay.unwrap_or_default();
+                let opt = |v: Option<u64>| v.map_or("n/a".to_string(), |v| v.to_string());
                 t += &format!(
-                    "| {} | {} | {:.2} | {:.2} | {} | {} | {} |\n",
+                    "| {} | {} | {:.2} | {:.2} | {} | {} | {} | {} | {} |\n",
                     o.name,
                     o.report.bytes,
                     o.elapsed.as_secs_f64(),
                     o.goodput_bps() / 1e6,
-                    o.report
-                        .packets_sent
-                        .map_or("n/a".into(), |p| p.to_string()),
+                    opt(o.report.packets_sent),
                     r.reverse.queue_drops,
-                    r.forward.queue_drops
+                    r.forward.queue_drops,
+                    opt(o.sender.retransmissions),
+                    opt(o.sender.timeouts)
                 );
             }
-            Err((name, e)) => t += &format!("| {name} | failed: {e} | | | | | |\n"),
+            Err((name, e)) => t += &format!("| {name} | failed: {e} | | | | | | | |\n"),
         }
     }
     t
@@ -565,14 +703,26 @@ struct Plan {
     relay: Vec<Proto>,
 }
 
-const USAGE: &str =
-    "usage: bench_loopback [--bytes SIZE | --quick] [--only LIST] [--relay-bytes SIZE]\n\
-    LIST: comma separated from tcp, quinn, relay (default: all of them)";
+const USAGE: &str = "usage: bench_loopback [--bytes SIZE | --quick] [--only LIST] [--relay LIST] [--relay-bytes SIZE]
+  --bytes SIZE        per loopback transfer (default 1GiB; --quick: 64MiB)
+  --only LIST         loopback transports (default tcp,quinn,ae,dal2,4w,smart-minrtt; `none` skips)
+  --relay LIST        transports through the asymmetric relay (default quinn,dal2,4w,smart-minrtt; `none` skips)
+  --relay-bytes SIZE  per relay transfer (default 4MB)
+  transports: tcp, quinn, or an ackwise lab strategy name (ae, dal2, 4w, smart-minrtt, ...)";
+
+fn parse_list(list: &str) -> Result<Vec<Proto>, String> {
+    list.split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty() && *s != "none")
+        .map(Proto::parse)
+        .collect()
+}
 
 fn parse_plan(args: &[String]) -> Result<Plan, String> {
     let mut bytes = GIB;
     let mut relay_bytes = 4_000_000;
-    let mut only = "tcp,quinn,relay".to_string();
+    let mut only = "tcp,quinn,ae,dal2,4w,smart-minrtt".to_string();
+    let mut relay = "quinn,dal2,4w,smart-minrtt".to_string();
     let mut it = args.iter();
     while let Some(a) = it.next() {
         let mut val = || it.next().cloned().ok_or(format!("{a} needs a value"));
@@ -581,34 +731,22 @@ fn parse_plan(args: &[String]) -> Result<Plan, String> {
             "--quick" => bytes = 64 * MIB,
             "--relay-bytes" => relay_bytes = parse_size(&val()?)?,
             "--only" => only = val()?,
+            "--relay" => relay = val()?,
             "-h" | "--help" => return Err(USAGE.into()),
             other => return Err(format!("unexpected `{other}`\n{USAGE}")),
         }
     }
-    let mut plan = Plan {
+    let plan = Plan {
         bytes,
         relay_bytes,
-        loopback: Vec::new(),
-        relay: Vec::new(),
+        loopback: parse_list(&only)?,
+        relay: parse_list(&relay)?,
     };
-    let mut with_relay = false;
-    for name in only.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-        if name == "relay" {
-            with_relay = true;
-        } else {
-            plan.loopback.push(Proto::parse(name)?);
-        }
-    }
-    if with_relay {
-        plan.relay = plan
-            .loopback
-            .iter()
-            .filter(|p| p.over_udp())
-            .cloned()
-            .collect();
-        if plan.relay.is_empty() {
-            plan.relay.push(Proto::Quinn);
-        }
+    if let Some(p) = plan.relay.iter().find(|p| !p.over_udp()) {
+        return Err(format!(
+            "--relay: {} cannot go through the UDP relay",
+            p.name()
+        ));
     }
     Ok(plan)
 }
@@ -649,7 +787,7 @@ fn main() -> std::process::ExitCode {
             eprintln!("loopback: {} ({} bytes) ...", proto.name(), plan.bytes);
             let r = run_one(proto, plan.bytes, false, ticks, Duration::from_secs(600)).await;
             failed |= r.is_err();
-            rows.push(r.map_err(|e| (proto.name(), e)));
+            rows.push(r.map_err(|e| (proto.label(), e)));
         }
         if !rows.is_empty() {
             println!("Loopback, {} bytes per transfer:\n", plan.bytes);
@@ -667,7 +805,7 @@ fn main() -> std::process::ExitCode {
             )
             .await;
             failed |= r.is_err();
-            rows.push(r.map_err(|e| (proto.name(), e)));
+            rows.push(r.map_err(|e| (proto.label(), e)));
         }
         if !rows.is_empty() {
             println!(
