@@ -8,7 +8,8 @@
 //!
 //! For each transport the example re-executes itself as the receiver
 //! (`--role receiver`), which binds 127.0.0.1, reads the whole transfer,
-//! then reports the bytes it received, the packets it sent (ACKs, for a
+//! checks every byte against the pattern the sender writes, then reports
+//! the bytes it received, the packets it sent (ACKs, for a
 //! bulk receiver) and its own user+system CPU time from `/proc/self/stat`.
 //! The parent is the sender; goodput is the payload over the time from
 //! connecting to the receiver's report. Kernel TCP's receiver packets come
@@ -253,11 +254,13 @@ async fn ackwise_receive(config: Config, expected: u64, ticks: u64) -> Result<()
     let (mut stream, _) = endpoint.accept().await.ok_or("ackwise: endpoint closed")?;
     let mut buf = vec![0u8; CHUNK];
     let mut got = 0u64;
+    let mut verifier = Verifier::new();
     loop {
         let n = stream.read(&mut buf).await.map_err(|e| e.to_string())?;
         if n == 0 {
             break;
         }
+        verifier.check(&buf[..n])?;
         got += n as u64;
     }
     if got != expected {
@@ -297,11 +300,13 @@ async fn tcp_receive(expected: u64, ticks: u64) -> Result<(), String> {
     let (mut stream, _) = listener.accept().await.map_err(|e| e.to_string())?;
     let mut buf = vec![0u8; CHUNK];
     let mut got = 0u64;
+    let mut verifier = Verifier::new();
     loop {
         let n = stream.read(&mut buf).await.map_err(|e| e.to_string())?;
         if n == 0 {
             break;
         }
+        verifier.check(&buf[..n])?;
         got += n as u64;
     }
     if got != expected {
@@ -349,11 +354,13 @@ async fn quinn_receive(expected: u64, ticks: u64) -> Result<(), String> {
         .map_err(|e| e.to_string())?;
     let mut recv = conn.accept_uni().await.map_err(|e| e.to_string())?;
     let mut got = 0u64;
+    let mut verifier = Verifier::new();
     while let Some(chunk) = recv
         .read_chunk(usize::MAX, true)
         .await
         .map_err(|e| e.to_string())?
     {
+        verifier.check(&chunk.bytes)?;
         got += chunk.bytes.len() as u64;
     }
     if got != expected {
@@ -467,8 +474,42 @@ async fn tcp_send(to: SocketAddr, bytes: u64) -> Result<(), String> {
     s.shutdown().await.map_err(|e| e.to_string())
 }
 
+/// What the sender writes, over and over: a `CHUNK`-long pattern that the
+/// receiver checks byte for byte.
 fn pattern() -> Vec<u8> {
     (0..CHUNK).map(|i| (i % 251) as u8).collect()
+}
+
+/// Checks received bytes against the sender's repeating pattern.
+struct Verifier {
+    pattern: Vec<u8>,
+    offset: u64,
+}
+
+impl Verifier {
+    fn new() -> Verifier {
+        Verifier {
+            pattern: pattern(),
+            offset: 0,
+        }
+    }
+
+    /// Checks the next `data`; the error names the first wrong offset.
+    fn check(&mut self, mut data: &[u8]) -> Result<(), String> {
+        while !data.is_empty() {
+            let at = (self.offset % CHUNK as u64) as usize;
+            let n = data.len().min(CHUNK - at);
+            if data[..n] != self.pattern[at..at + n] {
+                let i = (0..n)
+                    .find(|&i| data[i] != self.pattern[at + i])
+                    .unwrap_or(0);
+                return Err(format!("corrupt byte at offset {}", self.offset + i as u64));
+            }
+            self.offset += n as u64;
+            data = &data[n..];
+        }
+        Ok(())
+    }
 }
 
 /// Sends `bytes` on a new ackwise connection and shuts it down; the

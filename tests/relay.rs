@@ -291,3 +291,65 @@ async fn reverse_hook_drops_and_removes() {
     assert_eq!(s.hook_drops, 2, "{s}");
     assert_eq!(s.hook_removed, 3, "{s}");
 }
+
+/// A connection configuration for a 1500-byte path with short timers.
+fn net_config() -> ackwise::connection::Config {
+    ackwise::connection::Config {
+        mss: 1400,
+        min_rto: Duration::from_millis(100),
+        initial_rto: Duration::from_millis(200),
+        nagle: false,
+        idle_timeout: Some(Duration::from_secs(20)),
+        ..ackwise::connection::Config::default()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ackwise_transfer_through_a_lossy_reordering_relay_arrives_intact() {
+    use ackwise::net::Endpoint;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    let seed = 6;
+    let server = Endpoint::server("127.0.0.1:0".parse().unwrap(), net_config()).unwrap();
+    let mut fwd = link(20_000_000, 10, 100);
+    let mut rev = link(20_000_000, 10, 100);
+    for l in [&mut fwd, &mut rev] {
+        l.loss = 0.02;
+        l.reorder = 0.02;
+    }
+    let relay = start(server.local_addr(), fwd, rev, seed, None).await;
+    let data: Vec<u8> = (0..600_000u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    let receiver = tokio::spawn(async move {
+        let (mut stream, _) = server.accept().await.expect("accept");
+        let mut got = Vec::new();
+        stream.read_to_end(&mut got).await.expect("read");
+        let _ = stream.shutdown().await;
+        server.close(Duration::from_millis(300)).await;
+        got
+    });
+    let client = Endpoint::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let transfer = async {
+        let mut stream = client
+            .connect(relay.local_addr(), net_config())
+            .await
+            .expect("connect through the relay");
+        stream.write_all(&data).await.expect("write");
+        stream.shutdown().await.expect("shutdown");
+        receiver.await.expect("receiver task")
+    };
+    let got = tokio::time::timeout(Duration::from_secs(60), transfer)
+        .await
+        .unwrap_or_else(|_| panic!("seed {seed}: timed out; relay {}", relay.stats()));
+    let s = relay.stats();
+    assert!(
+        got == data,
+        "seed {seed}: {} of {} bytes, data differs",
+        got.len(),
+        data.len()
+    );
+    // The path really was lossy and reordering in both directions.
+    assert!(s.forward.random_losses > 0 && s.forward.reorders > 0, "{s}");
+    assert!(s.reverse.random_losses + s.reverse.reorders > 0, "{s}");
+}
