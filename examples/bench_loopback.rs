@@ -201,6 +201,7 @@ fn receiver_main(args: &[String]) -> Result<(), String> {
     let mut bytes = None;
     let mut ticks = 100;
     let mut mss = LOOPBACK_MSS;
+    let mut threads = 1usize;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         let mut val = || it.next().cloned().ok_or(format!("{a} needs a value"));
@@ -208,6 +209,7 @@ fn receiver_main(args: &[String]) -> Result<(), String> {
             "--proto" => proto = Some(Proto::parse(&val()?)?),
             "--bytes" => bytes = Some(parse_size(&val()?)?),
             "--ticks" => ticks = val()?.parse().map_err(|_| "bad --ticks")?,
+            "--threads" => threads = val()?.parse().map_err(|_| "bad --threads")?,
             "--mss" => mss = val()?.parse().map_err(|_| "bad --mss")?,
             "--role" => {
                 val()?;
@@ -217,10 +219,16 @@ fn receiver_main(args: &[String]) -> Result<(), String> {
     }
     let proto = proto.ok_or("receiver needs --proto")?;
     let bytes = bytes.ok_or("receiver needs --bytes")?;
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| e.to_string())?;
+    let rt = if threads <= 1 {
+        tokio::runtime::Builder::new_current_thread()
+    } else {
+        let mut b = tokio::runtime::Builder::new_multi_thread();
+        b.worker_threads(threads);
+        b
+    }
+    .enable_all()
+    .build()
+    .map_err(|e| e.to_string())?;
     rt.block_on(async {
         match proto {
             Proto::Tcp => tcp_receive(bytes, ticks).await,
@@ -395,6 +403,10 @@ impl ReceiverProcess {
             .args(["--role", "receiver", "--proto", &proto.name()])
             .args(["--bytes", &bytes.to_string(), "--ticks", &ticks.to_string()])
             .args(["--mss", &mss.to_string()])
+            .args([
+                "--threads",
+                &RECEIVER_THREADS.get().copied().unwrap_or(1).to_string(),
+            ])
             .stdout(Stdio::piped())
             .stdin(Stdio::null())
             .spawn()
@@ -737,6 +749,9 @@ fn relay_table(rows: &[Result<Outcome, (String, String)>]) -> String {
     t
 }
 
+/// Worker threads of the receiver's runtime (1: a current-thread runtime).
+static RECEIVER_THREADS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+
 struct Plan {
     bytes: u64,
     relay_bytes: u64,
@@ -749,6 +764,7 @@ const USAGE: &str = "usage: bench_loopback [--bytes SIZE | --quick] [--only LIST
   --only LIST         loopback transports (default tcp,quinn,ae,dal2,4w,smart-minrtt; `none` skips)
   --relay LIST        transports through the asymmetric relay (default quinn,dal2,4w,smart-minrtt; `none` skips)
   --relay-bytes SIZE  per relay transfer (default 4MB)
+  --receiver-threads N  tokio worker threads in the receiver (default 1: a current-thread runtime)
   transports: tcp, quinn, or an ackwise lab strategy name (ae, dal2, 4w, smart-minrtt, ...)";
 
 fn parse_list(list: &str) -> Result<Vec<Proto>, String> {
@@ -770,6 +786,12 @@ fn parse_plan(args: &[String]) -> Result<Plan, String> {
         match a.as_str() {
             "--bytes" => bytes = parse_size(&val()?)?,
             "--quick" => bytes = 64 * MIB,
+            "--receiver-threads" => {
+                let n: usize = val()?
+                    .parse()
+                    .map_err(|_| "--receiver-threads needs a number")?;
+                let _ = RECEIVER_THREADS.set(n.max(1));
+            }
             "--relay-bytes" => relay_bytes = parse_size(&val()?)?,
             "--only" => only = val()?,
             "--relay" => relay = val()?,
