@@ -749,21 +749,54 @@ fn relay_table(rows: &[Result<Outcome, (String, String)>]) -> String {
     t
 }
 
+/// Median, fastest and slowest completion per transport, and the median
+/// relative to ackwise's delayed ACK (`dal2`) when it ran.
+fn completion_summary(completions: &mut [(String, Vec<Duration>)]) -> String {
+    let median = |v: &[Duration]| v[v.len() / 2];
+    for (_, v) in completions.iter_mut() {
+        v.sort();
+    }
+    let delayed = completions
+        .iter()
+        .find(|(n, _)| n == "ackwise dal2")
+        .map(|(_, v)| median(v));
+    let mut t = String::from(
+        "| transport | runs | median completion (s) | fastest (s) | slowest (s) | median vs ackwise dal2 |\n\
+         |---|---:|---:|---:|---:|---:|\n",
+    );
+    for (name, v) in completions.iter() {
+        let m = median(v);
+        let rel = delayed.map_or("n/a".to_string(), |d| {
+            format!("{:+.0}%", (m.as_secs_f64() / d.as_secs_f64() - 1.0) * 100.0)
+        });
+        t += &format!(
+            "| {name} | {} | {:.2} | {:.2} | {:.2} | {rel} |\n",
+            v.len(),
+            m.as_secs_f64(),
+            v[0].as_secs_f64(),
+            v[v.len() - 1].as_secs_f64()
+        );
+    }
+    t
+}
+
 /// Worker threads of the receiver's runtime (1: a current-thread runtime).
 static RECEIVER_THREADS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
 
 struct Plan {
     bytes: u64,
     relay_bytes: u64,
+    relay_runs: usize,
     loopback: Vec<Proto>,
     relay: Vec<Proto>,
 }
 
-const USAGE: &str = "usage: bench_loopback [--bytes SIZE | --quick] [--only LIST] [--relay LIST] [--relay-bytes SIZE]
+const USAGE: &str = "usage: bench_loopback [--bytes SIZE | --quick] [--only LIST] [--relay LIST] [--relay-bytes SIZE] [--relay-runs N]
   --bytes SIZE        per loopback transfer (default 1GiB; --quick: 64MiB)
   --only LIST         loopback transports (default tcp,quinn,ae,dal2,4w,smart-minrtt; `none` skips)
   --relay LIST        transports through the asymmetric relay (default quinn,dal2,4w,smart-minrtt; `none` skips)
   --relay-bytes SIZE  per relay transfer (default 4MB)
+  --relay-runs N      runs of each relay transfer (default 3; the summary gives the median)
   --receiver-threads N  tokio worker threads in the receiver (default 1: a current-thread runtime)
   transports: tcp, quinn, or an ackwise lab strategy name (ae, dal2, 4w, smart-minrtt, ...)";
 
@@ -778,6 +811,7 @@ fn parse_list(list: &str) -> Result<Vec<Proto>, String> {
 fn parse_plan(args: &[String]) -> Result<Plan, String> {
     let mut bytes = GIB;
     let mut relay_bytes = 4_000_000;
+    let mut relay_runs = 3;
     let mut only = "tcp,quinn,ae,dal2,4w,smart-minrtt".to_string();
     let mut relay = "quinn,dal2,4w,smart-minrtt".to_string();
     let mut it = args.iter();
@@ -793,6 +827,13 @@ fn parse_plan(args: &[String]) -> Result<Plan, String> {
                 let _ = RECEIVER_THREADS.set(n.max(1));
             }
             "--relay-bytes" => relay_bytes = parse_size(&val()?)?,
+            "--relay-runs" => {
+                relay_runs = val()?
+                    .parse::<usize>()
+                    .ok()
+                    .filter(|&n| n > 0)
+                    .ok_or("--relay-runs needs a positive number")?;
+            }
             "--only" => only = val()?,
             "--relay" => relay = val()?,
             "-h" | "--help" => return Err(USAGE.into()),
@@ -802,6 +843,7 @@ fn parse_plan(args: &[String]) -> Result<Plan, String> {
     let plan = Plan {
         bytes,
         relay_bytes,
+        relay_runs,
         loopback: parse_list(&only)?,
         relay: parse_list(&relay)?,
     };
@@ -857,18 +899,41 @@ fn main() -> std::process::ExitCode {
             println!("{}", loopback_table(&rows));
         }
         let mut rows = Vec::new();
-        for proto in &plan.relay {
-            eprintln!("relay: {} ({} bytes) ...", proto.name(), plan.relay_bytes);
-            let r = run_one(
-                proto,
-                plan.relay_bytes,
-                true,
-                ticks,
-                Duration::from_secs(600),
-            )
-            .await;
-            failed |= r.is_err();
-            rows.push(r.map_err(|e| (proto.label(), e)));
+        let mut completions: Vec<(String, Vec<Duration>)> = Vec::new();
+        for run in 1..=plan.relay_runs {
+            for proto in &plan.relay {
+                eprintln!(
+                    "relay: {} ({} bytes, run {run}/{}) ...",
+                    proto.name(),
+                    plan.relay_bytes,
+                    plan.relay_runs
+                );
+                let r = run_one(
+                    proto,
+                    plan.relay_bytes,
+                    true,
+                    ticks,
+                    Duration::from_secs(600),
+                )
+                .await;
+                failed |= r.is_err();
+                let label = if plan.relay_runs > 1 {
+                    format!("{} (run {run})", proto.label())
+                } else {
+                    proto.label()
+                };
+                match r {
+                    Ok(mut o) => {
+                        match completions.iter_mut().find(|(n, _)| *n == o.name) {
+                            Some((_, v)) => v.push(o.elapsed),
+                            None => completions.push((o.name.clone(), vec![o.elapsed])),
+                        }
+                        o.name = label;
+                        rows.push(Ok(o));
+                    }
+                    Err(e) => rows.push(Err((label, e))),
+                }
+            }
         }
         if !rows.is_empty() {
             println!(
@@ -877,6 +942,7 @@ fn main() -> std::process::ExitCode {
                 plan.relay_bytes
             );
             println!("{}", relay_table(&rows));
+            println!("{}", completion_summary(&mut completions));
         }
     });
     if failed {
