@@ -794,7 +794,7 @@ struct Plan {
 const USAGE: &str = "usage: bench_loopback [--bytes SIZE | --quick] [--only LIST] [--relay LIST] [--relay-bytes SIZE] [--relay-runs N]
   --bytes SIZE        per loopback transfer (default 1GiB; --quick: 64MiB)
   --only LIST         loopback transports (default tcp,quinn,ae,dal2,4w,smart-minrtt; `none` skips)
-  --relay LIST        transports through the asymmetric relay (default quinn,dal2,4w,smart-minrtt; `none` skips)
+  --relay LIST        transports through the asymmetric relay (default quinn,dal2,4w,smart-minrtt,4w+pacing,smart-minrtt+pacing; `none` skips)
   --relay-bytes SIZE  per relay transfer (default 4MB)
   --relay-runs N      runs of each relay transfer (default 3; the summary gives the median)
   --receiver-threads N  tokio worker threads in the receiver (default 1: a current-thread runtime)
@@ -813,7 +813,7 @@ fn parse_plan(args: &[String]) -> Result<Plan, String> {
     let mut relay_bytes = 4_000_000;
     let mut relay_runs = 3;
     let mut only = "tcp,quinn,ae,dal2,4w,smart-minrtt".to_string();
-    let mut relay = "quinn,dal2,4w,smart-minrtt".to_string();
+    let mut relay = "quinn,dal2,4w,smart-minrtt,4w+pacing,smart-minrtt+pacing".to_string();
     let mut it = args.iter();
     while let Some(a) = it.next() {
         let mut val = || it.next().cloned().ok_or(format!("{a} needs a value"));

@@ -222,7 +222,14 @@ impl EmulatedLink {
             Verdict::Queued | Verdict::Marked => {
                 self.fifo.push_back(id);
                 self.queued_bytes += len as u64;
-                self.stats.peak_queue_packets = self.stats.peak_queue_packets.max(self.fifo.len());
+                // A datagram reaching an idle transmitter starts at once
+                // and never waits.
+                let waiting = if self.busy_until > at {
+                    self.fifo.len()
+                } else {
+                    self.fifo.len() - 1
+                };
+                self.stats.peak_queue_packets = self.stats.peak_queue_packets.max(waiting);
             }
             Verdict::Dropped => {
                 self.slab.take(id);
@@ -354,6 +361,12 @@ mod tests {
         let out = drain(&mut link, Instant::from_millis(1000));
         let times: Vec<u64> = out.iter().map(|(t, _)| t.as_nanos() / 1_000_000).collect();
         assert_eq!(times, vec![18, 26, 34, 42, 50]);
+        assert_eq!(link.stats.peak_queue_packets, 4);
+        // A lone datagram on an idle link never waits.
+        let cfg = LinkConfig::new(1_000_000, Duration::from_millis(10), 100);
+        let mut idle = EmulatedLink::new(cfg, 1, false);
+        idle.arrive(Instant::ZERO, client(), vec![0; 10], None, (0, 0));
+        assert_eq!(idle.stats.peak_queue_packets, 0);
     }
 
     #[test]
@@ -384,6 +397,7 @@ mod tests {
         }
         // One on the wire, three waiting.
         assert_eq!(link.stats.queue_drops, 6);
+        assert_eq!(link.stats.peak_queue_packets, 3);
         assert_eq!(drain(&mut link, Instant::from_millis(1000)).len(), 4);
     }
 
