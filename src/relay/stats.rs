@@ -9,7 +9,9 @@ pub struct DirectionStats {
     pub packets_in: u64,
     /// Their payload bytes.
     pub bytes_in: u64,
-    /// Datagrams sent on to their destination.
+    /// Datagrams that crossed the link and were handed to the socket
+    /// toward their destination (those whose send then failed are also in
+    /// `send_errors`).
     pub forwarded_packets: u64,
     /// Their payload bytes.
     pub forwarded_bytes: u64,
