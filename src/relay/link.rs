@@ -331,6 +331,7 @@ fn draw(rng: &mut ChaCha8Rng, p: f64) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::relay::QueueKind;
 
     fn client() -> SocketAddr {
         "127.0.0.1:1".parse().unwrap()
@@ -474,5 +475,67 @@ mod tests {
         assert_eq!(run(7), run(7));
         let lost = run(7);
         assert!((140..=260).contains(&lost), "seed 7: {lost} of 2000 lost");
+    }
+
+    #[derive(Debug)]
+    struct DelayAll(Duration);
+
+    impl ReverseHook for DelayAll {
+        fn on_arrival(&mut self, _: Instant, _: &Arrival<'_>, _: &mut QueueView<'_>) -> HookAction {
+            HookAction::Delay(self.0)
+        }
+    }
+
+    #[test]
+    fn hook_delay_holds_the_arrival_back() {
+        // 72 + 28 bytes at 1 Mbit/s: 0.8 ms; 5 ms delay; the hook adds 20 ms.
+        let cfg = LinkConfig::new(1_000_000, Duration::from_millis(5), 10);
+        let mut link = EmulatedLink::new(cfg, 1, true);
+        let mut hook = DelayAll(Duration::from_millis(20));
+        link.arrive(
+            Instant::ZERO,
+            client(),
+            vec![1; 72],
+            Some(&mut hook),
+            (0, 0),
+        );
+        assert_eq!(link.stats.hook_delayed, 1);
+        assert_eq!(link.next_wake(), Some(Instant::from_millis(20)));
+        let mut delivered = None;
+        while let Some(t) = link.next_wake() {
+            link.advance(t, Some(&mut hook));
+            if link.pop_due(t).is_some() {
+                delivered = Some(t);
+            }
+        }
+        assert_eq!(delivered, Some(Instant::from_micros(25_800)));
+    }
+
+    #[test]
+    fn red_keeps_the_queue_shorter_than_drop_tail() {
+        // Twice the link rate for 10 s into a queue of 40: both drop about
+        // half, but RED's early drops keep the standing queue short.
+        let mean_queue = |queue| {
+            let mut cfg = LinkConfig::new(1_000_000, Duration::ZERO, 40);
+            cfg.queue = queue;
+            let mut link = EmulatedLink::new(cfg, 3, false);
+            let mut t = Instant::ZERO;
+            let mut sum = 0;
+            for i in 0..5000 {
+                link.arrive(t, client(), vec![0; 472], None, (0, 0));
+                while link.pop_due(t).is_some() {}
+                if i >= 2500 {
+                    sum += link.queue_packets();
+                }
+                t += Duration::from_millis(2);
+            }
+            let s = link.stats;
+            assert!((2300..=2700).contains(&s.queue_drops), "{queue:?}: {s}");
+            sum as f64 / 2500.0
+        };
+        let red = mean_queue(QueueKind::Red);
+        let drop_tail = mean_queue(QueueKind::DropTail);
+        assert!(drop_tail > 38.0, "DropTail mean queue {drop_tail}");
+        assert!(red < 30.0, "RED mean queue {red}");
     }
 }
