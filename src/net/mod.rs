@@ -26,4 +26,4 @@ mod stream;
 pub use endpoint::{Endpoint, EndpointConfig};
 pub use error::NetError;
 pub use stats::EndpointStats;
-pub use stream::Stream;
+pub use stream::{OwnedReadHalf, OwnedWriteHalf, Stream};
