@@ -353,3 +353,31 @@ async fn ackwise_transfer_through_a_lossy_reordering_relay_arrives_intact() {
     assert!(s.forward.random_losses > 0 && s.forward.reorders > 0, "{s}");
     assert!(s.reverse.random_losses + s.reverse.reorders > 0, "{s}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_reverse_discipline_can_be_replaced() {
+    let (server, _task) = echo_server().await;
+    let config = RelayConfig {
+        listen: "127.0.0.1:0".parse().unwrap(),
+        to: server,
+        forward: link(100_000_000, 0, 100),
+        // The configured reverse buffer would hold all ten replies.
+        reverse: link(64_000, 0, 100),
+        seed: 1,
+    };
+    let mut relay = Relay::bind(config).await.unwrap();
+    relay.set_reverse_queue(Box::new(ackwise::emu::queue::DropTail::new(1, None)));
+    let relay = relay.spawn();
+    let client = socket().await;
+    for i in 0..10u8 {
+        client.send_to(&[i; 100], relay.local_addr()).await.unwrap();
+    }
+    let got = collect(&client, Duration::from_millis(400)).await;
+    let s = relay.stats().reverse;
+    assert_eq!(s.packets_in, 10, "{s}");
+    // 128 bytes at 64 kbit/s take 16 ms: at most one waits behind the one
+    // on the wire while the other replies arrive.
+    assert!(s.queue_drops >= 6, "{s}");
+    assert!(s.peak_queue_packets <= 1, "{s}");
+    assert_eq!(got.len() as u64, 10 - s.queue_drops);
+}
