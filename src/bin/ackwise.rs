@@ -1,4 +1,4 @@
-//! The `ackwise` command: runs the lab.
+//! The `ackwise` command: runs the lab, and relays over emulated links.
 //!
 //! ```text
 //! ackwise lab                       # the default comparison, as a table
@@ -11,6 +11,11 @@
 //! ackwise lab PRESET|FILE.toml [--strategies ae,dal2] [--seed N]
 //!             [--json F] [--csv F] [--jobs N] [--shard i/n] [--quiet]
 //!             [--series INTERVAL [--series-csv F]] [--plot DIR]
+//! ackwise relay --listen ADDR --to ADDR [--fwd-rate R --fwd-delay D
+//!               --rev-rate R --rev-delay D --buffer N --rev-buffer N
+//!               --queue droptail|red --loss P --reorder P --seed N
+//!               --stats-interval D]
+//!                                   # a link emulator between two UDP endpoints
 //! ```
 //!
 //! `--series 100ms` samples every flow's windows and the bottleneck queue
@@ -19,6 +24,7 @@
 //! stderr: a bar on a terminal, a few plain lines otherwise.
 
 use ackwise::lab::{self, presets, run, LabError, RunPlan, Strategy};
+use ackwise::relay;
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
@@ -37,6 +43,54 @@ struct Cli {
 enum Command {
     /// Run an experiment on the link emulator (`lab list` shows them).
     Lab(LabArgs),
+    /// Relay UDP datagrams between clients and a server across emulated
+    /// forward and reverse links (rate, delay, queue, loss, reordering).
+    Relay(RelayArgs),
+}
+
+#[derive(clap::Args)]
+struct RelayArgs {
+    /// Address clients send to, e.g. 127.0.0.1:9000.
+    #[arg(long, value_name = "ADDR")]
+    listen: String,
+    /// The server's address.
+    #[arg(long, value_name = "ADDR")]
+    to: String,
+    /// Forward (client to server) rate, e.g. 10mbit; 28 bytes of UDP/IP
+    /// header are counted per datagram.
+    #[arg(long, value_name = "RATE", default_value = "10mbit")]
+    fwd_rate: String,
+    /// Forward one-way delay, e.g. 50ms.
+    #[arg(long, value_name = "DELAY", default_value = "0ms")]
+    fwd_delay: String,
+    /// Reverse (server to client) rate.
+    #[arg(long, value_name = "RATE", default_value = "10mbit")]
+    rev_rate: String,
+    /// Reverse one-way delay.
+    #[arg(long, value_name = "DELAY", default_value = "0ms")]
+    rev_delay: String,
+    /// Queue limit in datagrams (forward, and reverse unless --rev-buffer).
+    #[arg(long, value_name = "PACKETS", default_value_t = 50)]
+    buffer: usize,
+    /// Reverse queue limit in datagrams.
+    #[arg(long, value_name = "PACKETS")]
+    rev_buffer: Option<usize>,
+    /// Queue discipline of both links: droptail or red.
+    #[arg(long, default_value = "droptail")]
+    queue: String,
+    /// Random loss probability of both links, e.g. 0.01 or 1%.
+    #[arg(long, value_name = "P", default_value = "0")]
+    loss: String,
+    /// Reordering probability of both links (a reordered datagram is held
+    /// back by three of its transmission times, at least 1 ms).
+    #[arg(long, value_name = "P", default_value = "0")]
+    reorder: String,
+    /// Seed of the loss and reordering draws.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Print the counters every INTERVAL, e.g. 5s.
+    #[arg(long, value_name = "INTERVAL")]
+    stats_interval: Option<String>,
 }
 
 #[derive(clap::Args)]
@@ -89,7 +143,8 @@ struct LabArgs {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Lab(args) => lab_command(args),
+        Command::Lab(args) => lab_command(args).map_err(|e| e.to_string()),
+        Command::Relay(args) => relay_command(&args),
     };
     match result {
         Ok(code) => code,
@@ -97,6 +152,117 @@ fn main() -> ExitCode {
             eprintln!("ackwise: {e}");
             ExitCode::from(2)
         }
+    }
+}
+
+/// Resolves `ADDR` (an IP address or host name, with a port).
+fn socket_addr(value: &str) -> Result<std::net::SocketAddr, String> {
+    use std::net::ToSocketAddrs;
+    value
+        .to_socket_addrs()
+        .map_err(|e| format!("`{value}`: {e}"))?
+        .next()
+        .ok_or_else(|| format!("`{value}` resolves to no address"))
+}
+
+fn relay_config(args: &RelayArgs) -> Result<relay::RelayConfig, relay::RelayConfigError> {
+    let queue = relay::QueueKind::parse(&args.queue)?;
+    let loss = relay::parse_probability("--loss", &args.loss)?;
+    let reorder = relay::parse_probability("--reorder", &args.reorder)?;
+    let link = |rate: (&str, &str), delay: (&str, &str), buffer_packets| {
+        Ok::<_, relay::RelayConfigError>(relay::LinkConfig {
+            rate_bps: relay::parse_rate(rate.0, rate.1)?,
+            delay: relay::parse_delay(delay.0, delay.1)?,
+            queue,
+            buffer_packets,
+            loss,
+            reorder,
+            reorder_delay: None,
+        })
+    };
+    let config = relay::RelayConfig {
+        listen: socket_addr(&args.listen)
+            .map_err(|p| relay::RelayConfigError::new("--listen", p))?,
+        to: socket_addr(&args.to).map_err(|p| relay::RelayConfigError::new("--to", p))?,
+        forward: link(
+            ("--fwd-rate", &args.fwd_rate),
+            ("--fwd-delay", &args.fwd_delay),
+            args.buffer,
+        )?,
+        reverse: link(
+            ("--rev-rate", &args.rev_rate),
+            ("--rev-delay", &args.rev_delay),
+            args.rev_buffer.unwrap_or(args.buffer),
+        )?,
+        seed: args.seed,
+    };
+    config.validate()?;
+    Ok(config)
+}
+
+fn relay_command(args: &RelayArgs) -> Result<ExitCode, String> {
+    let config = relay_config(args).map_err(|e| e.to_string())?;
+    let interval = args
+        .stats_interval
+        .as_deref()
+        .map(|s| relay::parse_delay("--stats-interval", s))
+        .transpose()
+        .map_err(|e| e.to_string())?;
+    if interval.is_some_and(|d| d.is_zero()) {
+        return Err("--stats-interval: must be positive".into());
+    }
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the runtime: {e}"))?;
+    runtime.block_on(async move {
+        let relay = relay::Relay::bind(config.clone())
+            .await
+            .map_err(|e| e.to_string())?;
+        let addr = relay.local_addr().map_err(|e| e.to_string())?;
+        eprintln!(
+            "ackwise relay: {addr} -> {}; forward {} bit/s + {:?}, reverse {} bit/s + {:?} \
+             (queue {:?}, buffers {}/{}, loss {}, reorder {}, seed {})",
+            config.to,
+            config.forward.rate_bps,
+            config.forward.delay,
+            config.reverse.rate_bps,
+            config.reverse.delay,
+            config.forward.queue,
+            config.forward.buffer_packets,
+            config.reverse.buffer_packets,
+            config.forward.loss,
+            config.forward.reorder,
+            config.seed
+        );
+        let mut handle = relay.spawn();
+        let mut ticker =
+            interval.map(|d| tokio::time::interval_at(tokio::time::Instant::now() + d, d));
+        let outcome = loop {
+            let tick = async {
+                match ticker.as_mut() {
+                    Some(t) => {
+                        t.tick().await;
+                    }
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                r = tokio::signal::ctrl_c() => break r.map_err(|e| format!("cannot wait for Ctrl-C: {e}")),
+                () = tick => println!("{}\n", handle.stats()),
+                () = wait_finished(&mut handle) => break Err("the relay stopped".to_string()),
+            }
+        };
+        let stats = handle.shutdown().await;
+        println!("{stats}");
+        outcome.map(|()| ExitCode::SUCCESS)
+    })
+}
+
+/// Resolves once the relay task has stopped.
+async fn wait_finished(handle: &mut relay::RelayHandle) {
+    while !handle.is_finished() {
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
     }
 }
 

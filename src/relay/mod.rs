@@ -1,3 +1,353 @@
 //! A userspace link emulator over real UDP: datagrams between two
 //! endpoints cross emulated forward and reverse links (rate, delay, queue,
 //! loss, reordering) built from the emulator's queue components.
+//!
+//! Clients send datagrams to the relay's listening address; the relay
+//! forwards each to the server from a socket of its own per client, so the
+//! server's replies come back on that socket and go to the right client.
+//! Client to server is the *forward* direction, server to client the
+//! *reverse* one. Each direction is an emulated link ([`LinkConfig`]):
+//!
+//! 1. a queue: [`DropTail`](crate::emu::queue::DropTail) or
+//!    [`Red`](crate::emu::queue::Red) from [`crate::emu::queue`], holding
+//!    at most `buffer_packets` datagrams;
+//! 2. a transmitter serialising one datagram at a time at `rate_bps`,
+//!    counting [`UDP_IP_OVERHEAD_BYTES`] (28) on top of each payload;
+//! 3. a propagation delay;
+//! 4. a seeded Bernoulli loss draw, and a reordering draw that holds a
+//!    datagram back by `reorder_delay` (default three of its transmission
+//!    times, at least 1 ms) so the next few overtake it.
+//!
+//! Departures follow a virtual timeline (the transmitter is free from the
+//! end of the previous datagram, not from when the task woke up), so timer
+//! jitter delays datagrams slightly without changing the link rate. The
+//! relay runs on one tokio task plus one receiving task per socket; it
+//! sleeps until the earliest pending event and never polls.
+//!
+//! The reverse link's input is a seam for middleboxes ([`ReverseHook`]),
+//! and its queue discipline can be replaced
+//! ([`Relay::set_reverse_queue`]).
+//!
+//! ```no_run
+//! # async fn demo() -> std::io::Result<()> {
+//! use ackwise::relay::{LinkConfig, Relay, RelayConfig};
+//! use std::time::Duration;
+//! let config = RelayConfig {
+//!     listen: "127.0.0.1:9000".parse().unwrap(),
+//!     to: "127.0.0.1:9001".parse().unwrap(),
+//!     forward: LinkConfig::new(10_000_000, Duration::from_millis(50), 50),
+//!     reverse: LinkConfig::new(64_000, Duration::from_millis(50), 50),
+//!     seed: 1,
+//! };
+//! let relay = Relay::bind(config).await?.spawn();
+//! println!("relaying on {}", relay.local_addr());
+//! # Ok(()) }
+//! ```
+
+mod config;
+mod hook;
+mod link;
+mod stats;
+
+pub use config::{
+    parse_delay, parse_probability, parse_rate, LinkConfig, QueueKind, RelayConfig,
+    RelayConfigError, UDP_IP_OVERHEAD_BYTES,
+};
+pub use hook::{Arrival, HookAction, NoHook, QueueView, QueuedDatagram, ReverseHook};
+pub use stats::{DirectionStats, RelayStats};
+
+use crate::emu::queue::LinkQueue;
+use crate::time::Instant;
+use link::EmulatedLink;
+use std::collections::hash_map::Entry;
+use std::collections::HashMap;
+use std::io;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::sync::{Arc, Mutex};
+use tokio::net::UdpSocket;
+use tokio::sync::mpsc;
+use tokio::task::{JoinHandle, JoinSet};
+
+/// Largest datagram the relay carries.
+const MAX_DATAGRAM: usize = 65_535;
+/// Datagrams buffered between the receiving tasks and the link task.
+const CHANNEL_DEPTH: usize = 4096;
+
+/// A bound, not yet running relay.
+#[derive(Debug)]
+pub struct Relay {
+    config: RelayConfig,
+    listen: Arc<UdpSocket>,
+    stats: Arc<Mutex<RelayStats>>,
+    hook: Option<Box<dyn ReverseHook>>,
+    reverse_queue: Option<Box<dyn LinkQueue + Send>>,
+}
+
+/// A running relay (see [`Relay::spawn`]); dropping it stops the relay.
+#[derive(Debug)]
+pub struct RelayHandle {
+    addr: SocketAddr,
+    stats: Arc<Mutex<RelayStats>>,
+    task: JoinHandle<io::Result<()>>,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Direction {
+    Forward,
+    Reverse,
+}
+
+struct Received {
+    direction: Direction,
+    client: SocketAddr,
+    data: Vec<u8>,
+}
+
+impl Relay {
+    /// Checks `config` and binds the listening socket (the error says which
+    /// setting is wrong, or why binding failed).
+    pub async fn bind(config: RelayConfig) -> io::Result<Relay> {
+        config
+            .validate()
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+        let listen = UdpSocket::bind(config.listen).await.map_err(|e| {
+            io::Error::new(e.kind(), format!("cannot listen on {}: {e}", config.listen))
+        })?;
+        Ok(Relay {
+            config,
+            listen: Arc::new(listen),
+            stats: Arc::default(),
+            hook: None,
+            reverse_queue: None,
+        })
+    }
+
+    /// The address clients send to.
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.listen.local_addr()
+    }
+
+    /// The counters so far.
+    pub fn stats(&self) -> RelayStats {
+        *self.stats.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Installs a middlebox at the reverse link's input.
+    pub fn set_reverse_hook(&mut self, hook: Box<dyn ReverseHook>) {
+        self.hook = Some(hook);
+    }
+
+    /// Replaces the reverse link's queue discipline. It must serve packets
+    /// in arrival order (as DropTail and RED do): the relay keeps the order
+    /// itself so that hooks can remove queued datagrams.
+    pub fn set_reverse_queue(&mut self, queue: Box<dyn LinkQueue + Send>) {
+        self.reverse_queue = Some(queue);
+    }
+
+    /// Runs the relay on its own task.
+    pub fn spawn(self) -> RelayHandle {
+        let addr = self
+            .local_addr()
+            .unwrap_or_else(|_| SocketAddr::from((Ipv4Addr::UNSPECIFIED, 0)));
+        let stats = self.stats.clone();
+        RelayHandle {
+            addr,
+            stats,
+            task: tokio::spawn(self.run()),
+        }
+    }
+
+    /// Relays until the future is dropped. Socket errors lose the datagram
+    /// concerned (counted as a send error) but do not stop the relay.
+    pub async fn run(self) -> io::Result<()> {
+        let Relay {
+            config,
+            listen,
+            stats,
+            mut hook,
+            reverse_queue,
+        } = self;
+        let mut forward = EmulatedLink::new(config.forward.clone(), config.seed, false);
+        let mut reverse = EmulatedLink::new(
+            config.reverse.clone(),
+            config.seed ^ 0x9e37_79b9_7f4a_7c15,
+            hook.is_some(),
+        );
+        if let Some(q) = reverse_queue {
+            reverse.set_discipline(q);
+        }
+        reverse.set_parse_acks(hook.is_some());
+
+        let (tx, mut rx) = mpsc::channel::<Received>(CHANNEL_DEPTH);
+        // Dropping the set (when this future ends or is dropped) stops the
+        // receiving tasks.
+        let mut readers = JoinSet::new();
+        readers.spawn(read_loop(
+            listen.clone(),
+            Direction::Forward,
+            None,
+            tx.clone(),
+        ));
+        let mut clients: HashMap<SocketAddr, Arc<UdpSocket>> = HashMap::new();
+        let epoch = tokio::time::Instant::now();
+        let clock = move || Instant::from_nanos(epoch.elapsed().as_nanos() as u64);
+
+        loop {
+            let wake = [forward.next_wake(), reverse.next_wake()]
+                .into_iter()
+                .flatten()
+                .min();
+            let sleep = async {
+                match wake {
+                    Some(t) => tokio::time::sleep_until(epoch + t.since_epoch()).await,
+                    None => std::future::pending().await,
+                }
+            };
+            let first = tokio::select! {
+                biased;
+                r = rx.recv() => r,
+                () = sleep => None,
+            };
+            let now = clock();
+            // Everything already received is taken in one go.
+            let mut next = first;
+            while let Some(r) = next {
+                match r.direction {
+                    Direction::Forward => {
+                        if let Entry::Vacant(slot) = clients.entry(r.client) {
+                            // Without a socket (out of descriptors, say) the
+                            // datagram is lost; the client may retry.
+                            let Ok(sock) = client_socket(config.to).await else {
+                                forward.stats.packets_in += 1;
+                                forward.stats.bytes_in += r.data.len() as u64;
+                                forward.stats.send_errors += 1;
+                                next = rx.try_recv().ok();
+                                continue;
+                            };
+                            readers.spawn(read_loop(
+                                sock.clone(),
+                                Direction::Reverse,
+                                Some(r.client),
+                                tx.clone(),
+                            ));
+                            slot.insert(sock);
+                        }
+                        forward.arrive(now, r.client, r.data, None, (0, 0));
+                    }
+                    Direction::Reverse => {
+                        let fq = (forward.queue_packets(), forward.queue_bytes());
+                        reverse.arrive(now, r.client, r.data, hook.as_deref_mut(), fq);
+                    }
+                }
+                next = rx.try_recv().ok();
+            }
+            forward.advance(now, None);
+            reverse.advance(now, hook.as_deref_mut());
+            while let Some((client, data)) = forward.pop_due(now) {
+                let sent = match clients.get(&client) {
+                    Some(sock) => sock.send(&data).await.is_ok(),
+                    None => false,
+                };
+                if !sent {
+                    forward.stats.send_errors += 1;
+                }
+            }
+            while let Some((client, data)) = reverse.pop_due(now) {
+                if listen.send_to(&data, client).await.is_err() {
+                    reverse.stats.send_errors += 1;
+                }
+            }
+            let mut s = stats.lock().unwrap_or_else(|e| e.into_inner());
+            s.forward = forward.stats;
+            s.reverse = reverse.stats;
+            s.clients = clients.len();
+        }
+    }
+}
+
+impl RelayHandle {
+    /// The address clients send to.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The counters so far.
+    pub fn stats(&self) -> RelayStats {
+        *self.stats.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Whether the relay task stopped (it does not stop by itself unless
+    /// it panicked).
+    pub fn is_finished(&self) -> bool {
+        self.task.is_finished()
+    }
+
+    /// Stops the relay and returns its final counters.
+    pub async fn shutdown(mut self) -> RelayStats {
+        self.task.abort();
+        let _ = (&mut self.task).await;
+        self.stats()
+    }
+
+    /// Waits until the relay task ends.
+    pub async fn join(mut self) -> io::Result<()> {
+        match (&mut self.task).await {
+            Ok(r) => r,
+            Err(e) => Err(io::Error::other(e)),
+        }
+    }
+}
+
+impl Drop for RelayHandle {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// A socket for one client's traffic, connected to the server.
+async fn client_socket(to: SocketAddr) -> io::Result<Arc<UdpSocket>> {
+    let any: IpAddr = match to {
+        SocketAddr::V4(_) => Ipv4Addr::UNSPECIFIED.into(),
+        SocketAddr::V6(_) => Ipv6Addr::UNSPECIFIED.into(),
+    };
+    let sock = UdpSocket::bind((any, 0)).await?;
+    sock.connect(to).await?;
+    Ok(Arc::new(sock))
+}
+
+/// Receives datagrams on `sock` and hands them to the link task. With
+/// `client` set, the socket is that client's (replies from the server);
+/// otherwise it is the listening socket.
+async fn read_loop(
+    sock: Arc<UdpSocket>,
+    direction: Direction,
+    client: Option<SocketAddr>,
+    tx: mpsc::Sender<Received>,
+) {
+    let mut buf = vec![0u8; MAX_DATAGRAM];
+    let mut errors_in_row = 0u32;
+    loop {
+        let (n, from) = match sock.recv_from(&mut buf).await {
+            Ok(r) => r,
+            // ICMP errors (port unreachable at the server) surface here on
+            // Linux; they concern one earlier datagram, not the socket. A
+            // socket failing persistently is given a pause, not a spin.
+            Err(_) => {
+                errors_in_row += 1;
+                if errors_in_row > 16 {
+                    tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+                }
+                continue;
+            }
+        };
+        errors_in_row = 0;
+        let received = Received {
+            direction,
+            client: client.unwrap_or(from),
+            data: buf[..n].to_vec(),
+        };
+        if tx.send(received).await.is_err() {
+            return;
+        }
+    }
+}

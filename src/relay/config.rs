@@ -1,0 +1,232 @@
+//! What a relay emulates: the two links and where datagrams go.
+
+use crate::emu::queue::{DropTail, LinkQueue, Red, RedParams};
+use crate::time::Duration;
+use std::fmt;
+use std::net::SocketAddr;
+
+/// Bytes counted on the emulated link for every datagram on top of its
+/// payload: an IPv4 header (20) and a UDP header (8). Ethernet framing is
+/// left out, as the emulator's links leave it out.
+pub const UDP_IP_OVERHEAD_BYTES: u32 = 28;
+
+/// The queueing discipline at a link's input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum QueueKind {
+    /// FIFO dropping arrivals once `buffer_packets` wait.
+    #[default]
+    DropTail,
+    /// Random Early Detection (gentle, no ECN marking: the relay cannot set
+    /// congestion-experienced bits in a UDP payload's IP header).
+    Red,
+}
+
+impl QueueKind {
+    /// Parses `droptail` or `red`.
+    pub fn parse(s: &str) -> Result<QueueKind, RelayConfigError> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "droptail" | "drop-tail" => Ok(QueueKind::DropTail),
+            "red" => Ok(QueueKind::Red),
+            other => Err(RelayConfigError::new(
+                "--queue",
+                format!("unknown queue `{other}` (use droptail or red)"),
+            )),
+        }
+    }
+}
+
+/// One direction's emulated link: queue, serialiser, propagation delay,
+/// then random loss and reordering.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LinkConfig {
+    /// Serialisation rate, bits per second (payload plus
+    /// [`UDP_IP_OVERHEAD_BYTES`] per datagram).
+    pub rate_bps: u64,
+    /// One-way propagation delay.
+    pub delay: Duration,
+    /// Queueing discipline.
+    pub queue: QueueKind,
+    /// Most datagrams waiting (the one being serialised not counted, as in
+    /// the emulator).
+    pub buffer_packets: usize,
+    /// Probability that a serialised datagram is lost.
+    pub loss: f64,
+    /// Probability that a datagram is held back by `reorder_delay`, so that
+    /// later ones overtake it.
+    pub reorder: f64,
+    /// Extra delay of a reordered datagram; `None` means three of its own
+    /// transmission times (at least 1 ms), enough for the next few
+    /// back-to-back datagrams to pass it.
+    pub reorder_delay: Option<Duration>,
+}
+
+impl LinkConfig {
+    /// A lossless DropTail link of `rate_bps` and `delay` with a buffer of
+    /// `buffer_packets`.
+    pub fn new(rate_bps: u64, delay: Duration, buffer_packets: usize) -> LinkConfig {
+        LinkConfig {
+            rate_bps,
+            delay,
+            queue: QueueKind::DropTail,
+            buffer_packets,
+            loss: 0.0,
+            reorder: 0.0,
+            reorder_delay: None,
+        }
+    }
+
+    /// Checks the settings; `direction` names the flags in the error.
+    pub fn validate(&self, direction: &str) -> Result<(), RelayConfigError> {
+        if self.rate_bps == 0 {
+            return Err(RelayConfigError::new(
+                &format!("--{direction}-rate"),
+                "must be positive",
+            ));
+        }
+        if self.buffer_packets == 0 {
+            return Err(RelayConfigError::new(
+                "--buffer",
+                "must be at least one packet",
+            ));
+        }
+        for (flag, p) in [("--loss", self.loss), ("--reorder", self.reorder)] {
+            // Written so that NaN fails.
+            if !(0.0..=1.0).contains(&p) {
+                return Err(RelayConfigError::new(
+                    flag,
+                    format!("{p} is not a probability in [0, 1]"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The discipline this link starts with.
+    pub fn build_queue(&self) -> Box<dyn LinkQueue + Send> {
+        match self.queue {
+            QueueKind::DropTail => Box::new(DropTail::new(self.buffer_packets, None)),
+            QueueKind::Red => Box::new(Red::new(red_params(self.buffer_packets), self.rate_bps)),
+        }
+    }
+}
+
+/// Paper 004's RED setting (thresholds 5 and 15) when the buffer is large
+/// enough for it; smaller buffers get thresholds at a sixth and half of
+/// the buffer, so early drops still start before the hard limit.
+fn red_params(buffer_packets: usize) -> RedParams {
+    let mut p = RedParams::paper_004(buffer_packets);
+    if buffer_packets < 30 {
+        let b = buffer_packets as f64;
+        p.min_th = (b / 6.0).max(1.0).min(b - 1.0).max(0.0);
+        p.max_th = (b / 2.0).max(p.min_th + 1.0);
+    }
+    p
+}
+
+/// Everything a relay needs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RelayConfig {
+    /// Where clients send their datagrams.
+    pub listen: SocketAddr,
+    /// Where the relay forwards them (the server).
+    pub to: SocketAddr,
+    /// Client to server.
+    pub forward: LinkConfig,
+    /// Server to client (where ACKs travel when the client sends data).
+    pub reverse: LinkConfig,
+    /// Seed of the loss and reordering draws (each direction derives its
+    /// own stream from it).
+    pub seed: u64,
+}
+
+impl RelayConfig {
+    /// Checks both links.
+    pub fn validate(&self) -> Result<(), RelayConfigError> {
+        self.forward.validate("fwd")?;
+        self.reverse.validate("rev")
+    }
+}
+
+/// A bad relay setting: the flag and what is wrong with it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{flag}: {problem}")]
+pub struct RelayConfigError {
+    /// The flag (or field) at fault.
+    pub flag: String,
+    /// What is wrong.
+    pub problem: String,
+}
+
+impl RelayConfigError {
+    /// An error about `flag`.
+    pub fn new(flag: &str, problem: impl fmt::Display) -> RelayConfigError {
+        RelayConfigError {
+            flag: flag.to_string(),
+            problem: problem.to_string(),
+        }
+    }
+}
+
+/// Parses a rate flag such as `10mbit`, `64kbit` or `1gbit` (the lab's
+/// units).
+pub fn parse_rate(flag: &str, value: &str) -> Result<u64, RelayConfigError> {
+    crate::lab::units::parse_rate(value).map_err(|p| RelayConfigError::new(flag, p))
+}
+
+/// Parses a delay flag such as `50ms` (zero is allowed).
+pub fn parse_delay(flag: &str, value: &str) -> Result<Duration, RelayConfigError> {
+    crate::lab::units::parse_duration(value).map_err(|p| RelayConfigError::new(flag, p))
+}
+
+/// Parses a probability flag such as `0.01` or `1%`.
+pub fn parse_probability(flag: &str, value: &str) -> Result<f64, RelayConfigError> {
+    let v = value.trim();
+    let (num, scale) = match v.strip_suffix('%') {
+        Some(n) => (n, 0.01),
+        None => (v, 1.0),
+    };
+    let p = num
+        .trim()
+        .parse::<f64>()
+        .map_err(|_| RelayConfigError::new(flag, format!("`{value}` is not a number")))?
+        * scale;
+    if !(0.0..=1.0).contains(&p) {
+        return Err(RelayConfigError::new(
+            flag,
+            format!("`{value}` is not a probability in [0, 1]"),
+        ));
+    }
+    Ok(p)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags() {
+        assert_eq!(parse_rate("--fwd-rate", "10mbit"), Ok(10_000_000));
+        assert_eq!(parse_rate("--rev-rate", "500kbps"), Ok(500_000));
+        let e = parse_rate("--fwd-rate", "fast").unwrap_err();
+        assert_eq!(e.flag, "--fwd-rate");
+        assert_eq!(
+            parse_delay("--fwd-delay", "50ms"),
+            Ok(Duration::from_millis(50))
+        );
+        assert!(parse_delay("--fwd-delay", "50").is_err());
+        assert_eq!(parse_probability("--loss", "1%"), Ok(0.01));
+        assert_eq!(parse_probability("--loss", "0.25"), Ok(0.25));
+        assert!(parse_probability("--loss", "1.5").is_err());
+        assert!(parse_probability("--loss", "NaN").is_err());
+        assert_eq!(QueueKind::parse("RED"), Ok(QueueKind::Red));
+        assert!(QueueKind::parse("fq").is_err());
+    }
+
+    #[test]
+    fn red_thresholds_fit_small_buffers() {
+        for b in 1..40 {
+            let p = red_params(b);
+            assert!(p.validate().is_ok(), "buffer {b}: {p:?}");
+        }
+    }
+}
