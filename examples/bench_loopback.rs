@@ -591,6 +591,7 @@ fn asymmetric_relay(to: SocketAddr) -> RelayConfig {
         forward: LinkConfig::new(10_000_000, Duration::from_millis(50), 50),
         reverse: LinkConfig::new(64_000, Duration::from_millis(50), 50),
         seed: 1,
+        ack_management: Default::default(),
     }
 }
 

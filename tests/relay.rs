@@ -26,6 +26,7 @@ async fn start(
         forward,
         reverse,
         seed,
+        ack_management: Default::default(),
     };
     let mut relay = Relay::bind(config).await.expect("bind relay");
     if let Some(h) = hook {
@@ -364,6 +365,7 @@ async fn the_reverse_discipline_can_be_replaced() {
         // The configured reverse buffer would hold all ten replies.
         reverse: link(64_000, 0, 100),
         seed: 1,
+        ack_management: Default::default(),
     };
     let mut relay = Relay::bind(config).await.unwrap();
     relay.set_reverse_queue(Box::new(ackwise::emu::queue::DropTail::new(1, None)));

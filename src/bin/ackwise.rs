@@ -14,7 +14,8 @@
 //! ackwise relay --listen ADDR --to ADDR [--fwd-rate R --fwd-delay D
 //!               --rev-rate R --rev-delay D --buffer N --rev-buffer N
 //!               --queue droptail|red --loss P --reorder P --seed N
-//!               --stats-interval D]
+//!               --stats-interval D --ack-filter KIND
+//!               --ack-delay-control THRESHOLD[,FRACTION]]
 //!                                   # a link emulator between two UDP endpoints
 //! ```
 //!
@@ -91,6 +92,15 @@ struct RelayArgs {
     /// Print the counters every INTERVAL, e.g. 5s.
     #[arg(long, value_name = "INTERVAL")]
     stats_interval: Option<String>,
+    /// ACK filtering on the reverse queue (paper 000): classic,
+    /// static:DELTA, delayed, per-flow or per-flow-rr.
+    #[arg(long, value_name = "KIND")]
+    ack_filter: Option<String>,
+    /// ACK delay control (paper 001): slow the reverse ACKs to FRACTION
+    /// (default 0.5) of the forward packet rate while the forward queue
+    /// holds more than THRESHOLD, e.g. 50kB or 50kB,0.5.
+    #[arg(long, value_name = "THRESHOLD[,FRACTION]")]
+    ack_delay_control: Option<String>,
 }
 
 #[derive(clap::Args)]
@@ -195,6 +205,18 @@ fn relay_config(args: &RelayArgs) -> Result<relay::RelayConfig, relay::RelayConf
             args.rev_buffer.unwrap_or(args.buffer),
         )?,
         seed: args.seed,
+        ack_management: relay::AckManagement {
+            filter: args
+                .ack_filter
+                .as_deref()
+                .map(|v| relay::parse_ack_filter("--ack-filter", v))
+                .transpose()?,
+            delay_control: args
+                .ack_delay_control
+                .as_deref()
+                .map(|v| relay::parse_delay_control("--ack-delay-control", v))
+                .transpose()?,
+        },
     };
     config.validate()?;
     Ok(config)
@@ -222,7 +244,8 @@ fn relay_command(args: &RelayArgs) -> Result<ExitCode, String> {
         let addr = relay.local_addr().map_err(|e| e.to_string())?;
         eprintln!(
             "ackwise relay: {addr} -> {}; forward {} bit/s + {:?}, reverse {} bit/s + {:?} \
-             (queue {:?}, buffers {}/{}, loss {}, reorder {}, seed {})",
+             (queue {:?}, buffers {}/{}, loss {}, reorder {}, seed {}, ACK filter {:?}, \
+             delay control {:?})",
             config.to,
             config.forward.rate_bps,
             config.forward.delay,
@@ -233,7 +256,9 @@ fn relay_command(args: &RelayArgs) -> Result<ExitCode, String> {
             config.reverse.buffer_packets,
             config.forward.loss,
             config.forward.reorder,
-            config.seed
+            config.seed,
+            config.ack_management.filter,
+            config.ack_management.delay_control,
         );
         let mut handle = relay.spawn();
         let mut ticker =

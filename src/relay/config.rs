@@ -1,5 +1,6 @@
 //! What a relay emulates: the two links and where datagrams go.
 
+use crate::ack_path::{DelayControlConfig, Filter, Service};
 use crate::emu::queue::{DropTail, LinkQueue, Red, RedParams};
 use crate::time::Duration;
 use std::fmt;
@@ -113,7 +114,7 @@ impl LinkConfig {
 /// Paper 004's RED setting (thresholds 5 and 15) when the buffer is large
 /// enough for it; smaller buffers get thresholds at a sixth and half of
 /// the buffer, so early drops still start before the hard limit.
-fn red_params(buffer_packets: usize) -> RedParams {
+pub(super) fn red_params(buffer_packets: usize) -> RedParams {
     let mut p = RedParams::paper_004(buffer_packets);
     if buffer_packets < 30 {
         let b = buffer_packets as f64;
@@ -137,6 +138,121 @@ pub struct RelayConfig {
     /// Seed of the loss and reordering draws (each direction derives its
     /// own stream from it).
     pub seed: u64,
+    /// In-network ACK management on the reverse link.
+    pub ack_management: AckManagement,
+}
+
+/// In-network ACK management on the reverse (server to client) link: the
+/// same components the emulator runs (`ackwise::ack_path`).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct AckManagement {
+    /// `--ack-filter`: the reverse queue becomes paper 000's filtering
+    /// buffer (with the reverse link's buffer size, behind its RED gate
+    /// when `--queue red`).
+    pub filter: Option<(Filter, Service)>,
+    /// `--ack-delay-control`: paper 001's ACK shaper at the reverse
+    /// link's input, watching the forward queue.
+    pub delay_control: Option<DelayControlSetting>,
+}
+
+/// The flag part of ACK delay control: the normal leak rate comes from the
+/// forward link (see [`DelayControlSetting::config`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DelayControlSetting {
+    /// Forward queue length at which the leak slows, bytes.
+    pub threshold_bytes: u64,
+    /// The slowed rate as a fraction of the normal one.
+    pub fraction: f64,
+}
+
+/// The data packet the relay assumes when it turns the forward rate into
+/// a packet service rate for delay control: a full Ethernet-sized
+/// datagram (the relay cannot know the senders' segment size in advance).
+pub const DELAY_CONTROL_PACKET_BYTES: u32 = 1500;
+
+impl DelayControlSetting {
+    /// The shaper's settings over a forward link of `forward_rate_bps`.
+    pub fn config(&self, forward_rate_bps: u64) -> DelayControlConfig {
+        DelayControlConfig {
+            threshold_bytes: self.threshold_bytes,
+            fraction: self.fraction,
+            ..DelayControlConfig::paper_001(forward_rate_bps, DELAY_CONTROL_PACKET_BYTES)
+        }
+    }
+}
+
+/// Parses `--ack-filter`: `classic`, `static:DELTA`, `delayed`,
+/// `per-flow` or `per-flow-rr`.
+pub fn parse_ack_filter(flag: &str, value: &str) -> Result<(Filter, Service), RelayConfigError> {
+    let v = value.trim().to_ascii_lowercase();
+    Ok(match v.as_str() {
+        "classic" => (Filter::Classic, Service::Fifo),
+        "delayed" => (Filter::DELAYED, Service::Fifo),
+        "per-flow" => (Filter::PER_FLOW_DELAYED, Service::Fifo),
+        "per-flow-rr" => (Filter::PER_FLOW_DELAYED, Service::RoundRobin),
+        other => {
+            let delta = other
+                .strip_prefix("static:")
+                .and_then(|d| d.parse::<usize>().ok())
+                .filter(|&d| d >= 1)
+                .ok_or_else(|| {
+                    RelayConfigError::new(
+                        flag,
+                        format!(
+                            "`{value}` is not one of classic, static:DELTA (DELTA >= 1), delayed, \
+                             per-flow, per-flow-rr"
+                        ),
+                    )
+                })?;
+            (Filter::Static { delta }, Service::Fifo)
+        }
+    })
+}
+
+/// Parses `--ack-delay-control THRESHOLD[,FRACTION]`: a byte count with
+/// an optional `B`, `kB` or `MB` suffix, and a fraction in (0, 1] (one
+/// half when left out, as in paper 001).
+pub fn parse_delay_control(
+    flag: &str,
+    value: &str,
+) -> Result<DelayControlSetting, RelayConfigError> {
+    let (threshold, fraction) = match value.split_once(',') {
+        Some((t, f)) => (t.trim(), Some(f.trim())),
+        None => (value.trim(), None),
+    };
+    let lower = threshold.to_ascii_lowercase();
+    let (digits, scale) = [("mb", 1_000_000.0), ("kb", 1000.0), ("b", 1.0)]
+        .into_iter()
+        .find_map(|(suffix, scale)| {
+            lower
+                .strip_suffix(suffix)
+                .map(|d| (d.trim().to_string(), scale))
+        })
+        .unwrap_or((lower.clone(), 1.0));
+    let bytes = digits
+        .parse::<f64>()
+        .ok()
+        .filter(|b| b.is_finite() && *b >= 0.0)
+        .ok_or_else(|| {
+            RelayConfigError::new(
+                flag,
+                format!("`{threshold}` is not a byte count such as 50kB"),
+            )
+        })?;
+    let fraction = match fraction {
+        None => 0.5,
+        Some(f) => f
+            .parse::<f64>()
+            .ok()
+            .filter(|f| *f > 0.0 && *f <= 1.0)
+            .ok_or_else(|| {
+                RelayConfigError::new(flag, format!("fraction `{f}` is not in (0, 1]"))
+            })?,
+    };
+    Ok(DelayControlSetting {
+        threshold_bytes: (bytes * scale).round() as u64,
+        fraction,
+    })
 }
 
 impl RelayConfig {

@@ -103,10 +103,12 @@ impl<'a> QueuedDatagram<'a> {
 /// The datagrams waiting in a link's queue, head (next to leave) first,
 /// with the means to remove one.
 ///
-/// Removal works because the relay's disciplines are FIFOs (DropTail,
-/// RED): the discipline decides admission and counts occupancy, while the
-/// order lives beside it, so removing entry `i` takes it out of the order
-/// and one slot out of the discipline's count.
+/// Removal works for FIFO disciplines (DropTail, RED): the discipline
+/// decides admission and counts occupancy, while the order lives beside
+/// it, so removing entry `i` takes it out of the order and one slot out of
+/// the discipline's count. A discipline that orders and removes packets
+/// itself (the ACK-filtering buffer) refuses a hook's removals: the view
+/// is then read-only.
 pub struct QueueView<'a> {
     pub(super) now: Instant,
     pub(super) fifo: &'a mut VecDeque<u32>,
@@ -156,6 +158,9 @@ impl QueueView<'_> {
     /// Removes the `index`-th waiting datagram (counted as hook-removed);
     /// false if there is none.
     pub fn remove(&mut self, index: usize) -> bool {
+        if !self.discipline.serves_in_arrival_order() {
+            return false;
+        }
         let Some(id) = self.fifo.remove(index) else {
             return false;
         };

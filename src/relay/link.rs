@@ -16,6 +16,7 @@ use super::config::{LinkConfig, UDP_IP_OVERHEAD_BYTES};
 use super::hook::{Arrival, HookAction, QueueView, ReverseHook};
 use super::stats::DirectionStats;
 use crate::ack_path::PureAck;
+use crate::ack_path::Removal;
 use crate::emu::link::transmission_time;
 use crate::emu::queue::{LinkQueue, QueuedPacket, Verdict};
 use crate::time::{Duration, Instant};
@@ -23,7 +24,7 @@ use crate::wire::{Checksum, SegmentRepr};
 use rand_chacha::ChaCha8Rng;
 use rand_core::{RngCore, SeedableRng};
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::{BinaryHeap, HashMap, VecDeque};
 use std::net::SocketAddr;
 
 /// A datagram held by a link.
@@ -95,8 +96,12 @@ pub(crate) struct EmulatedLink {
     held: Timeline,
     seq: u64,
     rng: ChaCha8Rng,
-    /// Parse arrivals as segments (only when a hook will look at them).
+    /// Parse arrivals as segments (only when a hook or the discipline
+    /// will look at them).
     parse_acks: bool,
+    /// Connection numbers for per-flow disciplines, by client and ports,
+    /// handed out in order of first appearance.
+    flows: HashMap<(SocketAddr, u16, u16), u32>,
     pub stats: DirectionStats,
 }
 
@@ -114,6 +119,7 @@ impl EmulatedLink {
             seq: 0,
             rng: ChaCha8Rng::seed_from_u64(seed),
             parse_acks,
+            flows: HashMap::new(),
             stats: DirectionStats::default(),
         }
     }
@@ -125,7 +131,36 @@ impl EmulatedLink {
     }
 
     pub fn set_parse_acks(&mut self, on: bool) {
-        self.parse_acks = on;
+        self.parse_acks = on || self.discipline.wants_acks();
+    }
+
+    /// The connection number of a datagram to `client` (ports from its TCP
+    /// header; datagrams too short for one share a number per client).
+    fn flow_of(&mut self, client: SocketAddr, data: &[u8]) -> u32 {
+        let port = |i: usize| {
+            data.get(i..i + 2)
+                .map_or(0, |b| u16::from_be_bytes([b[0], b[1]]))
+        };
+        let key = (client, port(0), port(2));
+        let next = self.flows.len() as u32;
+        *self.flows.entry(key).or_insert(next)
+    }
+
+    /// Takes out of the order what the discipline removed after admitting
+    /// it (ACK filtering, an evicting drop policy).
+    fn collect_removed(&mut self) {
+        while let Some((qp, why)) = self.discipline.take_removed() {
+            if let Some(pos) = self.fifo.iter().position(|&i| i == qp.id) {
+                self.fifo.remove(pos);
+            }
+            if let Some(d) = self.slab.take(qp.id) {
+                self.queued_bytes -= d.data.len() as u64;
+            }
+            match why {
+                Removal::Filtered => self.stats.filtered += 1,
+                Removal::Dropped => self.stats.queue_drops += 1,
+            }
+        }
     }
 
     pub fn queue_packets(&self) -> usize {
@@ -212,13 +247,26 @@ impl EmulatedLink {
         };
         d.enqueued = at;
         let len = d.data.len();
+        let (client, ack) = (d.client, d.pure_ack);
+        let flow = if self.discipline.serves_in_arrival_order() {
+            0
+        } else {
+            let d = self.slab.get(id).expect("checked above");
+            let data = d.data.get(..4).unwrap_or(&d.data).to_vec();
+            self.flow_of(client, &data)
+        };
         let pkt = QueuedPacket {
             id,
             bytes: len as u32 + UDP_IP_OVERHEAD_BYTES,
-            flow: 0,
+            flow,
             ecn_capable: false,
         };
-        match self.discipline.enqueue(at, pkt, &mut self.rng) {
+        let verdict = if self.discipline.wants_acks() {
+            self.discipline.enqueue_ack(at, pkt, ack, &mut self.rng)
+        } else {
+            self.discipline.enqueue(at, pkt, &mut self.rng)
+        };
+        match verdict {
             Verdict::Queued | Verdict::Marked => {
                 self.fifo.push_back(id);
                 self.queued_bytes += len as u64;
@@ -236,6 +284,7 @@ impl EmulatedLink {
                 self.stats.queue_drops += 1;
             }
         }
+        self.collect_removed();
     }
 
     /// When the head of the queue starts serialising.
@@ -264,10 +313,23 @@ impl EmulatedLink {
     }
 
     fn start_tx(&mut self, start: Instant, hook: HookRef<'_>) {
-        let Some(id) = self.fifo.pop_front() else {
-            return;
+        let id = if self.discipline.serves_in_arrival_order() {
+            let Some(id) = self.fifo.pop_front() else {
+                return;
+            };
+            let _ = self.discipline.dequeue(start);
+            id
+        } else {
+            // The discipline chooses; the order beside it only tracks
+            // what waits (for `next_start` and hooks' views).
+            let Some(qp) = self.discipline.dequeue(start) else {
+                return;
+            };
+            if let Some(pos) = self.fifo.iter().position(|&i| i == qp.id) {
+                self.fifo.remove(pos);
+            }
+            qp.id
         };
-        let _ = self.discipline.dequeue(start);
         let Some(len) = self.slab.get(id).map(|d| d.data.len()) else {
             return;
         };

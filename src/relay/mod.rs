@@ -26,11 +26,14 @@
 //!
 //! The reverse link's input is a seam for middleboxes ([`ReverseHook`]),
 //! and its queue discipline can be replaced
-//! ([`Relay::set_reverse_queue`]).
+//! ([`Relay::set_reverse_queue`]). [`AckManagement`] installs the
+//! emulator's in-network ACK management there: paper 000's ACK filtering
+//! as the reverse queue, paper 001's ACK delay control as the hook.
 //!
 //! ```no_run
 //! # async fn demo() -> std::io::Result<()> {
-//! use ackwise::relay::{LinkConfig, Relay, RelayConfig};
+//! use ackwise::ack_path::{Filter, Service};
+//! use ackwise::relay::{AckManagement, LinkConfig, Relay, RelayConfig};
 //! use std::time::Duration;
 //! let config = RelayConfig {
 //!     listen: "127.0.0.1:9000".parse().unwrap(),
@@ -38,20 +41,28 @@
 //!     forward: LinkConfig::new(10_000_000, Duration::from_millis(50), 50),
 //!     reverse: LinkConfig::new(64_000, Duration::from_millis(50), 50),
 //!     seed: 1,
+//!     // Paper 000's delayed filtering on the slow reverse link.
+//!     ack_management: AckManagement {
+//!         filter: Some((Filter::DELAYED, Service::Fifo)),
+//!         delay_control: None,
+//!     },
 //! };
 //! let relay = Relay::bind(config).await?.spawn();
 //! println!("relaying on {}", relay.local_addr());
 //! # Ok(()) }
 //! ```
 
+mod ack_management;
 mod config;
 mod hook;
 mod link;
 mod stats;
 
+pub use ack_management::DelayControlHook;
 pub use config::{
-    parse_delay, parse_probability, parse_rate, LinkConfig, QueueKind, RelayConfig,
-    RelayConfigError, UDP_IP_OVERHEAD_BYTES,
+    parse_ack_filter, parse_delay, parse_delay_control, parse_probability, parse_rate,
+    AckManagement, DelayControlSetting, LinkConfig, QueueKind, RelayConfig, RelayConfigError,
+    DELAY_CONTROL_PACKET_BYTES, UDP_IP_OVERHEAD_BYTES,
 };
 pub use hook::{Arrival, HookAction, NoHook, QueueView, QueuedDatagram, ReverseHook};
 pub use stats::{DirectionStats, RelayStats};
@@ -132,14 +143,17 @@ impl Relay {
         *self.stats.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Installs a middlebox at the reverse link's input.
+    /// Installs a middlebox at the reverse link's input (taking precedence
+    /// over [`AckManagement::delay_control`]).
     pub fn set_reverse_hook(&mut self, hook: Box<dyn ReverseHook>) {
         self.hook = Some(hook);
     }
 
-    /// Replaces the reverse link's queue discipline. It must serve packets
-    /// in arrival order (as DropTail and RED do): the relay keeps the order
-    /// itself so that hooks can remove queued datagrams.
+    /// Replaces the reverse link's queue discipline (and takes precedence
+    /// over [`AckManagement::filter`]). A discipline that serves packets
+    /// in arrival order (DropTail, RED) lets hooks remove queued
+    /// datagrams; one that orders them itself (ACK filtering, round robin)
+    /// is served in its own order and makes hooks' views read-only.
     pub fn set_reverse_queue(&mut self, queue: Box<dyn LinkQueue + Send>) {
         self.reverse_queue = Some(queue);
     }
@@ -164,9 +178,13 @@ impl Relay {
             config,
             listen,
             stats,
-            mut hook,
+            hook,
             reverse_queue,
         } = self;
+        // `--ack-filter` and `--ack-delay-control`, unless the caller
+        // installed its own queue or hook.
+        let reverse_queue = reverse_queue.or_else(|| ack_management::filter_queue(&config));
+        let mut hook = hook.or_else(|| ack_management::delay_control_hook(&config));
         let mut forward = EmulatedLink::new(config.forward.clone(), config.seed, false);
         let mut reverse = EmulatedLink::new(
             config.reverse.clone(),

@@ -25,6 +25,9 @@ pub struct DirectionStats {
     pub hook_drops: u64,
     /// Queued datagrams a reverse hook removed.
     pub hook_removed: u64,
+    /// Queued pure ACKs an ACK-filtering queue removed in favour of newer
+    /// ones (`--ack-filter`).
+    pub filtered: u64,
     /// Arrivals a reverse hook delayed.
     pub hook_delayed: u64,
     /// Sends that failed at the socket (the datagram is lost).

@@ -42,6 +42,10 @@ impl LinkQueue for AckFilterQueue {
         true
     }
 
+    fn serves_in_arrival_order(&self) -> bool {
+        false
+    }
+
     fn enqueue_ack(
         &mut self,
         now: Instant,

@@ -81,6 +81,12 @@ pub trait LinkQueue: Debug {
     ) -> Verdict {
         self.enqueue(now, pkt, rng)
     }
+    /// Whether the queue sends packets in the order they arrived (DropTail,
+    /// RED). A relay that keeps the order beside the queue relies on it;
+    /// per-flow and filtering queues choose their own order.
+    fn serves_in_arrival_order(&self) -> bool {
+        true
+    }
     /// A packet the queue accepted earlier and has since removed without
     /// sending it (ACK filtering, a drop policy that evicts), with the
     /// reason. The simulator collects these after every enqueue.

@@ -43,6 +43,10 @@ impl RoundRobin {
 }
 
 impl LinkQueue for RoundRobin {
+    fn serves_in_arrival_order(&self) -> bool {
+        false
+    }
+
     fn enqueue(&mut self, _now: Instant, pkt: QueuedPacket, _rng: &mut dyn RngCore) -> Verdict {
         if self.packets >= self.limit_packets {
             return Verdict::Dropped;
