@@ -69,6 +69,9 @@ impl fmt::Display for DirectionStats {
                 self.hook_drops, self.hook_removed, self.hook_delayed
             )?;
         }
+        if self.filtered > 0 {
+            write!(f, ", ACKs filtered {}", self.filtered)?;
+        }
         if self.send_errors > 0 {
             write!(f, ", send errors {}", self.send_errors)?;
         }
