@@ -24,7 +24,7 @@
 
 use ackwise::connection::Config;
 use ackwise::lab::strategy::Strategy;
-use ackwise::net::Endpoint;
+use ackwise::net::{Endpoint, EndpointConfig};
 use ackwise::relay::{LinkConfig, Relay, RelayConfig, RelayStats};
 use std::io::{BufRead, BufReader, Write};
 use std::net::SocketAddr;
@@ -202,6 +202,7 @@ fn receiver_main(args: &[String]) -> Result<(), String> {
     let mut ticks = 100;
     let mut mss = LOOPBACK_MSS;
     let mut threads = 1usize;
+    let mut per_segment = false;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         let mut val = || it.next().cloned().ok_or(format!("{a} needs a value"));
@@ -211,6 +212,7 @@ fn receiver_main(args: &[String]) -> Result<(), String> {
             "--ticks" => ticks = val()?.parse().map_err(|_| "bad --ticks")?,
             "--threads" => threads = val()?.parse().map_err(|_| "bad --threads")?,
             "--mss" => mss = val()?.parse().map_err(|_| "bad --mss")?,
+            "--per-segment" => per_segment = true,
             "--role" => {
                 val()?;
             }
@@ -233,7 +235,9 @@ fn receiver_main(args: &[String]) -> Result<(), String> {
         match proto {
             Proto::Tcp => tcp_receive(bytes, ticks).await,
             Proto::Quinn => quinn_receive(bytes, ticks).await,
-            Proto::Ackwise(s) => ackwise_receive(ackwise_config(s, mss), bytes, ticks).await,
+            Proto::Ackwise(s) => {
+                ackwise_receive(ackwise_config(s, mss), per_segment, bytes, ticks).await
+            }
         }
     })
 }
@@ -255,9 +259,24 @@ fn ackwise_config(strategy: Strategy, mss: u16) -> Config {
     strategy.apply(&base, Duration::from_millis(40), Duration::from_millis(100))
 }
 
-async fn ackwise_receive(config: Config, expected: u64, ticks: u64) -> Result<(), String> {
-    let endpoint =
-        Endpoint::server("127.0.0.1:0".parse().unwrap(), config).map_err(|e| e.to_string())?;
+async fn ackwise_receive(
+    config: Config,
+    per_segment: bool,
+    expected: u64,
+    ticks: u64,
+) -> Result<(), String> {
+    // Per segment, the receiver's ACK policy sees every segment as it
+    // would on a wire; otherwise it answers once per receive batch (GRO),
+    // as kernel TCP does.
+    let endpoint = Endpoint::with_config(
+        "127.0.0.1:0".parse().unwrap(),
+        EndpointConfig {
+            server: Some(config),
+            transmit_per_segment: per_segment,
+            ..EndpointConfig::default()
+        },
+    )
+    .map_err(|e| e.to_string())?;
     announce(endpoint.local_addr(), "-");
     let (mut stream, _) = endpoint.accept().await.ok_or("ackwise: endpoint closed")?;
     let mut buf = vec![0u8; CHUNK];
@@ -407,6 +426,7 @@ impl ReceiverProcess {
                 "--threads",
                 &RECEIVER_THREADS.get().copied().unwrap_or(1).to_string(),
             ])
+            .args(PER_SEGMENT.get().filter(|&&on| on).map(|_| "--per-segment"))
             .stdout(Stdio::piped())
             .stdin(Stdio::null())
             .spawn()
@@ -783,6 +803,8 @@ fn completion_summary(completions: &mut [(String, Vec<Duration>)]) -> String {
 
 /// Worker threads of the receiver's runtime (1: a current-thread runtime).
 static RECEIVER_THREADS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+/// `--per-segment`: ackwise receivers answer segment by segment.
+static PER_SEGMENT: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
 
 struct Plan {
     bytes: u64,
@@ -799,6 +821,8 @@ const USAGE: &str = "usage: bench_loopback [--bytes SIZE | --quick] [--only LIST
   --relay-bytes SIZE  per relay transfer (default 4MB)
   --relay-runs N      runs of each relay transfer (default 3; the summary gives the median)
   --receiver-threads N  tokio worker threads in the receiver (default 1: a current-thread runtime)
+  --per-segment       ackwise receivers run their ACK policy per segment (EndpointConfig::transmit_per_segment)
+                      instead of once per receive batch (GRO), so the policies differ as on a wire
   transports: tcp, quinn, or an ackwise lab strategy name (ae, dal2, 4w, smart-minrtt, ...)";
 
 fn parse_list(list: &str) -> Result<Vec<Proto>, String> {
@@ -826,6 +850,9 @@ fn parse_plan(args: &[String]) -> Result<Plan, String> {
                     .parse()
                     .map_err(|_| "--receiver-threads needs a number")?;
                 let _ = RECEIVER_THREADS.set(n.max(1));
+            }
+            "--per-segment" => {
+                let _ = PER_SEGMENT.set(true);
             }
             "--relay-bytes" => relay_bytes = parse_size(&val()?)?,
             "--relay-runs" => {
