@@ -1,4 +1,4 @@
-//! The `ackwise` command: runs the lab.
+//! The `ackwise` command: runs the lab, and sends and receives files.
 //!
 //! ```text
 //! ackwise lab                       # the default comparison, as a table
@@ -11,6 +11,10 @@
 //! ackwise lab PRESET|FILE.toml [--strategies ae,dal2] [--seed N]
 //!             [--json F] [--csv F] [--jobs N] [--shard i/n] [--quiet]
 //!             [--series INTERVAL [--series-csv F]] [--plot DIR]
+//! ackwise recv --listen ADDR --out DIR [--strategy S] [--overwrite] [--quiet]
+//!                                   # receive files until Ctrl-C
+//! ackwise send FILE... --to ADDR [--strategy S] [--connect-timeout 10s] [--quiet]
+//!                                   # send files, exit status 1 if any failed
 //! ```
 //!
 //! `--series 100ms` samples every flow's windows and the bottleneck queue
@@ -19,6 +23,7 @@
 //! stderr: a bar on a terminal, a few plain lines otherwise.
 
 use ackwise::lab::{self, presets, run, LabError, RunPlan, Strategy};
+use ackwise::net::transfer::{self, ConsoleMode, ReceiveOptions, SendOptions, Transport};
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
@@ -26,7 +31,7 @@ use std::process::ExitCode;
 #[command(
     name = "ackwise",
     version,
-    about = "A transport that sends fewer ACKs, and its lab"
+    about = "A transport that sends fewer ACKs, its lab, and file transfer over it"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -37,6 +42,65 @@ struct Cli {
 enum Command {
     /// Run an experiment on the link emulator (`lab list` shows them).
     Lab(LabArgs),
+    /// Send files to an `ackwise recv`.
+    Send(SendArgs),
+    /// Receive files from `ackwise send` until Ctrl-C.
+    Recv(RecvArgs),
+}
+
+#[derive(clap::Args)]
+struct SendArgs {
+    /// Files to send, one after another over one connection; each keeps
+    /// its name (the last path component) at the receiver.
+    #[arg(required = true, value_name = "FILE")]
+    files: Vec<std::path::PathBuf>,
+    /// The receiver, HOST:PORT.
+    #[arg(long, value_name = "ADDR")]
+    to: String,
+    /// Strategy, a lab name (`ackwise lab list`): the sender takes its ACK
+    /// requests and congestion control from it. Give the receiver the
+    /// same name.
+    #[arg(long, default_value = "4w")]
+    strategy: String,
+    /// Carrier: `tcp` (the kernel's TCP, for comparison).
+    #[arg(long, default_value = "tcp")]
+    transport: String,
+    /// Give up connecting after this long, e.g. `5s`.
+    #[arg(long, value_name = "DURATION", default_value = "10s")]
+    connect_timeout: String,
+    /// Give up when the transfer stalls for this long.
+    #[arg(long, value_name = "DURATION", default_value = "60s")]
+    idle_timeout: String,
+    /// No progress, no summary: only errors.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+#[derive(clap::Args)]
+struct RecvArgs {
+    /// Address to listen on, e.g. `127.0.0.1:4433` or `0.0.0.0:4433`.
+    #[arg(long, value_name = "ADDR")]
+    listen: String,
+    /// Directory the files land in (it must exist).
+    #[arg(long, value_name = "DIR")]
+    out: std::path::PathBuf,
+    /// Strategy, a lab name: the receiver takes its ACK policy from it.
+    /// Give the sender the same name.
+    #[arg(long, default_value = "4w")]
+    strategy: String,
+    /// Carrier: `tcp` (the kernel's TCP, for comparison).
+    #[arg(long, default_value = "tcp")]
+    transport: String,
+    /// Replace existing files (by default a file whose name exists is
+    /// refused).
+    #[arg(long)]
+    overwrite: bool,
+    /// Drop a connection that stalls for this long.
+    #[arg(long, value_name = "DURATION", default_value = "60s")]
+    idle_timeout: String,
+    /// No progress, no summaries: only errors.
+    #[arg(long, short)]
+    quiet: bool,
 }
 
 #[derive(clap::Args)]
@@ -90,6 +154,8 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Lab(args) => lab_command(args),
+        Command::Send(args) => return send_command(args),
+        Command::Recv(args) => return recv_command(args),
     };
     match result {
         Ok(code) => code,
@@ -97,6 +163,120 @@ fn main() -> ExitCode {
             eprintln!("ackwise: {e}");
             ExitCode::from(2)
         }
+    }
+}
+
+/// The one line `send` and `recv` print for anything that stops them.
+fn fail(message: impl std::fmt::Display) -> ExitCode {
+    eprintln!("error: {message}");
+    ExitCode::from(1)
+}
+
+/// The flags `send` and `recv` share, checked before any work.
+fn transfer_flags(
+    strategy: &str,
+    transport: &str,
+    idle_timeout: &str,
+) -> Result<(Strategy, Transport, std::time::Duration), String> {
+    let strategy: Strategy = strategy.parse().map_err(|e| format!("--strategy: {e}"))?;
+    let transport: Transport = transport.parse().map_err(|e| format!("--transport: {e}"))?;
+    let idle =
+        lab::units::parse_duration(idle_timeout).map_err(|e| format!("--idle-timeout: {e}"))?;
+    if idle.is_zero() {
+        return Err("--idle-timeout: must be positive".into());
+    }
+    Ok((strategy, transport, idle))
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime, String> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the async runtime: {e}"))
+}
+
+fn console(quiet: bool) -> ConsoleMode {
+    if quiet {
+        ConsoleMode::Quiet
+    } else {
+        ConsoleMode::Auto
+    }
+}
+
+fn send_command(args: SendArgs) -> ExitCode {
+    let (strategy, transport, idle) =
+        match transfer_flags(&args.strategy, &args.transport, &args.idle_timeout) {
+            Ok(flags) => flags,
+            Err(e) => return fail(e),
+        };
+    let connect_timeout = match lab::units::parse_duration(&args.connect_timeout) {
+        Ok(d) if !d.is_zero() => d,
+        Ok(_) => return fail("--connect-timeout: must be positive"),
+        Err(e) => return fail(format!("--connect-timeout: {e}")),
+    };
+    let plan = transfer::SendPlan {
+        paths: args.files,
+        to: args.to,
+        transport,
+        strategy,
+        connect_timeout,
+        options: SendOptions { idle_timeout: idle },
+        console: console(args.quiet),
+    };
+    let rt = match runtime() {
+        Ok(rt) => rt,
+        Err(e) => return fail(e),
+    };
+    match rt.block_on(transfer::run_send(&plan)) {
+        Ok(summary) => {
+            if !args.quiet {
+                eprintln!("{summary}");
+            }
+            let failed: Vec<String> = summary
+                .files
+                .iter()
+                .filter(|f| !f.verdict.is_ok())
+                .map(|f| format!("{}: the receiver says: {}", f.name, f.verdict))
+                .collect();
+            if failed.is_empty() {
+                ExitCode::SUCCESS
+            } else {
+                fail(failed.join("; "))
+            }
+        }
+        Err(e) => fail(e),
+    }
+}
+
+fn recv_command(args: RecvArgs) -> ExitCode {
+    let (strategy, transport, idle) =
+        match transfer_flags(&args.strategy, &args.transport, &args.idle_timeout) {
+            Ok(flags) => flags,
+            Err(e) => return fail(e),
+        };
+    let mut options = ReceiveOptions::new(args.out);
+    options.overwrite = args.overwrite;
+    options.idle_timeout = idle;
+    let plan = transfer::ServePlan {
+        listen: args.listen,
+        transport,
+        strategy,
+        options,
+        console: console(args.quiet),
+    };
+    let rt = match runtime() {
+        Ok(rt) => rt,
+        Err(e) => return fail(e),
+    };
+    let stop = async {
+        // Without a Ctrl-C handler the server runs until killed.
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    match rt.block_on(transfer::serve(&plan, stop)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => fail(e),
     }
 }
 

@@ -3,3 +3,5 @@
 //!
 //! Each UDP datagram carries one TCP segment in ackwise's wire format
 //! ([`crate::wire`]); connections are told apart by remote address and ports.
+
+pub mod transfer;

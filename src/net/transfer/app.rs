@@ -1,0 +1,238 @@
+//! The programs around the protocol: dial or listen on a transport, run
+//! the transfer, report. `ackwise send` / `ackwise recv` and the examples
+//! are thin wrappers over these.
+
+use super::error::TransferError;
+use super::progress::{Console, ConsoleMode, StatsSource, Summary};
+use super::receive::{receive_files, ReceiveOptions};
+use super::send::{open_files, send_files, SendOptions};
+use crate::connection::{AckPolicyConfig, Config};
+use crate::lab::Strategy;
+use crate::receiver::ack_policy::Polled;
+use crate::time::Duration;
+use indicatif::MultiProgress;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::task::JoinSet;
+
+/// What carries the bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transport {
+    /// The kernel's TCP (a reference to compare with; `--strategy` does
+    /// not apply).
+    Tcp,
+}
+
+impl std::str::FromStr for Transport {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "tcp" => Ok(Transport::Tcp),
+            other => Err(format!("unknown transport `{other}` (known: tcp)")),
+        }
+    }
+}
+
+/// The connection configuration for `strategy` on a real network, by the
+/// lab's mapping ([`Strategy::apply`]) so that a name means the same in
+/// the lab and on sockets.
+///
+/// Both ends build their configuration from their own `--strategy`. What
+/// matters for a file transfer, where data flows from sender to receiver:
+/// the *sender* uses the strategy's ACK requests (2W, 4W, A4L4, ...),
+/// byte-counting limit and congestion options; the *receiver* uses its
+/// ACK policy (every, delayed, polled, smart, acc). Give both the same
+/// name. A polled receiver (any of `a4l4`, `a8l8`, `2w`, `4w`, `2waf`,
+/// `4waf`, `4w-adaptive`) answers whatever a polling sender asks and
+/// gives delayed ACKs to a sender that does not poll, so it serves every
+/// sender.
+///
+/// On top of the defaults of [`Config`]: Nagle off (the transfer writes
+/// large chunks and small verdicts that must not wait), 8 MiB buffers
+/// (enough window for loopback and LAN rates), a 200 ms minimum RTO as in
+/// the lab, and the lab's 100 ms delayed-ACK and polled fallback timers.
+pub fn strategy_config(strategy: Strategy) -> Config {
+    let base = Config {
+        nagle: false,
+        send_buffer: 8 << 20,
+        recv_buffer: 8 << 20,
+        min_rto: Duration::from_millis(200),
+        ..Config::default()
+    };
+    let ack_delay = match AckPolicyConfig::DELAYED {
+        AckPolicyConfig::Delayed { max_delay, .. } => max_delay,
+        _ => Duration::from_millis(100),
+    };
+    strategy.apply(&base, ack_delay, Polled::DEFAULT_FALLBACK)
+}
+
+/// What `ackwise send` does.
+#[derive(Debug, Clone)]
+pub struct SendPlan {
+    /// The files, in order.
+    pub paths: Vec<PathBuf>,
+    /// The receiver, `host:port`.
+    pub to: String,
+    /// The carrier.
+    pub transport: Transport,
+    /// The strategy (ackwise transport only).
+    pub strategy: Strategy,
+    /// How long to wait for the connection.
+    pub connect_timeout: Duration,
+    /// Progress and timeouts of the transfer.
+    pub options: SendOptions,
+    /// Progress display.
+    pub console: ConsoleMode,
+}
+
+/// What `ackwise recv` does.
+#[derive(Debug, Clone)]
+pub struct ServePlan {
+    /// Address to listen on.
+    pub listen: String,
+    /// The carrier.
+    pub transport: Transport,
+    /// The strategy (ackwise transport only).
+    pub strategy: Strategy,
+    /// Where files go and whether they may replace others.
+    pub options: ReceiveOptions,
+    /// Progress display.
+    pub console: ConsoleMode,
+}
+
+async fn resolve(addr: &str) -> Result<SocketAddr, TransferError> {
+    let unresolved = |reason: String| TransferError::Connect {
+        addr: addr.to_string(),
+        reason,
+    };
+    let mut addrs = tokio::net::lookup_host(addr)
+        .await
+        .map_err(|e| unresolved(format!("cannot resolve the address ({e})")))?;
+    addrs
+        .next()
+        .ok_or_else(|| unresolved("the name has no address".into()))
+}
+
+fn describe_connect_error(e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::ConnectionRefused => "connection refused".into(),
+        std::io::ErrorKind::TimedOut => "timed out".into(),
+        _ => e.to_string(),
+    }
+}
+
+/// Opens the files (before any connection, so that a missing file is the
+/// first thing reported), connects, sends, and returns the summary. The
+/// caller decides what a summary with a rejected file means; `ackwise
+/// send` exits non-zero.
+pub async fn run_send(plan: &SendPlan) -> Result<Summary, TransferError> {
+    let files = open_files(&plan.paths)?;
+    let addr = resolve(&plan.to).await?;
+    // `ackwise send` lists the failed files in its final error line.
+    let mut console = Console::new(plan.console, "").without_failures();
+    match plan.transport {
+        Transport::Tcp => {
+            let connected = tokio::time::timeout(plan.connect_timeout, TcpStream::connect(addr))
+                .await
+                .map_err(|_| TransferError::ConnectTimeout {
+                    addr: plan.to.clone(),
+                    after: plan.connect_timeout,
+                })?;
+            let mut stream = connected.map_err(|e| TransferError::Connect {
+                addr: plan.to.clone(),
+                reason: describe_connect_error(&e),
+            })?;
+            // Verdicts are tiny and awaited: they must not sit in Nagle's
+            // buffer.
+            let _ = stream.set_nodelay(true);
+            send_files(&mut stream, files, &plan.options, &mut console).await
+        }
+    }
+}
+
+/// Serves until `shutdown` completes: every incoming connection is
+/// handled concurrently, each with its own summary line on stderr. A
+/// connection that fails is reported and the server goes on; transfers
+/// still running at shutdown are dropped, which removes their partial
+/// files.
+pub async fn serve(
+    plan: &ServePlan,
+    shutdown: impl Future<Output = ()>,
+) -> Result<(), TransferError> {
+    plan.options.check_out_dir()?;
+    let addr = resolve(&plan.listen)
+        .await
+        .map_err(|e| TransferError::Listen {
+            addr: plan.listen.clone(),
+            reason: e.to_string(),
+        })?;
+    let multi = MultiProgress::new();
+    let mut tasks = JoinSet::new();
+    tokio::pin!(shutdown);
+    match plan.transport {
+        Transport::Tcp => {
+            let listener = TcpListener::bind(addr)
+                .await
+                .map_err(|e| TransferError::Listen {
+                    addr: plan.listen.clone(),
+                    reason: e.to_string(),
+                })?;
+            announce(plan, listener.local_addr().ok());
+            loop {
+                tokio::select! {
+                    () = &mut shutdown => break,
+                    accepted = listener.accept() => match accepted {
+                        Ok((stream, peer)) => {
+                            let _ = stream.set_nodelay(true);
+                            spawn_receiver(&mut tasks, stream, peer, plan, &multi);
+                        }
+                        // Out of file descriptors and the like: the
+                        // listener itself is still fine.
+                        Err(e) => eprintln!("accept failed: {e}"),
+                    },
+                    Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
+                }
+            }
+        }
+    }
+    tasks.shutdown().await;
+    Ok(())
+}
+
+fn announce(plan: &ServePlan, local: Option<SocketAddr>) {
+    if plan.console != ConsoleMode::Quiet {
+        let at = local.map_or_else(|| plan.listen.clone(), |a| a.to_string());
+        eprintln!(
+            "receiving on {at} ({:?}) into {}; Ctrl-C stops",
+            plan.transport,
+            plan.options.out_dir.display()
+        );
+    }
+}
+
+fn spawn_receiver<S>(
+    tasks: &mut JoinSet<()>,
+    mut stream: S,
+    peer: SocketAddr,
+    plan: &ServePlan,
+    multi: &MultiProgress,
+) where
+    S: AsyncRead + AsyncWrite + Unpin + StatsSource + Send + 'static,
+{
+    let options = plan.options.clone();
+    let mut console = Console::new(plan.console, peer.to_string()).with_multi(multi.clone());
+    tasks.spawn(async move {
+        match receive_files(&mut stream, &options, &mut console).await {
+            Ok(summary) => {
+                if !summary.files.is_empty() && !console.is_quiet() {
+                    console.line(&format!("{peer}: {summary}"));
+                }
+            }
+            Err(e) => console.line(&format!("{peer}: error: {e}")),
+        }
+    });
+}
