@@ -1,0 +1,164 @@
+//! A quick loopback measurement of `ackwise::net`: one bulk transfer from
+//! this process to a child process (the receiver), reporting goodput, the
+//! receiver's ACK counts and its CPU time.
+//!
+//! ```text
+//! cargo run --release --example net_loopback -- [STRATEGY] [MIB] [MSS] [nogso]
+//! cargo run --release --example net_loopback -- 4w 1024 1460
+//! ```
+//!
+//! STRATEGY is a lab strategy name (`ae`, `dal2`, `4w`, ...; default
+//! `dal2`), MIB the amount to send (default 1024), MSS the segment payload
+//! (default 1460; loopback takes up to about 65 000).
+
+use ackwise::connection::Config;
+use ackwise::lab::strategy::Strategy;
+use ackwise::net::{Endpoint, EndpointConfig};
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+fn config(strategy: &str, mss: u16) -> Config {
+    let strategy: Strategy = strategy.parse().unwrap_or_else(|e| {
+        eprintln!("{e}");
+        std::process::exit(2)
+    });
+    let mut base = Config {
+        mss,
+        send_buffer: 4 << 20,
+        recv_buffer: 4 << 20,
+        min_rto: Duration::from_millis(200),
+        initial_rto: Duration::from_millis(200),
+        rto_variance_floor: Duration::from_millis(200),
+        nagle: false,
+        ..Config::default()
+    };
+    base.idle_timeout = Some(Duration::from_secs(10));
+    strategy.apply(&base, Duration::from_millis(40), Duration::from_millis(100))
+}
+
+/// User plus system CPU seconds of this process, from /proc.
+fn cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // Fields after the parenthesised command name; utime and stime are
+    // the 14th and 15th fields overall.
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    (ticks(11) + ticks(12)) / 100.0
+}
+
+async fn serve(strategy: &str, mss: u16, gso: bool) {
+    let endpoint = Endpoint::with_config(
+        "127.0.0.1:0".parse().unwrap(),
+        EndpointConfig {
+            server: Some(config(strategy, mss)),
+            gso,
+            ..EndpointConfig::default()
+        },
+    )
+    .expect("bind");
+    println!("PORT {}", endpoint.local_addr().port());
+    let (mut stream, _) = endpoint.accept().await.expect("accept");
+    let cpu0 = cpu_seconds();
+    let mut buf = vec![0u8; 1 << 20];
+    let mut total = 0u64;
+    loop {
+        match stream.read(&mut buf).await {
+            Ok(0) => break,
+            Ok(n) => total += n as u64,
+            Err(e) => {
+                eprintln!("receiver: {e}");
+                std::process::exit(1);
+            }
+        }
+    }
+    let cpu = cpu_seconds() - cpu0;
+    let s = stream.stats();
+    let e = endpoint.stats();
+    println!(
+        "DONE {total} {cpu:.3} {} {} {} {} {}",
+        s.acks_sent,
+        s.pure_acks_sent,
+        e.datagrams_received,
+        e.segments_received,
+        e.malformed_dropped
+    );
+    // Let the FIN's ACK go out before the endpoint goes away.
+    endpoint.close(Duration::from_millis(500)).await;
+}
+
+#[tokio::main]
+async fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let strategy = args.get(1).map_or("dal2", String::as_str).to_string();
+    let mib: u64 = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(1024);
+    let mss: u16 = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(1460);
+    let gso = args.get(4).map(String::as_str) != Some("nogso");
+    if std::env::var_os("NET_LOOPBACK_SERVE").is_some() {
+        serve(&strategy, mss, gso).await;
+        return;
+    }
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args(&args[1..])
+        .env("NET_LOOPBACK_SERVE", "1")
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("spawn receiver");
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let port_line = lines.next().unwrap().unwrap();
+    let port: u16 = port_line.trim_start_matches("PORT ").parse().unwrap();
+
+    let endpoint = Endpoint::with_config(
+        "127.0.0.1:0".parse().unwrap(),
+        EndpointConfig {
+            gso,
+            ..EndpointConfig::default()
+        },
+    )
+    .unwrap();
+    let mut stream = endpoint
+        .connect(
+            format!("127.0.0.1:{port}").parse().unwrap(),
+            config(&strategy, mss),
+        )
+        .await
+        .expect("connect");
+    let chunk = vec![0x5au8; 1 << 20];
+    let start = Instant::now();
+    let cpu0 = cpu_seconds();
+    for _ in 0..mib {
+        stream.write_all(&chunk).await.expect("write");
+    }
+    stream.shutdown().await.expect("shutdown");
+    let elapsed = start.elapsed();
+    let sender_cpu = cpu_seconds() - cpu0;
+    let done = lines.next().unwrap().unwrap();
+    let f: Vec<&str> = done.split_whitespace().collect();
+    let _ = child.wait();
+    let bytes = mib << 20;
+    let s = stream.stats();
+    let gbit = bytes as f64 * 8.0 / elapsed.as_secs_f64() / 1e9;
+    let rx_cpu: f64 = f[2].parse().unwrap();
+    let gib = bytes as f64 / (1u64 << 30) as f64;
+    println!(
+        "{strategy} mss={mss} gso={gso}: {mib} MiB in {:.3} s = {gbit:.2} Gbit/s; \
+         receiver: acks_sent={} pure_acks={} ({:.1} per MiB), cpu={rx_cpu:.2} s ({:.2} s/GiB), \
+         datagrams={} segments={} malformed={}; sender: cpu={sender_cpu:.2} s, \
+         data_segments={} retransmissions={} timeouts={} cwnd={} srtt={:?}",
+        elapsed.as_secs_f64(),
+        f[3],
+        f[4],
+        f[4].parse::<f64>().unwrap() / mib as f64,
+        rx_cpu / gib,
+        f[5],
+        f[6],
+        f[7],
+        s.data_segments_sent,
+        s.retransmissions,
+        s.timeouts,
+        s.cwnd,
+        s.srtt,
+    );
+}

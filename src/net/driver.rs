@@ -1,0 +1,805 @@
+//! The endpoint's driver task: it owns the UDP socket and every
+//! connection, and is the only place where segments are received, timers
+//! run and segments are sent.
+//!
+//! One loop waits for whichever comes first: the socket becoming readable
+//! (or reporting an ICMP error), a command from the [`Endpoint`](super::Endpoint),
+//! a stream handle queuing its connection, or the earliest connection
+//! timer. It then handles everything that is ready and, for each
+//! connection that was touched, collects what it has to send. A batch of
+//! received datagrams (several segments each with GRO) is processed whole
+//! before anything is transmitted, so one ACK can answer many segments and
+//! readers are woken once per batch. Consecutive equal-sized segments of a
+//! connection leave in one GSO send.
+
+use super::clock::Clock;
+use super::error::NetError;
+use super::shared::{ConnShared, DriverLink};
+use super::stats::StatsCell;
+use super::stream::Stream;
+use crate::connection::{CloseReason, Config, Connection, Event, State};
+use crate::time::Instant;
+use crate::wire::{Checksum, Flags, Options, SegmentRepr, SeqNum, HEADER_LEN, MAX_OPTIONS_LEN};
+use quinn_udp::{EcnCodepoint, RecvMeta, Transmit, UdpSocketState, BATCH_SIZE};
+use rand_chacha::ChaCha8Rng;
+use std::collections::HashMap;
+use std::io::{self, IoSliceMut};
+use std::net::{IpAddr, SocketAddr};
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::io::Interest;
+use tokio::net::UdpSocket;
+use tokio::sync::{mpsc, oneshot};
+
+/// Bytes per receive slot: the largest UDP payload, which is also the
+/// largest GRO batch the kernel hands over at once.
+const RECV_SLOT: usize = 65_536;
+/// Largest UDP payload we send in one GSO call.
+const MAX_GSO_BYTES: usize = 65_000;
+/// Receive calls handled before the driver stops to transmit and run
+/// timers, so a flood of arrivals cannot starve the other work.
+const MAX_RECV_CALLS: usize = 8;
+/// Bytes kept for segments waiting to be sent.
+const TX_ARENA: usize = 4 * MAX_GSO_BYTES;
+/// Local ports for outgoing connections (the IANA dynamic range).
+const EPHEMERAL: std::ops::RangeInclusive<u16> = 49_152..=65_535;
+
+/// What an [`Endpoint`](super::Endpoint) asks its driver to do.
+pub(crate) enum Command {
+    Connect {
+        remote: SocketAddr,
+        config: Config,
+        reply: oneshot::Sender<Result<Arc<ConnShared>, NetError>>,
+    },
+    Close {
+        grace: Duration,
+        done: oneshot::Sender<()>,
+    },
+}
+
+/// A connection's identity: the peer's socket address and the port pair
+/// from the TCP header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct Key {
+    remote: SocketAddr,
+    local_port: u16,
+    remote_port: u16,
+}
+
+impl Key {
+    fn of(shared: &ConnShared) -> Key {
+        Key {
+            remote: shared.remote,
+            local_port: shared.local_port,
+            remote_port: shared.remote_port,
+        }
+    }
+}
+
+struct Entry {
+    shared: Arc<ConnShared>,
+    /// The connection's `poll_timeout` as of the last time we touched it.
+    timeout: Option<Instant>,
+    /// Opened by a peer's SYN; handed to `accept` once established.
+    passive: bool,
+    /// Already on the touched list.
+    touched: bool,
+}
+
+/// Segments waiting to be sent, grouped into GSO batches.
+struct TxArena {
+    buf: Vec<u8>,
+    used: usize,
+    batches: Vec<TxBatch>,
+}
+
+struct TxBatch {
+    dest: SocketAddr,
+    start: usize,
+    len: usize,
+    /// Size of every segment but possibly the last.
+    segment: usize,
+    count: usize,
+}
+
+/// Configuration the driver needs from the endpoint.
+pub(crate) struct DriverParams {
+    pub(crate) server: Option<Config>,
+    pub(crate) max_connections: usize,
+    pub(crate) gso: bool,
+}
+
+pub(crate) struct Driver {
+    socket: UdpSocket,
+    udp: UdpSocketState,
+    link: Arc<DriverLink>,
+    stats: Arc<StatsCell>,
+    clock: Clock,
+    server: Option<Config>,
+    checksum: Checksum,
+    accept_tx: Option<mpsc::UnboundedSender<(Stream, SocketAddr)>>,
+    cmd_rx: mpsc::UnboundedReceiver<Command>,
+    conns: HashMap<Key, Entry>,
+    rng: ChaCha8Rng,
+    next_port: u16,
+    max_connections: usize,
+    max_gso_segments: usize,
+    recv_buf: Vec<u8>,
+    metas: Vec<RecvMeta>,
+    tx: TxArena,
+    touched: Vec<Key>,
+    dirty: Vec<Arc<ConnShared>>,
+    closing: Option<(Instant, Vec<oneshot::Sender<()>>)>,
+}
+
+/// What woke the driver.
+enum Wake {
+    Command(Option<Command>),
+    Readable,
+    SocketError,
+    Other,
+}
+
+impl Driver {
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn new(
+        socket: UdpSocket,
+        udp: UdpSocketState,
+        link: Arc<DriverLink>,
+        stats: Arc<StatsCell>,
+        clock: Clock,
+        params: DriverParams,
+        accept_tx: Option<mpsc::UnboundedSender<(Stream, SocketAddr)>>,
+        cmd_rx: mpsc::UnboundedReceiver<Command>,
+        rng: ChaCha8Rng,
+        first_port: u16,
+    ) -> Driver {
+        let checksum = match &params.server {
+            Some(c) if !c.checksums => Checksum::Ignore,
+            _ => Checksum::UNSPECIFIED,
+        };
+        let max_gso_segments = if params.gso {
+            udp.max_gso_segments().max(1)
+        } else {
+            1
+        };
+        Driver {
+            socket,
+            udp,
+            link,
+            stats,
+            clock,
+            server: params.server,
+            checksum,
+            accept_tx,
+            cmd_rx,
+            conns: HashMap::new(),
+            rng,
+            next_port: first_port.clamp(*EPHEMERAL.start(), *EPHEMERAL.end()),
+            max_connections: params.max_connections,
+            max_gso_segments,
+            recv_buf: vec![0; RECV_SLOT * BATCH_SIZE],
+            metas: vec![RecvMeta::default(); BATCH_SIZE],
+            tx: TxArena {
+                buf: vec![0; TX_ARENA],
+                used: 0,
+                batches: Vec::new(),
+            },
+            touched: Vec::new(),
+            dirty: Vec::new(),
+            closing: None,
+        }
+    }
+
+    /// Runs until the endpoint is dropped or its graceful close ends.
+    pub(crate) async fn run(mut self) {
+        loop {
+            let deadline = self.next_deadline();
+            let sleep_until =
+                deadline.map(|t| tokio::time::Instant::from_std(self.clock.to_std(t)));
+            let wake = tokio::select! {
+                cmd = self.cmd_rx.recv() => Wake::Command(cmd),
+                r = self.socket.ready(Interest::READABLE | Interest::ERROR) => match r {
+                    Ok(ready) if ready.is_error() => Wake::SocketError,
+                    _ => Wake::Readable,
+                },
+                _ = self.link.notify.notified() => Wake::Other,
+                _ = sleep_opt(sleep_until) => Wake::Other,
+            };
+            match wake {
+                Wake::Command(None) => {
+                    // Every endpoint handle is gone: stop at once.
+                    break;
+                }
+                Wake::Command(Some(cmd)) => self.on_command(cmd),
+                Wake::Readable => self.on_readable(),
+                Wake::SocketError => self.on_socket_error(),
+                Wake::Other => {}
+            }
+            let now = self.clock.now();
+            self.collect_dirty();
+            self.run_timers(now);
+            self.service_touched(now).await;
+            if let Some((deadline, _)) = &self.closing {
+                let settled = self.conns.values().all(|e| {
+                    matches!(
+                        e.shared.lock().conn.state(),
+                        State::Closed | State::TimeWait
+                    )
+                });
+                if settled || now >= *deadline {
+                    break;
+                }
+            }
+        }
+        self.shutdown().await;
+    }
+
+    /// The earliest connection timer, or the end of the grace period.
+    fn next_deadline(&self) -> Option<Instant> {
+        let mut t = self.closing.as_ref().map(|(d, _)| *d);
+        for e in self.conns.values() {
+            if let Some(x) = e.timeout {
+                t = Some(t.map_or(x, |t| t.min(x)));
+            }
+        }
+        t
+    }
+
+    fn touch(&mut self, key: Key) {
+        if let Some(e) = self.conns.get_mut(&key) {
+            if !e.touched {
+                e.touched = true;
+                self.touched.push(key);
+            }
+        }
+    }
+
+    fn collect_dirty(&mut self) {
+        let mut dirty = std::mem::take(&mut self.dirty);
+        self.link.drain(&mut dirty);
+        for shared in dirty.drain(..) {
+            self.touch(Key::of(&shared));
+        }
+        self.dirty = dirty;
+    }
+
+    fn run_timers(&mut self, now: Instant) {
+        let due: Vec<Key> = self
+            .conns
+            .iter()
+            .filter(|(_, e)| e.timeout.is_some_and(|t| t <= now))
+            .map(|(k, _)| *k)
+            .collect();
+        for key in due {
+            if let Some(e) = self.conns.get(&key) {
+                let shared = e.shared.clone();
+                shared
+                    .span
+                    .in_scope(|| shared.lock().conn.handle_timeout(now));
+                self.touch(key);
+            }
+        }
+    }
+
+    fn on_command(&mut self, cmd: Command) {
+        match cmd {
+            Command::Connect {
+                remote,
+                config,
+                reply,
+            } => {
+                let result = self.open(remote, config);
+                let _ = reply.send(result);
+            }
+            Command::Close { grace, done } => {
+                let now = self.clock.now();
+                match &mut self.closing {
+                    Some((_, waiters)) => waiters.push(done),
+                    None => {
+                        self.closing = Some((now + grace, vec![done]));
+                        // No new connections from now on.
+                        self.server = None;
+                        let keys: Vec<Key> = self.conns.keys().copied().collect();
+                        for key in keys {
+                            if let Some(e) = self.conns.get(&key) {
+                                e.shared.lock().conn.close();
+                            }
+                            self.touch(key);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Starts an active open towards `remote` from a free local port.
+    fn open(&mut self, remote: SocketAddr, config: Config) -> Result<Arc<ConnShared>, NetError> {
+        if self.closing.is_some() {
+            return Err(NetError::EndpointClosed);
+        }
+        let span = usize::from(EPHEMERAL.end() - EPHEMERAL.start()) + 1;
+        let mut key = None;
+        for _ in 0..span {
+            let port = self.next_port;
+            self.next_port = if port == *EPHEMERAL.end() {
+                *EPHEMERAL.start()
+            } else {
+                port + 1
+            };
+            let k = Key {
+                remote,
+                local_port: port,
+                remote_port: remote.port(),
+            };
+            if !self.conns.contains_key(&k) {
+                key = Some(k);
+                break;
+            }
+        }
+        let key = key.ok_or(NetError::NoFreePort { remote })?;
+        let now = self.clock.now();
+        let conn =
+            Connection::connect(config, now, key.local_port, key.remote_port, &mut self.rng)?;
+        let shared = ConnShared::new(conn, remote);
+        shared.span.in_scope(|| tracing::debug!("connecting"));
+        self.conns.insert(
+            key,
+            Entry {
+                shared: shared.clone(),
+                timeout: None,
+                passive: false,
+                touched: false,
+            },
+        );
+        self.touch(key);
+        Ok(shared)
+    }
+
+    /// Receives until the socket is drained (or for a bounded number of
+    /// calls), feeding every segment to its connection.
+    fn on_readable(&mut self) {
+        let mut buf = std::mem::take(&mut self.recv_buf);
+        let mut metas = std::mem::take(&mut self.metas);
+        for _ in 0..MAX_RECV_CALLS {
+            let result = {
+                let mut slots = buf.chunks_mut(RECV_SLOT).map(IoSliceMut::new);
+                let mut iovs: [IoSliceMut<'_>; BATCH_SIZE] =
+                    std::array::from_fn(|_| slots.next().expect("one slot per batch entry"));
+                self.socket.try_io(Interest::READABLE, || {
+                    self.udp.recv((&self.socket).into(), &mut iovs, &mut metas)
+                })
+            };
+            match result {
+                Ok(n) => {
+                    let now = self.clock.now();
+                    for (i, meta) in metas.iter().take(n).enumerate() {
+                        let start = i * RECV_SLOT;
+                        let data = &buf[start..start + meta.len.min(RECV_SLOT)];
+                        let stride = if meta.stride == 0 {
+                            data.len().max(1)
+                        } else {
+                            meta.stride
+                        };
+                        let ce = meta.ecn == Some(EcnCodepoint::Ce);
+                        self.stats.datagrams_received.fetch_add(1, Relaxed);
+                        for seg in data.chunks(stride) {
+                            self.on_segment(meta.addr, seg, ce, now);
+                        }
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) => {
+                    // A pending ICMP error surfaces here; read it from the
+                    // error queue and go on receiving.
+                    tracing::trace!(error = %e, "receive error");
+                    self.on_socket_error();
+                }
+            }
+        }
+        self.recv_buf = buf;
+        self.metas = metas;
+    }
+
+    /// Drains the socket's error queue: an ICMP port unreachable from a
+    /// host we are opening connections to means nothing listens there.
+    fn on_socket_error(&mut self) {
+        for _ in 0..64 {
+            match self.udp.recv_transport_error((&self.socket).into()) {
+                Ok(Some(err)) => {
+                    tracing::debug!(?err, "transport error");
+                    if matches!(err.payload, quinn_udp::TransportErrorPayload::Unreachable) {
+                        if let Some(addr) = err.addr {
+                            self.refuse(addr.ip());
+                        }
+                    }
+                }
+                Ok(None) => break,
+                Err(e) => {
+                    tracing::trace!(error = %e, "error queue");
+                    break;
+                }
+            }
+        }
+        // Clear the error readiness, which is edge-triggered from here on.
+        let _ = self.socket.try_io(Interest::ERROR, || {
+            Err::<(), _>(io::Error::from(io::ErrorKind::WouldBlock))
+        });
+    }
+
+    /// Fails the handshakes towards `ip`. The kernel reports the host that
+    /// sent the ICMP message, not the port the datagram went to, so every
+    /// connection still in SYN-SENT towards that host is refused.
+    fn refuse(&mut self, ip: IpAddr) {
+        let keys: Vec<Key> = self
+            .conns
+            .iter()
+            .filter(|(k, _)| k.remote.ip() == ip)
+            .map(|(k, _)| *k)
+            .collect();
+        for key in keys {
+            let e = &self.conns[&key];
+            let mut st = e.shared.lock();
+            if st.conn.state() == State::SynSent {
+                st.conn.abort();
+                st.closed = Some(CloseReason::Refused);
+                drop(st);
+                self.touch(key);
+            }
+        }
+    }
+
+    fn on_segment(&mut self, from: SocketAddr, seg: &[u8], ce: bool, now: Instant) {
+        self.stats.segments_received.fetch_add(1, Relaxed);
+        if seg.len() < HEADER_LEN {
+            self.stats.malformed_dropped.fetch_add(1, Relaxed);
+            return;
+        }
+        let key = Key {
+            remote: from,
+            local_port: u16::from_be_bytes([seg[2], seg[3]]),
+            remote_port: u16::from_be_bytes([seg[0], seg[1]]),
+        };
+        if let Some(e) = self.conns.get(&key) {
+            if e.shared
+                .lock()
+                .conn
+                .handle_segment_with_ce(now, seg, ce)
+                .is_err()
+            {
+                self.stats.malformed_dropped.fetch_add(1, Relaxed);
+            }
+            self.touch(key);
+        } else {
+            self.on_unknown(key, seg, now);
+        }
+    }
+
+    /// A segment for no known connection: a SYN opens one on a listening
+    /// endpoint, anything else but a reset is answered with a reset
+    /// (RFC 9293 section 3.10.7.1).
+    fn on_unknown(&mut self, key: Key, seg: &[u8], now: Instant) {
+        let repr = match SegmentRepr::parse(seg, self.checksum) {
+            Ok(r) => r,
+            Err(_) => {
+                self.stats.malformed_dropped.fetch_add(1, Relaxed);
+                return;
+            }
+        };
+        let f = repr.flags;
+        if f.contains(Flags::RST) {
+            self.stats.unknown_dropped.fetch_add(1, Relaxed);
+            return;
+        }
+        if f.contains(Flags::SYN) && !f.contains(Flags::ACK) {
+            if let Some(config) = &self.server {
+                if self.conns.len() >= self.max_connections {
+                    self.stats.unknown_dropped.fetch_add(1, Relaxed);
+                    return;
+                }
+                match Connection::accept(config.clone(), now, seg, &mut self.rng) {
+                    Ok(conn) => {
+                        let shared = ConnShared::new(conn, key.remote);
+                        shared.span.in_scope(|| tracing::debug!("SYN received"));
+                        self.conns.insert(
+                            key,
+                            Entry {
+                                shared,
+                                timeout: None,
+                                passive: true,
+                                touched: false,
+                            },
+                        );
+                        self.touch(key);
+                    }
+                    Err(_) => {
+                        self.stats.malformed_dropped.fetch_add(1, Relaxed);
+                    }
+                }
+                return;
+            }
+        }
+        let (seq, ack, flags) = if f.contains(Flags::ACK) {
+            (repr.ack, SeqNum(0), Flags::RST)
+        } else {
+            let len = repr.payload.len() as u32
+                + u32::from(f.contains(Flags::SYN))
+                + u32::from(f.contains(Flags::FIN));
+            (SeqNum(0), repr.seq.add(len), Flags::RST | Flags::ACK)
+        };
+        let rst = SegmentRepr {
+            src_port: key.local_port,
+            dst_port: key.remote_port,
+            seq,
+            ack,
+            flags,
+            window: 0,
+            options: Options::default(),
+            payload: &[],
+        };
+        let mut bytes = [0u8; HEADER_LEN + MAX_OPTIONS_LEN];
+        if let Ok(n) = rst.emit(&mut bytes, self.checksum) {
+            if self.tx.push(key.remote, &bytes[..n]) {
+                self.stats.resets_sent.fetch_add(1, Relaxed);
+            }
+        }
+        self.stats.unknown_dropped.fetch_add(1, Relaxed);
+    }
+
+    /// Events, transmissions, wakeups and timer bookkeeping for every
+    /// connection touched since the last time.
+    async fn service_touched(&mut self, now: Instant) {
+        let mut touched = std::mem::take(&mut self.touched);
+        for key in touched.drain(..) {
+            self.service(key, now).await;
+        }
+        self.touched = touched;
+        self.send_pending().await;
+    }
+
+    async fn service(&mut self, key: Key, now: Instant) {
+        let Some(entry) = self.conns.get_mut(&key) else {
+            return;
+        };
+        entry.touched = false;
+        let shared = entry.shared.clone();
+        let passive = entry.passive;
+        let mut newly_connected = false;
+        loop {
+            let full;
+            let closed;
+            let timeout;
+            {
+                let mut st = shared.lock();
+                while let Some(ev) = st.conn.poll_event() {
+                    match ev {
+                        Event::Connected => {
+                            st.connected = true;
+                            newly_connected = true;
+                            shared.span.in_scope(|| tracing::debug!("established"));
+                        }
+                        Event::PeerClosed => {}
+                        Event::Closed(reason) => {
+                            if st.closed.is_none() {
+                                st.closed = Some(reason);
+                            }
+                            shared.span.in_scope(|| tracing::debug!(%reason, "closed"));
+                        }
+                    }
+                }
+                full = self
+                    .tx
+                    .fill(&mut st.conn, now, key.remote, self.max_gso_segments);
+                if !full {
+                    // Wake the handles once for everything this batch brought.
+                    let readable =
+                        st.conn.readable() > 0 || st.conn.peer_closed() || st.closed.is_some();
+                    if readable {
+                        if let Some(w) = st.read_waker.take() {
+                            w.wake();
+                        }
+                    }
+                    let threshold = (st.conn.config().send_buffer / 4).max(1);
+                    let writable = newly_connected
+                        || st.conn.send_capacity() >= threshold
+                        || st.closed.is_some()
+                        || st.fin_acknowledged();
+                    if writable {
+                        if let Some(w) = st.write_waker.take() {
+                            w.wake();
+                        }
+                    }
+                }
+                closed = st.conn.is_closed();
+                timeout = st.conn.poll_timeout();
+            }
+            if full {
+                self.send_pending().await;
+                continue;
+            }
+            if let Some(e) = self.conns.get_mut(&key) {
+                e.timeout = timeout;
+            }
+            if closed {
+                self.conns.remove(&key);
+            } else if newly_connected && passive {
+                self.stats.connections_accepted.fetch_add(1, Relaxed);
+                if let Some(tx) = &self.accept_tx {
+                    let stream = Stream::new(shared.clone(), self.link.clone());
+                    // If nobody accepts any more, the stream's drop closes
+                    // the connection.
+                    let _ = tx.send((stream, key.remote));
+                }
+            }
+            break;
+        }
+    }
+
+    /// Sends every queued batch, waiting for the socket when its buffer is
+    /// full.
+    async fn send_pending(&mut self) {
+        let batches = std::mem::take(&mut self.tx.batches);
+        for b in &batches {
+            let transmit = Transmit {
+                destination: b.dest,
+                ecn: Some(EcnCodepoint::Ect0),
+                contents: &self.tx.buf[b.start..b.start + b.len],
+                segment_size: (b.count > 1).then_some(b.segment),
+                src_ip: None,
+            };
+            let mut retried = false;
+            loop {
+                let r = self.socket.try_io(Interest::WRITABLE, || {
+                    self.udp.try_send((&self.socket).into(), &transmit)
+                });
+                match r {
+                    Ok(()) => {
+                        self.stats.datagrams_sent.fetch_add(1, Relaxed);
+                        self.stats.segments_sent.fetch_add(b.count as u64, Relaxed);
+                        break;
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                        if self.socket.writable().await.is_err() {
+                            break;
+                        }
+                    }
+                    Err(e) if !retried && e.kind() == io::ErrorKind::ConnectionRefused => {
+                        // An earlier datagram drew an ICMP error, reported
+                        // on this call; it says nothing about this one. The
+                        // error queue is read when the socket signals it.
+                        retried = true;
+                    }
+                    Err(e) => {
+                        // Lost like any datagram; the connection recovers.
+                        tracing::debug!(error = %e, dest = %b.dest, "send failed");
+                        self.stats.send_errors.fetch_add(1, Relaxed);
+                        break;
+                    }
+                }
+            }
+        }
+        let mut batches = batches;
+        batches.clear();
+        self.tx.batches = batches;
+        self.tx.used = 0;
+    }
+
+    /// Aborts what is left, tells the handles and the closers, and ends.
+    async fn shutdown(&mut self) {
+        let now = self.clock.now();
+        let keys: Vec<Key> = self.conns.keys().copied().collect();
+        for key in &keys {
+            let shared = self.conns[key].shared.clone();
+            {
+                let mut st = shared.lock();
+                if !st.conn.is_closed() {
+                    st.conn.abort();
+                }
+                // Only the reset is left to send.
+                self.tx.fill(&mut st.conn, now, key.remote, 1);
+            }
+            if self.tx.used + 2 * (HEADER_LEN + MAX_OPTIONS_LEN) > TX_ARENA {
+                self.send_pending().await;
+            }
+        }
+        self.send_pending().await;
+        for (_, e) in self.conns.drain() {
+            let mut st = e.shared.lock();
+            st.endpoint_gone = true;
+            st.wake_all();
+        }
+        // Handles queued after this point find `endpoint_gone` set on the
+        // connections they hold.
+        self.link.drain(&mut Vec::new());
+        if let Some((_, waiters)) = self.closing.take() {
+            for w in waiters {
+                let _ = w.send(());
+            }
+        }
+    }
+}
+
+impl TxArena {
+    /// Queues one datagram on its own; false when there is no room.
+    fn push(&mut self, dest: SocketAddr, bytes: &[u8]) -> bool {
+        if self.used + bytes.len() > self.buf.len() {
+            return false;
+        }
+        self.buf[self.used..self.used + bytes.len()].copy_from_slice(bytes);
+        self.batches.push(TxBatch {
+            dest,
+            start: self.used,
+            len: bytes.len(),
+            segment: bytes.len(),
+            count: 1,
+        });
+        self.used += bytes.len();
+        true
+    }
+
+    /// Collects `conn`'s segments into GSO batches of equal-sized
+    /// segments (the last may be shorter). Returns true when the arena
+    /// filled up before the connection ran out of segments.
+    fn fill(
+        &mut self,
+        conn: &mut Connection,
+        now: Instant,
+        dest: SocketAddr,
+        max_segments: usize,
+    ) -> bool {
+        let seg_cap = usize::from(conn.config().mss) + HEADER_LEN + MAX_OPTIONS_LEN;
+        // The batch being built: start offset, segment size, count.
+        let mut open: Option<(usize, usize, usize)> = None;
+        loop {
+            if self.used + seg_cap > self.buf.len() {
+                self.close_batch(&mut open, dest);
+                return true;
+            }
+            let Some(n) = conn.poll_transmit(now, &mut self.buf[self.used..self.used + seg_cap])
+            else {
+                break;
+            };
+            match &mut open {
+                Some((start, size, count))
+                    if n <= *size && self.used + n - *start <= MAX_GSO_BYTES =>
+                {
+                    *count += 1;
+                    self.used += n;
+                    if n < *size || *count >= max_segments {
+                        self.close_batch(&mut open, dest);
+                    }
+                }
+                _ => {
+                    self.close_batch(&mut open, dest);
+                    open = Some((self.used, n, 1));
+                    self.used += n;
+                    if max_segments <= 1 {
+                        self.close_batch(&mut open, dest);
+                    }
+                }
+            }
+        }
+        self.close_batch(&mut open, dest);
+        false
+    }
+
+    fn close_batch(&mut self, open: &mut Option<(usize, usize, usize)>, dest: SocketAddr) {
+        if let Some((start, segment, count)) = open.take() {
+            self.batches.push(TxBatch {
+                dest,
+                start,
+                len: self.used - start,
+                segment,
+                count,
+            });
+        }
+    }
+}
+
+async fn sleep_opt(until: Option<tokio::time::Instant>) {
+    match until {
+        Some(t) => tokio::time::sleep_until(t).await,
+        None => std::future::pending().await,
+    }
+}

@@ -1,0 +1,256 @@
+//! [`Endpoint`]: a UDP socket carrying many ackwise connections.
+
+use super::clock::Clock;
+use super::driver::{Command, Driver, DriverParams};
+use super::error::NetError;
+use super::shared::DriverLink;
+use super::stats::{EndpointStats, StatsCell};
+use super::stream::Stream;
+use crate::connection::Config;
+use quinn_udp::UdpSocketState;
+use rand_chacha::ChaCha8Rng;
+use rand_core::{RngCore, SeedableRng};
+use std::future::poll_fn;
+use std::hash::{BuildHasher, Hasher};
+use std::io;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::{mpsc, oneshot};
+
+/// How an [`Endpoint`] behaves.
+#[derive(Debug, Clone)]
+pub struct EndpointConfig {
+    /// Accept connections with this configuration; `None` for an endpoint
+    /// that only connects out.
+    pub server: Option<Config>,
+    /// How long [`Endpoint::connect`] waits for the handshake.
+    pub connect_timeout: Duration,
+    /// Connections at most, open or opening; further SYNs are dropped.
+    pub max_connections: usize,
+    /// Socket send and receive buffer sizes asked of the kernel (which
+    /// caps them at `net.core.wmem_max` / `rmem_max`).
+    pub socket_buffer_bytes: usize,
+    /// Send equal-sized segments of a connection in one system call
+    /// (UDP generic segmentation offload) where the kernel supports it.
+    pub gso: bool,
+}
+
+impl Default for EndpointConfig {
+    fn default() -> Self {
+        EndpointConfig {
+            server: None,
+            connect_timeout: Duration::from_secs(10),
+            max_connections: 4096,
+            socket_buffer_bytes: 8 << 20,
+            gso: true,
+        }
+    }
+}
+
+/// A UDP socket on which ackwise connections are opened and accepted.
+///
+/// Each datagram carries one TCP segment (several with GSO/GRO, which the
+/// kernel splits at equal strides); connections are told apart by the
+/// peer's socket address and the port pair in the TCP header, so one
+/// endpoint serves many connections, in both directions. A single tokio
+/// task per endpoint (the driver) owns the socket and all connections.
+///
+/// Bind an endpoint from within a tokio runtime. Cloning it gives another
+/// handle to the same endpoint. When the last handle is dropped, the
+/// driver resets every connection left and stops: streams still held
+/// then fail with `NotConnected`. [`close`](Self::close) shuts down
+/// gracefully instead.
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+/// use ackwise::connection::Config;
+/// use ackwise::net::Endpoint;
+/// use tokio::io::AsyncWriteExt;
+///
+/// let server = Endpoint::server("127.0.0.1:4433".parse()?, Config::default())?;
+/// let client = Endpoint::bind("127.0.0.1:0".parse()?)?;
+/// let mut stream = client.connect(server.local_addr(), Config::default()).await?;
+/// stream.write_all(b"hello").await?;
+/// stream.shutdown().await?;
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+pub struct Endpoint {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    cmd_tx: mpsc::UnboundedSender<Command>,
+    accept_rx: tokio::sync::Mutex<Option<mpsc::UnboundedReceiver<(Stream, SocketAddr)>>>,
+    link: Arc<DriverLink>,
+    stats: Arc<StatsCell>,
+    local_addr: SocketAddr,
+    connect_timeout: Duration,
+}
+
+impl Endpoint {
+    /// An endpoint that only opens connections, on `addr` (port 0 for any).
+    pub fn bind(addr: SocketAddr) -> io::Result<Endpoint> {
+        Endpoint::with_config(addr, EndpointConfig::default())
+    }
+
+    /// An endpoint that accepts connections with `config` (and may also
+    /// open some).
+    pub fn server(addr: SocketAddr, config: Config) -> io::Result<Endpoint> {
+        Endpoint::with_config(
+            addr,
+            EndpointConfig {
+                server: Some(config),
+                ..EndpointConfig::default()
+            },
+        )
+    }
+
+    /// An endpoint with every setting chosen.
+    ///
+    /// Fails with `InvalidInput` for an invalid server configuration, and
+    /// with `Other` outside a tokio runtime.
+    pub fn with_config(addr: SocketAddr, config: EndpointConfig) -> io::Result<Endpoint> {
+        let handle = tokio::runtime::Handle::try_current().map_err(|e| {
+            io::Error::other(format!("ackwise endpoint needs a tokio runtime: {e}"))
+        })?;
+        if let Some(server) = &config.server {
+            server
+                .validate()
+                .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+        }
+        let std_socket = std::net::UdpSocket::bind(addr)?;
+        std_socket.set_nonblocking(true)?;
+        let socket = {
+            let _guard = handle.enter();
+            tokio::net::UdpSocket::from_std(std_socket)?
+        };
+        let udp = UdpSocketState::new((&socket).into())?;
+        // Larger buffers absorb bursts; the kernel may grant less, which
+        // only costs throughput.
+        let _ = udp.set_recv_buffer_size((&socket).into(), config.socket_buffer_bytes);
+        let _ = udp.set_send_buffer_size((&socket).into(), config.socket_buffer_bytes);
+        // ICMP errors (port unreachable) let a connect fail fast.
+        let _ = udp.enable_transport_errors((&socket).into());
+        let local_addr = socket.local_addr()?;
+
+        let mut rng = ChaCha8Rng::seed_from_u64(seed());
+        let first_port = 49_152 + (rng.next_u32() % 16_384) as u16;
+        let link = Arc::new(DriverLink::default());
+        let stats = Arc::new(StatsCell::default());
+        let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
+        let (accept_tx, accept_rx) = if config.server.is_some() {
+            let (tx, rx) = mpsc::unbounded_channel();
+            (Some(tx), Some(rx))
+        } else {
+            (None, None)
+        };
+        let driver = Driver::new(
+            socket,
+            udp,
+            link.clone(),
+            stats.clone(),
+            Clock::new(),
+            DriverParams {
+                server: config.server,
+                max_connections: config.max_connections,
+                gso: config.gso,
+            },
+            accept_tx,
+            cmd_rx,
+            rng,
+            first_port,
+        );
+        let span = tracing::info_span!("endpoint", local = %local_addr);
+        handle.spawn(tracing::Instrument::instrument(driver.run(), span));
+        Ok(Endpoint {
+            inner: Arc::new(Inner {
+                cmd_tx,
+                accept_rx: tokio::sync::Mutex::new(accept_rx),
+                link,
+                stats,
+                local_addr,
+                connect_timeout: config.connect_timeout,
+            }),
+        })
+    }
+
+    /// The socket's local address.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.inner.local_addr
+    }
+
+    /// The endpoint's counters.
+    pub fn stats(&self) -> EndpointStats {
+        self.inner.stats.snapshot()
+    }
+
+    /// Opens a connection to `remote` and resolves once its handshake
+    /// completes. Fails with [`NetError::ConnectionRefused`] when the peer
+    /// resets the SYN or its host reports the port unreachable, and with
+    /// [`NetError::TimedOut`] after the endpoint's connect timeout.
+    pub async fn connect(&self, remote: SocketAddr, config: Config) -> Result<Stream, NetError> {
+        config.validate()?;
+        let (reply, rx) = oneshot::channel();
+        self.inner
+            .cmd_tx
+            .send(Command::Connect {
+                remote,
+                config,
+                reply,
+            })
+            .map_err(|_| NetError::EndpointClosed)?;
+        let shared = rx.await.map_err(|_| NetError::EndpointClosed)??;
+        let stream = Stream::new(shared, self.inner.link.clone());
+        let timeout = self.inner.connect_timeout;
+        match tokio::time::timeout(timeout, poll_fn(|cx| stream.poll_connected(cx))).await {
+            Ok(Ok(())) => Ok(stream),
+            Ok(Err(e)) => Err(e),
+            Err(_) => {
+                stream.abort();
+                Err(NetError::TimedOut {
+                    remote,
+                    after: timeout,
+                })
+            }
+        }
+    }
+
+    /// The next connection a peer opened, once its handshake has
+    /// completed, with the peer's address. `None` when the endpoint does
+    /// not listen or has shut down.
+    pub async fn accept(&self) -> Option<(Stream, SocketAddr)> {
+        let mut rx = self.inner.accept_rx.lock().await;
+        rx.as_mut()?.recv().await
+    }
+
+    /// Graceful shutdown: no new connections are accepted or opened, every
+    /// connection is closed (a FIN follows its data) and the endpoint
+    /// waits up to `grace` for them to finish; connections still open
+    /// after that are reset. Resolves when the driver has stopped.
+    pub async fn close(&self, grace: Duration) {
+        let (done, rx) = oneshot::channel();
+        if self
+            .inner
+            .cmd_tx
+            .send(Command::Close { grace, done })
+            .is_ok()
+        {
+            let _ = rx.await;
+        }
+    }
+}
+
+/// A seed for initial sequence numbers and ports that differs between
+/// endpoints and runs.
+fn seed() -> u64 {
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+    );
+    h.finish()
+}

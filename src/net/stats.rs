@@ -1,0 +1,60 @@
+//! Endpoint-wide counters.
+
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+/// A snapshot of an endpoint's counters (every connection's own counters
+/// are in [`Stream::stats`](super::Stream::stats)).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EndpointStats {
+    /// UDP datagrams received (a GRO batch counts once).
+    pub datagrams_received: u64,
+    /// Segments received, after splitting GRO batches.
+    pub segments_received: u64,
+    /// UDP send calls that succeeded (a GSO batch counts once).
+    pub datagrams_sent: u64,
+    /// Segments sent, after counting GSO batches out.
+    pub segments_sent: u64,
+    /// Segments dropped because they were too short, did not parse, failed
+    /// their checksum or were rejected by their connection.
+    pub malformed_dropped: u64,
+    /// Well-formed segments for no connection (answered with a reset
+    /// unless they were resets themselves), and SYNs refused because the
+    /// endpoint does not listen or is full.
+    pub unknown_dropped: u64,
+    /// Resets sent for segments of no connection.
+    pub resets_sent: u64,
+    /// Sends that failed for a reason other than a full socket buffer.
+    pub send_errors: u64,
+    /// Connections opened by peers that completed their handshake.
+    pub connections_accepted: u64,
+}
+
+/// The driver's live counters.
+#[derive(Debug, Default)]
+pub(crate) struct StatsCell {
+    pub(crate) datagrams_received: AtomicU64,
+    pub(crate) segments_received: AtomicU64,
+    pub(crate) datagrams_sent: AtomicU64,
+    pub(crate) segments_sent: AtomicU64,
+    pub(crate) malformed_dropped: AtomicU64,
+    pub(crate) unknown_dropped: AtomicU64,
+    pub(crate) resets_sent: AtomicU64,
+    pub(crate) send_errors: AtomicU64,
+    pub(crate) connections_accepted: AtomicU64,
+}
+
+impl StatsCell {
+    pub(crate) fn snapshot(&self) -> EndpointStats {
+        EndpointStats {
+            datagrams_received: self.datagrams_received.load(Relaxed),
+            segments_received: self.segments_received.load(Relaxed),
+            datagrams_sent: self.datagrams_sent.load(Relaxed),
+            segments_sent: self.segments_sent.load(Relaxed),
+            malformed_dropped: self.malformed_dropped.load(Relaxed),
+            unknown_dropped: self.unknown_dropped.load(Relaxed),
+            resets_sent: self.resets_sent.load(Relaxed),
+            send_errors: self.send_errors.load(Relaxed),
+            connections_accepted: self.connections_accepted.load(Relaxed),
+        }
+    }
+}

@@ -1,0 +1,466 @@
+//! The tokio endpoint on 127.0.0.1: transfers with digests, many
+//! concurrent connections, garbage at the server's port, refused and
+//! timed-out connects, and a client that disappears mid-transfer.
+
+use ackwise::connection::Config;
+use ackwise::net::{Endpoint, EndpointConfig, NetError, Stream};
+use rand_chacha::ChaCha8Rng;
+use rand_core::{RngCore, SeedableRng};
+use sha2::{Digest, Sha256};
+use std::io;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::UdpSocket;
+
+fn localhost() -> SocketAddr {
+    "127.0.0.1:0".parse().unwrap()
+}
+
+/// A configuration for loopback: short timers so that failures show
+/// quickly.
+fn config() -> Config {
+    Config {
+        initial_rto: Duration::from_millis(200),
+        min_rto: Duration::from_millis(200),
+        rto_variance_floor: Duration::from_millis(200),
+        idle_timeout: Some(Duration::from_secs(5)),
+        time_wait: Duration::from_secs(1),
+        ..Config::default()
+    }
+}
+
+fn random_bytes(rng: &mut ChaCha8Rng, len: usize) -> Vec<u8> {
+    let mut v = vec![0u8; len];
+    rng.fill_bytes(&mut v);
+    v
+}
+
+fn sha256(data: &[u8]) -> [u8; 32] {
+    Sha256::digest(data).into()
+}
+
+/// Reads to the end of the stream, hashing.
+async fn read_digest(stream: &mut Stream) -> io::Result<([u8; 32], u64)> {
+    let mut hasher = Sha256::new();
+    let mut buf = vec![0u8; 64 << 10];
+    let mut total = 0u64;
+    loop {
+        let n = stream.read(&mut buf).await?;
+        if n == 0 {
+            return Ok((hasher.finalize().into(), total));
+        }
+        hasher.update(&buf[..n]);
+        total += n as u64;
+    }
+}
+
+/// Serves every accepted connection: reads it to the end and writes back
+/// the SHA-256 of what arrived.
+fn spawn_digest_server(server: Endpoint) {
+    tokio::spawn(async move {
+        while let Some((mut stream, _)) = server.accept().await {
+            tokio::spawn(async move {
+                if let Ok((digest, _)) = read_digest(&mut stream).await {
+                    let _ = stream.write_all(&digest).await;
+                    let _ = stream.shutdown().await;
+                }
+            });
+        }
+    });
+}
+
+/// Sends `data` on a new connection and checks the digest the server
+/// sends back.
+async fn send_and_check(client: &Endpoint, server: SocketAddr, data: &[u8]) -> Result<(), String> {
+    let mut stream = client
+        .connect(server, config())
+        .await
+        .map_err(|e| format!("connect: {e}"))?;
+    stream
+        .write_all(data)
+        .await
+        .map_err(|e| format!("write: {e}"))?;
+    stream
+        .shutdown()
+        .await
+        .map_err(|e| format!("shutdown: {e}"))?;
+    let mut echoed = Vec::new();
+    stream
+        .read_to_end(&mut echoed)
+        .await
+        .map_err(|e| format!("read digest: {e}"))?;
+    if echoed != sha256(data) {
+        return Err(format!(
+            "digest mismatch for {} bytes (got {} bytes back)",
+            data.len(),
+            echoed.len()
+        ));
+    }
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn transfer_of_a_few_megabytes_arrives_intact() {
+    let server = Endpoint::server(localhost(), config()).unwrap();
+    let addr = server.local_addr();
+    let client = Endpoint::bind(localhost()).unwrap();
+    let data = random_bytes(&mut ChaCha8Rng::seed_from_u64(1), 6 << 20);
+    let expected = sha256(&data);
+
+    let receiver = tokio::spawn({
+        let server = server.clone();
+        async move {
+            let (mut stream, from) = server.accept().await.expect("accept");
+            let (digest, len) = read_digest(&mut stream).await.expect("read");
+            (digest, len, from, stream.stats())
+        }
+    });
+    let mut stream = client.connect(addr, config()).await.expect("connect");
+    assert_eq!(stream.remote_addr(), addr);
+    stream.write_all(&data).await.unwrap();
+    stream.shutdown().await.unwrap();
+    let (digest, len, from, rx_stats) = tokio::time::timeout(Duration::from_secs(20), receiver)
+        .await
+        .expect("receiver finished")
+        .unwrap();
+    assert_eq!(len, data.len() as u64);
+    assert_eq!(digest, expected);
+    assert_eq!(from, client.local_addr());
+    assert_eq!(rx_stats.bytes_delivered, data.len() as u64);
+    let tx_stats = stream.stats();
+    assert!(tx_stats.data_bytes_sent >= data.len() as u64);
+    assert!(rx_stats.acks_sent > 0);
+    // Writing after shutdown is refused.
+    let err = stream.write_all(b"more").await.unwrap_err();
+    assert_eq!(err.kind(), io::ErrorKind::BrokenPipe);
+    let e = client.stats();
+    assert!(e.segments_sent >= e.datagrams_sent);
+    assert_eq!(server.stats().malformed_dropped, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hundred_concurrent_connections_arrive_with_matching_digests() {
+    let seed = 0x5eed_0100;
+    let server = Endpoint::server(localhost(), config()).unwrap();
+    let addr = server.local_addr();
+    spawn_digest_server(server.clone());
+    // Four client endpoints, 25 connections each: connections differ by
+    // source address and by port pair.
+    let clients: Vec<Endpoint> = (0..4)
+        .map(|_| Endpoint::bind(localhost()).unwrap())
+        .collect();
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut tasks = Vec::new();
+    for i in 0..100 {
+        let len = (rng.next_u32() % (256 << 10)) as usize;
+        let data = random_bytes(&mut rng, len);
+        let client = clients[i % 4].clone();
+        tasks.push(tokio::spawn(async move {
+            send_and_check(&client, addr, &data)
+                .await
+                .map_err(|e| format!("connection {i} ({len} bytes): {e}"))
+        }));
+    }
+    let deadline = Duration::from_secs(20);
+    for t in tasks {
+        let r = tokio::time::timeout(deadline, t)
+            .await
+            .unwrap_or_else(|_| panic!("seed {seed:#x}: a connection hung"))
+            .unwrap();
+        if let Err(e) = r {
+            panic!("seed {seed:#x}: {e}");
+        }
+    }
+    assert_eq!(server.stats().connections_accepted, 100);
+}
+
+/// Forwards datagrams between one client and the server, keeping a copy
+/// of what the client sent.
+struct Proxy {
+    addr: SocketAddr,
+    /// The socket facing the server: what it sends looks like the client.
+    back: Arc<UdpSocket>,
+    captured: Arc<Mutex<Vec<Vec<u8>>>>,
+    /// Set to drop everything in both directions.
+    cut: Arc<AtomicBool>,
+}
+
+async fn proxy(server: SocketAddr) -> Proxy {
+    let front = Arc::new(UdpSocket::bind(localhost()).await.unwrap());
+    let back = Arc::new(UdpSocket::bind(localhost()).await.unwrap());
+    let captured = Arc::new(Mutex::new(Vec::new()));
+    let client: Arc<Mutex<Option<SocketAddr>>> = Arc::default();
+    let cut = Arc::new(AtomicBool::new(false));
+    let addr = front.local_addr().unwrap();
+    tokio::spawn({
+        let (front, back, captured, client, cut) = (
+            front.clone(),
+            back.clone(),
+            captured.clone(),
+            client.clone(),
+            cut.clone(),
+        );
+        async move {
+            let mut buf = vec![0u8; 65_536];
+            while let Ok((n, from)) = front.recv_from(&mut buf).await {
+                if cut.load(Ordering::Relaxed) {
+                    continue;
+                }
+                *client.lock().unwrap() = Some(from);
+                {
+                    let mut c = captured.lock().unwrap();
+                    if c.len() < 10_000 {
+                        c.push(buf[..n].to_vec());
+                    }
+                }
+                let _ = back.send_to(&buf[..n], server).await;
+            }
+        }
+    });
+    tokio::spawn({
+        let (back, cut) = (back.clone(), cut.clone());
+        async move {
+            let mut buf = vec![0u8; 65_536];
+            while let Ok((n, _)) = back.recv_from(&mut buf).await {
+                if cut.load(Ordering::Relaxed) {
+                    continue;
+                }
+                let to = *client.lock().unwrap();
+                if let Some(to) = to {
+                    let _ = front.send_to(&buf[..n], to).await;
+                }
+            }
+        }
+    });
+    Proxy {
+        addr,
+        back,
+        captured,
+        cut,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_survives_garbage_and_mutated_segments() {
+    let seed = 0x6a_4ba6e;
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let server = Endpoint::server(localhost(), config()).unwrap();
+    let addr = server.local_addr();
+    spawn_digest_server(server.clone());
+    let proxy = proxy(addr).await;
+    // Without GSO every segment crosses the proxy as its own datagram.
+    let client = Endpoint::with_config(
+        localhost(),
+        EndpointConfig {
+            gso: false,
+            ..EndpointConfig::default()
+        },
+    )
+    .unwrap();
+
+    // A first transfer, captured by the proxy.
+    let first = random_bytes(&mut rng, 300_000);
+    send_and_check(&client, proxy.addr, &first).await.unwrap();
+    // A second connection stays open across the attack.
+    let mut live = client.connect(proxy.addr, config()).await.unwrap();
+    let head = random_bytes(&mut rng, 100_000);
+    live.write_all(&head).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let captured = proxy.captured.lock().unwrap().clone();
+    assert!(captured.len() > 100, "captured {} segments", captured.len());
+
+    // 10 000 datagrams of random bytes from a stranger.
+    let stranger = UdpSocket::bind(localhost()).await.unwrap();
+    for i in 0..10_000 {
+        let len = 1 + (rng.next_u32() % 1_500) as usize;
+        let junk = random_bytes(&mut rng, len);
+        let _ = stranger.send_to(&junk, addr).await;
+        if i % 500 == 0 {
+            tokio::task::yield_now().await;
+        }
+    }
+    // 10 000 mutated real segments, from the client's own address (the
+    // proxy), so they reach the live connection too.
+    for i in 0..10_000 {
+        let mut seg = captured[(rng.next_u32() as usize) % captured.len()].clone();
+        let flips = 1 + rng.next_u32() % 3;
+        for _ in 0..flips {
+            let at = (rng.next_u32() as usize) % seg.len();
+            seg[at] ^= 1 + (rng.next_u32() % 255) as u8;
+        }
+        let _ = proxy.back.send_to(&seg, addr).await;
+        if i % 500 == 0 {
+            tokio::task::yield_now().await;
+        }
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let stats = server.stats();
+    assert!(
+        stats.malformed_dropped >= 10_000,
+        "seed {seed:#x}: only {} of 20 000 bad datagrams counted as malformed ({stats:?})",
+        stats.malformed_dropped
+    );
+
+    // The live connection finishes intact ...
+    let tail = random_bytes(&mut rng, 200_000);
+    live.write_all(&tail).await.unwrap();
+    live.shutdown().await.unwrap();
+    let mut echoed = Vec::new();
+    live.read_to_end(&mut echoed).await.unwrap();
+    let mut all = head.clone();
+    all.extend_from_slice(&tail);
+    assert_eq!(
+        echoed,
+        sha256(&all),
+        "seed {seed:#x}: live connection corrupted"
+    );
+    // ... and new ones still work, directly and through the proxy.
+    let direct = Endpoint::bind(localhost()).unwrap();
+    let third = random_bytes(&mut rng, 500_000);
+    send_and_check(&direct, addr, &third).await.unwrap();
+    send_and_check(&client, proxy.addr, &third).await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connect_to_a_closed_port_fails_within_the_timeout() {
+    // A port nobody listens on: the kernel answers with ICMP.
+    let closed = {
+        let s = std::net::UdpSocket::bind(localhost()).unwrap();
+        s.local_addr().unwrap()
+    };
+    let timeout = Duration::from_secs(2);
+    let client = Endpoint::with_config(
+        localhost(),
+        EndpointConfig {
+            connect_timeout: timeout,
+            ..EndpointConfig::default()
+        },
+    )
+    .unwrap();
+    let start = Instant::now();
+    let err = client.connect(closed, config()).await.unwrap_err();
+    let elapsed = start.elapsed();
+    assert!(
+        elapsed < timeout + Duration::from_millis(500),
+        "took {elapsed:?}"
+    );
+    assert!(
+        matches!(
+            err,
+            NetError::ConnectionRefused { .. } | NetError::TimedOut { .. }
+        ),
+        "{err}"
+    );
+    assert!(err.to_string().contains(&closed.to_string()), "{err}");
+    eprintln!("closed port: {err} after {elapsed:?}");
+
+    // A socket that swallows everything: only the timeout can tell.
+    let silent = UdpSocket::bind(localhost()).await.unwrap();
+    let start = Instant::now();
+    let err = client
+        .connect(silent.local_addr().unwrap(), config())
+        .await
+        .unwrap_err();
+    let elapsed = start.elapsed();
+    assert!(matches!(err, NetError::TimedOut { .. }), "{err}");
+    assert!(elapsed >= timeout && elapsed < timeout + Duration::from_millis(500));
+    assert_eq!(io::Error::from(err).kind(), io::ErrorKind::TimedOut);
+
+    // An ackwise endpoint that does not listen answers with a reset.
+    let not_listening = Endpoint::bind(localhost()).unwrap();
+    let start = Instant::now();
+    let err = client
+        .connect(not_listening.local_addr(), config())
+        .await
+        .unwrap_err();
+    assert!(matches!(err, NetError::ConnectionRefused { .. }), "{err}");
+    assert!(start.elapsed() < Duration::from_secs(1));
+    assert!(not_listening.stats().resets_sent >= 1);
+}
+
+/// Starts a transfer that never ends and returns the server's stream once
+/// some data arrived, with the client endpoint and its task.
+async fn endless_transfer(
+    server: &Endpoint,
+    client_addr_target: SocketAddr,
+) -> (Stream, Endpoint, tokio::task::JoinHandle<()>) {
+    let client = Endpoint::bind(localhost()).unwrap();
+    let task = tokio::spawn({
+        let client = client.clone();
+        async move {
+            let mut s = client.connect(client_addr_target, config()).await.unwrap();
+            let chunk = vec![7u8; 64 << 10];
+            while s.write_all(&chunk).await.is_ok() {}
+        }
+    });
+    let (mut stream, _) = server.accept().await.unwrap();
+    let mut buf = vec![0u8; 64 << 10];
+    let mut got = 0;
+    while got < 1 << 20 {
+        got += stream.read(&mut buf).await.unwrap();
+    }
+    (stream, client, task)
+}
+
+/// Reads until an error, which must come within `limit`.
+async fn read_until_error(stream: &mut Stream, limit: Duration) -> io::Error {
+    let mut buf = vec![0u8; 64 << 10];
+    let r = tokio::time::timeout(limit, async {
+        loop {
+            match stream.read(&mut buf).await {
+                Ok(0) => return None,
+                Ok(_) => {}
+                Err(e) => return Some(e),
+            }
+        }
+    })
+    .await;
+    match r {
+        Ok(Some(e)) => e,
+        Ok(None) => panic!("stream ended cleanly instead of failing"),
+        Err(_) => panic!("read hung for {limit:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropped_client_endpoint_fails_the_server_read() {
+    let mut cfg = config();
+    cfg.idle_timeout = Some(Duration::from_secs(1));
+    let server = Endpoint::server(localhost(), cfg).unwrap();
+
+    // Dropping the endpoint resets its connections.
+    let (mut stream, client, task) = endless_transfer(&server, server.local_addr()).await;
+    task.abort();
+    let _ = task.await;
+    drop(client);
+    let err = read_until_error(&mut stream, Duration::from_secs(5)).await;
+    assert!(
+        matches!(
+            err.kind(),
+            io::ErrorKind::ConnectionReset | io::ErrorKind::TimedOut
+        ),
+        "{err:?}"
+    );
+    eprintln!("dropped endpoint: {err}");
+
+    // A client that vanishes without a word (the path is cut before its
+    // endpoint goes, so not even its reset arrives) runs into the
+    // server's idle timeout.
+    let p = proxy(server.local_addr()).await;
+    let (mut stream, client, task) = endless_transfer(&server, p.addr).await;
+    p.cut.store(true, Ordering::Relaxed);
+    task.abort();
+    let _ = task.await;
+    drop(client);
+    let start = Instant::now();
+    let err = read_until_error(&mut stream, Duration::from_secs(5)).await;
+    assert_eq!(err.kind(), io::ErrorKind::TimedOut, "{err:?}");
+    assert!(
+        start.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        start.elapsed()
+    );
+}
