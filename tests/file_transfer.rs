@@ -1,13 +1,16 @@
 //! File transfer: files arrive intact or not at all.
 //!
-//! The protocol runs here over in-memory pipes and kernel TCP on
-//! 127.0.0.1; the CLI tests run the `ackwise` binary as a user would.
+//! The protocol runs here over ackwise connections, in-memory pipes and
+//! kernel TCP on 127.0.0.1; the CLI tests run the `ackwise` binary as a
+//! user would.
 //! Random contents come from a seeded generator; a failing test prints
 //! its seed.
 
+use ackwise::lab::Strategy;
 use ackwise::net::transfer::{
     self, protocol, ReceiveOptions, SendOptions, Silent, StatsSource, TransferError, Verdict,
 };
+use ackwise::net::Endpoint;
 use rand_chacha::rand_core::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::io::{BufRead, BufReader};
@@ -379,6 +382,168 @@ async fn an_existing_file_is_kept_unless_overwriting_is_asked_for() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+// ---- over ackwise connections ----
+
+/// A server endpoint for `strategy` on 127.0.0.1 and a client endpoint.
+/// Loopback carries large segments; a 16 000-byte MSS keeps the tests
+/// quick without hiding anything the protocol does.
+fn ackwise_pair(strategy: Strategy) -> (Endpoint, Endpoint) {
+    let config = transfer::strategy_config(strategy, 16_000);
+    let server = Endpoint::server("127.0.0.1:0".parse().unwrap(), config).unwrap();
+    let client = Endpoint::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    (server, client)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn random_files_round_trip_over_ackwise_with_its_counters() {
+    for (seed, strategy) in [(21u64, Strategy::AE), (22, Strategy::W4)] {
+        let dir = scratch(&format!("ackwise-{strategy}"));
+        let (paths, contents) = make_files(&dir, seed, &SIZES);
+        let (server, client) = ackwise_pair(strategy);
+        let out = dir.join("out");
+        let accepting = server.clone();
+        let receiver = tokio::spawn(async move {
+            let (mut stream, _) = accepting.accept().await.unwrap();
+            transfer::receive_files(&mut stream, &ReceiveOptions::new(out), &mut Silent).await
+        });
+        let config = transfer::strategy_config(strategy, 16_000);
+        let mut stream = client.connect(server.local_addr(), config).await.unwrap();
+        let files = transfer::open_files(&paths).unwrap();
+        let sent = transfer::send_files(&mut stream, files, &SendOptions::default(), &mut Silent)
+            .await
+            .unwrap();
+        let received = receiver.await.unwrap().unwrap();
+        assert!(sent.all_ok() && received.all_ok(), "seed {seed}");
+        for (name, data) in &contents {
+            let got = std::fs::read(dir.join("out").join(name)).unwrap();
+            assert!(got == *data, "seed {seed}: {name} differs");
+        }
+        assert_eq!(listing(&dir.join("out")).len(), contents.len());
+        // The summaries carry the connection's counters.
+        let rs = received.stats.expect("ackwise streams have counters");
+        let ss = sent.stats.expect("ackwise streams have counters");
+        assert!(rs.bytes_delivered >= SIZES.iter().sum::<usize>() as u64);
+        assert!(ss.pure_acks_received > 0);
+        assert!(sent.to_string().contains("ACKs sent"), "{sent}");
+        assert!(rs.pure_acks_sent > 0 && rs.data_segments_received > 0);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn corruption_over_ackwise_is_caught_and_nothing_is_stored() {
+    let dir = scratch("ackwise-corrupt");
+    let (paths, contents) = make_files(&dir, 31, &[400_000]);
+    let header_bytes = 4 + 1 + 2 + contents[0].0.len() as u64 + 8;
+    let (server, client) = ackwise_pair(Strategy::W4);
+    let out = dir.join("out");
+    let accepting = server.clone();
+    let receiver = tokio::spawn(async move {
+        let (mut stream, _) = accepting.accept().await.unwrap();
+        transfer::receive_files(&mut stream, &ReceiveOptions::new(out), &mut Silent).await
+    });
+    let config = transfer::strategy_config(Strategy::W4, 16_000);
+    let stream = client.connect(server.local_addr(), config).await.unwrap();
+    let mut stream = Corrupting {
+        inner: stream,
+        written: 0,
+        flip_at: header_bytes + 399_999,
+    };
+    let files = transfer::open_files(&paths).unwrap();
+    let sent = transfer::send_files(&mut stream, files, &SendOptions::default(), &mut Silent)
+        .await
+        .unwrap();
+    assert_eq!(sent.files[0].verdict, Verdict::DigestMismatch);
+    let received = receiver.await.unwrap().unwrap();
+    assert_eq!(received.files[0].verdict, Verdict::DigestMismatch);
+    assert!(listing(&dir.join("out")).is_empty());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Starts a file of `length_bytes` by hand, sends `sent_bytes` of it and
+/// waits for the receiver's partial file to appear; returns the stream.
+async fn half_sent(
+    client: &Endpoint,
+    server: &Endpoint,
+    out: &Path,
+    length_bytes: u64,
+    sent_bytes: usize,
+) -> ackwise::net::Stream {
+    let config = transfer::strategy_config(Strategy::W4, 16_000);
+    let mut s = client.connect(server.local_addr(), config).await.unwrap();
+    let header = protocol::Header {
+        name: "half.bin".into(),
+        length_bytes,
+    };
+    protocol::write_header(&mut s, &header).await.unwrap();
+    assert_eq!(
+        protocol::read_verdict(&mut s).await.unwrap(),
+        Ok(Verdict::Ok)
+    );
+    s.write_all(&vec![9u8; sent_bytes]).await.unwrap();
+    s.flush().await.unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while listing(out).is_empty() {
+        assert!(std::time::Instant::now() < deadline, "no partial file");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    s
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_ackwise_sender_that_stops_mid_file_leaves_nothing_behind() {
+    let dir = scratch("ackwise-vanish");
+    let out = dir.join("out");
+    let (server, client) = ackwise_pair(Strategy::W4);
+    // Three ways to stop: close early (FIN), reset, and the whole client
+    // endpoint dropped with the stream still open (its driver resets what
+    // is left). A process killed outright is the CLI test's.
+    for how in ["fin", "reset", "endpoint-dropped"] {
+        let accepting = server.clone();
+        let mut options = ReceiveOptions::new(out.clone());
+        options.idle_timeout = Duration::from_millis(1500);
+        let receiver = tokio::spawn(async move {
+            let (mut stream, _) = accepting.accept().await.unwrap();
+            transfer::receive_files(&mut stream, &options, &mut Silent).await
+        });
+        let vanishing = Endpoint::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+        let from = if how == "endpoint-dropped" {
+            &vanishing
+        } else {
+            &client
+        };
+        let s = half_sent(from, &server, &out, 50_000_000, 300_000).await;
+        assert!(listing(&out)[0].starts_with(".half.bin.ackwise-partial-"));
+        match how {
+            "fin" => drop(s),
+            "reset" => {
+                s.abort();
+                drop(s);
+            }
+            _ => {
+                // Forgotten, the stream cannot close gracefully (a FIN);
+                // the endpoint goes with its socket.
+                std::mem::forget(s);
+                drop(vanishing);
+            }
+        }
+        let err = receiver.await.unwrap().unwrap_err();
+        match how {
+            "fin" => assert!(matches!(err, TransferError::PeerVanished), "{how}: {err}"),
+            "reset" => assert!(matches!(err, TransferError::Connection(_)), "{how}: {err}"),
+            _ => assert!(
+                matches!(
+                    err,
+                    TransferError::Stalled { .. } | TransferError::Connection(_)
+                ),
+                "{how}: {err}"
+            ),
+        }
+        assert!(listing(&out).is_empty(), "{how}: {:?}", listing(&out));
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 // ---- the command line ----
 
 fn ackwise() -> Command {
@@ -431,22 +596,39 @@ fn cli_missing_file_is_one_line_and_no_connection() {
 fn cli_closed_port_fails_clearly_within_the_timeout() {
     let dir = scratch("cli-closed");
     let (paths, _) = make_files(&dir, 5, &[1000]);
+    for transport in ["ackwise", "tcp"] {
+        let started = std::time::Instant::now();
+        let out = ackwise()
+            .arg("send")
+            .arg(&paths[0])
+            .args(["--transport", transport, "--connect-timeout", "2s", "--to"])
+            .arg(format!("127.0.0.1:{}", closed_port()))
+            .output()
+            .unwrap();
+        assert!(started.elapsed() < Duration::from_secs(5), "{transport}");
+        assert_eq!(out.status.code(), Some(1), "{transport}");
+        let line = error_line(&out);
+        assert!(line.contains("cannot connect to 127.0.0.1:"), "{line}");
+        assert!(
+            line.contains("connection refused") || line.contains("timed out after 2 s"),
+            "{line}"
+        );
+    }
+    // Nothing answers at all (a port with a silent UDP socket): the
+    // timeout, not a hang.
+    let silent = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
     let started = std::time::Instant::now();
     let out = ackwise()
         .arg("send")
         .arg(&paths[0])
-        .args(["--transport", "tcp", "--connect-timeout", "2s", "--to"])
-        .arg(format!("127.0.0.1:{}", closed_port()))
+        .args(["--connect-timeout", "1500ms", "--to"])
+        .arg(silent.local_addr().unwrap().to_string())
         .output()
         .unwrap();
-    assert!(started.elapsed() < Duration::from_secs(5));
-    assert_eq!(out.status.code(), Some(1));
+    let waited = started.elapsed();
+    assert!(waited >= Duration::from_millis(1400) && waited < Duration::from_secs(4));
     let line = error_line(&out);
-    assert!(line.contains("cannot connect to 127.0.0.1:"), "{line}");
-    assert!(
-        line.contains("refused") || line.contains("timed out"),
-        "{line}"
-    );
+    assert!(line.contains("timed out after 1500 ms"), "{line}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -481,14 +663,10 @@ struct Server {
 impl Server {
     fn start(transport: &str, out: &Path) -> Server {
         let mut child = ackwise()
-            .args([
-                "recv",
-                "--listen",
-                "127.0.0.1:0",
-                "--transport",
-                transport,
-                "--out",
-            ])
+            .args(["recv", "--listen", "127.0.0.1:0", "--transport", transport])
+            // Loopback takes large segments; a killed sender is noticed
+            // after two silent seconds.
+            .args(["--mss", "16000", "--idle-timeout", "2s", "--out"])
             .arg(out)
             .stderr(Stdio::piped())
             .spawn()
@@ -515,16 +693,22 @@ impl Drop for Server {
     }
 }
 
-#[test]
-fn cli_round_trip_and_a_killed_sender_leaves_no_file() {
-    let dir = scratch("cli-kill");
+fn round_trip_then_kill_the_sender(transport: &str) {
+    let dir = scratch(&format!("cli-kill-{transport}"));
     let out = dir.join("out");
-    let server = Server::start("tcp", &out);
+    let server = Server::start(transport, &out);
     let (paths, contents) = make_files(&dir, 9, &[2_000_000]);
     let sent = ackwise()
         .arg("send")
         .arg(&paths[0])
-        .args(["--transport", "tcp", "--to", &server.addr])
+        .args([
+            "--transport",
+            transport,
+            "--mss",
+            "16000",
+            "--to",
+            &server.addr,
+        ])
         .output()
         .unwrap();
     assert!(
@@ -537,6 +721,12 @@ fn cli_round_trip_and_a_killed_sender_leaves_no_file() {
         summary.contains("sent 1/1 files, 2000000 bytes"),
         "{summary}"
     );
+    let counters = if transport == "ackwise" {
+        "ACKs sent"
+    } else {
+        "no ACK counters"
+    };
+    assert!(summary.contains(counters), "{summary}");
     assert!(std::fs::read(out.join(&contents[0].0)).unwrap() == contents[0].1);
 
     // A sender killed in the middle of a file larger than any buffer.
@@ -548,7 +738,8 @@ fn cli_round_trip_and_a_killed_sender_leaves_no_file() {
     let mut sender = ackwise()
         .arg("send")
         .arg(&big)
-        .args(["--transport", "tcp", "--quiet", "--to", &server.addr])
+        .args(["--transport", transport, "--mss", "16000", "--quiet"])
+        .args(["--to", &server.addr])
         .spawn()
         .unwrap();
     let deadline = std::time::Instant::now() + Duration::from_secs(20);
@@ -581,4 +772,14 @@ fn cli_round_trip_and_a_killed_sender_leaves_no_file() {
     assert_eq!(listing(&out), vec![contents[0].0.clone()]);
     drop(server);
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn cli_round_trip_and_a_killed_sender_leaves_no_file_over_ackwise() {
+    round_trip_then_kill_the_sender("ackwise");
+}
+
+#[test]
+fn cli_round_trip_and_a_killed_sender_leaves_no_file_over_tcp() {
+    round_trip_then_kill_the_sender("tcp");
 }

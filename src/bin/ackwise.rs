@@ -11,10 +11,12 @@
 //! ackwise lab PRESET|FILE.toml [--strategies ae,dal2] [--seed N]
 //!             [--json F] [--csv F] [--jobs N] [--shard i/n] [--quiet]
 //!             [--series INTERVAL [--series-csv F]] [--plot DIR]
-//! ackwise recv --listen ADDR --out DIR [--strategy S] [--overwrite] [--quiet]
+//! ackwise recv --listen ADDR --out DIR [--strategy S] [--overwrite]
+//!              [--transport ackwise|tcp] [--mss N] [--idle-timeout 60s] [--quiet]
 //!                                   # receive files until Ctrl-C
-//! ackwise send FILE... --to ADDR [--strategy S] [--connect-timeout 10s] [--quiet]
-//!                                   # send files, exit status 1 if any failed
+//! ackwise send FILE... --to ADDR [--strategy S] [--connect-timeout 10s]
+//!              [--transport ackwise|tcp] [--mss N] [--idle-timeout 60s] [--quiet]
+//!                                   # send files; exit status 1 if any failed
 //! ```
 //!
 //! `--series 100ms` samples every flow's windows and the bottleneck queue
@@ -62,9 +64,15 @@ struct SendArgs {
     /// same name.
     #[arg(long, default_value = "4w")]
     strategy: String,
-    /// Carrier: `tcp` (the kernel's TCP, for comparison).
-    #[arg(long, default_value = "tcp")]
+    /// Carrier: `ackwise` (over UDP) or `tcp` (the kernel's, for
+    /// comparison).
+    #[arg(long, default_value = "ackwise")]
     transport: String,
+    /// Largest segment payload offered, bytes (ackwise only). The default
+    /// fits a 1500-byte MTU; loopback takes up to about 65000. The smaller
+    /// of the two ends' values applies.
+    #[arg(long, value_name = "BYTES", default_value_t = transfer::DEFAULT_MSS)]
+    mss: u16,
     /// Give up connecting after this long, e.g. `5s`.
     #[arg(long, value_name = "DURATION", default_value = "10s")]
     connect_timeout: String,
@@ -88,9 +96,15 @@ struct RecvArgs {
     /// Give the sender the same name.
     #[arg(long, default_value = "4w")]
     strategy: String,
-    /// Carrier: `tcp` (the kernel's TCP, for comparison).
-    #[arg(long, default_value = "tcp")]
+    /// Carrier: `ackwise` (over UDP) or `tcp` (the kernel's, for
+    /// comparison).
+    #[arg(long, default_value = "ackwise")]
     transport: String,
+    /// Largest segment payload offered, bytes (ackwise only). The default
+    /// fits a 1500-byte MTU; loopback takes up to about 65000. The smaller
+    /// of the two ends' values applies.
+    #[arg(long, value_name = "BYTES", default_value_t = transfer::DEFAULT_MSS)]
+    mss: u16,
     /// Replace existing files (by default a file whose name exists is
     /// refused).
     #[arg(long)]
@@ -219,6 +233,7 @@ fn send_command(args: SendArgs) -> ExitCode {
         to: args.to,
         transport,
         strategy,
+        mss: args.mss,
         connect_timeout,
         options: SendOptions { idle_timeout: idle },
         console: console(args.quiet),
@@ -261,6 +276,7 @@ fn recv_command(args: RecvArgs) -> ExitCode {
         listen: args.listen,
         transport,
         strategy,
+        mss: args.mss,
         options,
         console: console(args.quiet),
     };

@@ -8,11 +8,12 @@ use super::receive::{receive_files, ReceiveOptions};
 use super::send::{open_files, send_files, SendOptions};
 use crate::connection::{AckPolicyConfig, Config};
 use crate::lab::Strategy;
+use crate::net::{Endpoint, EndpointConfig, NetError};
 use crate::receiver::ack_policy::Polled;
 use crate::time::Duration;
 use indicatif::MultiProgress;
 use std::future::Future;
-use std::net::SocketAddr;
+use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::path::PathBuf;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, TcpStream};
@@ -21,8 +22,11 @@ use tokio::task::JoinSet;
 /// What carries the bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Transport {
-    /// The kernel's TCP (a reference to compare with; `--strategy` does
-    /// not apply).
+    /// ackwise connections over UDP ([`Endpoint`]), configured by the
+    /// strategy.
+    Ackwise,
+    /// The kernel's TCP, a reference to compare with; the strategy and
+    /// MSS do not apply.
     Tcp,
 }
 
@@ -31,11 +35,27 @@ impl std::str::FromStr for Transport {
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
+            "ackwise" => Ok(Transport::Ackwise),
             "tcp" => Ok(Transport::Tcp),
-            other => Err(format!("unknown transport `{other}` (known: tcp)")),
+            other => Err(format!("unknown transport `{other}` (known: ackwise, tcp)")),
         }
     }
 }
+
+impl std::fmt::Display for Transport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Transport::Ackwise => "ackwise",
+            Transport::Tcp => "tcp",
+        })
+    }
+}
+
+/// The segment size [`strategy_config`] uses unless told otherwise: a
+/// datagram of `mss` plus at most 60 bytes of TCP header plus 28 of UDP
+/// and IPv4 fits a 1500-byte Ethernet MTU, and ackwise sockets do not
+/// fragment. Loopback takes up to about 65 000.
+pub const DEFAULT_MSS: u16 = 1400;
 
 /// The connection configuration for `strategy` on a real network, by the
 /// lab's mapping ([`Strategy::apply`]) so that a name means the same in
@@ -51,12 +71,14 @@ impl std::str::FromStr for Transport {
 /// gives delayed ACKs to a sender that does not poll, so it serves every
 /// sender.
 ///
-/// On top of the defaults of [`Config`]: Nagle off (the transfer writes
+/// On top of the defaults of [`Config`]: the given `mss` (see
+/// [`DEFAULT_MSS`]; the smaller of the two ends' applies), Nagle off (the transfer writes
 /// large chunks and small verdicts that must not wait), 8 MiB buffers
 /// (enough window for loopback and LAN rates), a 200 ms minimum RTO as in
 /// the lab, and the lab's 100 ms delayed-ACK and polled fallback timers.
-pub fn strategy_config(strategy: Strategy) -> Config {
+pub fn strategy_config(strategy: Strategy, mss: u16) -> Config {
     let base = Config {
+        mss,
         nagle: false,
         send_buffer: 8 << 20,
         recv_buffer: 8 << 20,
@@ -70,6 +92,10 @@ pub fn strategy_config(strategy: Strategy) -> Config {
     strategy.apply(&base, ack_delay, Polled::DEFAULT_FALLBACK)
 }
 
+/// How long closing an endpoint waits for its connections' last FINs and
+/// ACKs.
+const CLOSE_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// What `ackwise send` does.
 #[derive(Debug, Clone)]
 pub struct SendPlan {
@@ -81,6 +107,8 @@ pub struct SendPlan {
     pub transport: Transport,
     /// The strategy (ackwise transport only).
     pub strategy: Strategy,
+    /// Largest segment payload offered (ackwise transport only).
+    pub mss: u16,
     /// How long to wait for the connection.
     pub connect_timeout: Duration,
     /// Progress and timeouts of the transfer.
@@ -98,6 +126,8 @@ pub struct ServePlan {
     pub transport: Transport,
     /// The strategy (ackwise transport only).
     pub strategy: Strategy,
+    /// Largest segment payload offered (ackwise transport only).
+    pub mss: u16,
     /// Where files go and whether they may replace others.
     pub options: ReceiveOptions,
     /// Progress display.
@@ -135,6 +165,48 @@ pub async fn run_send(plan: &SendPlan) -> Result<Summary, TransferError> {
     // `ackwise send` lists the failed files in its final error line.
     let mut console = Console::new(plan.console, "").without_failures();
     match plan.transport {
+        Transport::Ackwise => {
+            let config = strategy_config(plan.strategy, plan.mss);
+            let local: SocketAddr = if addr.is_ipv4() {
+                (Ipv4Addr::UNSPECIFIED, 0).into()
+            } else {
+                (Ipv6Addr::UNSPECIFIED, 0).into()
+            };
+            let endpoint = Endpoint::with_config(
+                local,
+                EndpointConfig {
+                    connect_timeout: plan.connect_timeout,
+                    ..EndpointConfig::default()
+                },
+            )
+            .map_err(|e| TransferError::Connect {
+                addr: plan.to.clone(),
+                reason: format!("cannot open a UDP socket: {e}"),
+            })?;
+            let mut stream = endpoint.connect(addr, config).await.map_err(|e| match e {
+                NetError::TimedOut { after, .. } => TransferError::ConnectTimeout {
+                    addr: plan.to.clone(),
+                    after,
+                },
+                NetError::ConnectionRefused { .. } => TransferError::Connect {
+                    addr: plan.to.clone(),
+                    reason: "connection refused".into(),
+                },
+                other => TransferError::Connect {
+                    addr: plan.to.clone(),
+                    reason: other.to_string(),
+                },
+            })?;
+            let result = send_files(&mut stream, files, &plan.options, &mut console).await;
+            if result.is_err() {
+                // A failed transfer must not look finished to the
+                // receiver: reset rather than close.
+                stream.abort();
+            }
+            drop(stream);
+            endpoint.close(CLOSE_GRACE).await;
+            result
+        }
         Transport::Tcp => {
             let connected = tokio::time::timeout(plan.connect_timeout, TcpStream::connect(addr))
                 .await
@@ -174,6 +246,28 @@ pub async fn serve(
     let mut tasks = JoinSet::new();
     tokio::pin!(shutdown);
     match plan.transport {
+        Transport::Ackwise => {
+            let endpoint = Endpoint::server(addr, strategy_config(plan.strategy, plan.mss))
+                .map_err(|e| TransferError::Listen {
+                    addr: plan.listen.clone(),
+                    reason: e.to_string(),
+                })?;
+            announce(plan, Some(endpoint.local_addr()));
+            loop {
+                tokio::select! {
+                    () = &mut shutdown => break,
+                    accepted = endpoint.accept() => match accepted {
+                        Some((stream, peer)) => {
+                            spawn_receiver(&mut tasks, stream, peer, plan, &multi);
+                        }
+                        None => break,
+                    },
+                    Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
+                }
+            }
+            tasks.shutdown().await;
+            endpoint.close(CLOSE_GRACE).await;
+        }
         Transport::Tcp => {
             let listener = TcpListener::bind(addr)
                 .await
@@ -197,9 +291,9 @@ pub async fn serve(
                     Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
                 }
             }
+            tasks.shutdown().await;
         }
     }
-    tasks.shutdown().await;
     Ok(())
 }
 
@@ -207,7 +301,7 @@ fn announce(plan: &ServePlan, local: Option<SocketAddr>) {
     if plan.console != ConsoleMode::Quiet {
         let at = local.map_or_else(|| plan.listen.clone(), |a| a.to_string());
         eprintln!(
-            "receiving on {at} ({:?}) into {}; Ctrl-C stops",
+            "receiving on {at} ({}) into {}; Ctrl-C stops",
             plan.transport,
             plan.options.out_dir.display()
         );

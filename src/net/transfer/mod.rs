@@ -50,7 +50,7 @@ pub mod protocol;
 mod receive;
 mod send;
 
-pub use app::{run_send, serve, strategy_config, SendPlan, ServePlan, Transport};
+pub use app::{run_send, serve, strategy_config, SendPlan, ServePlan, Transport, DEFAULT_MSS};
 pub use error::TransferError;
 pub use progress::{
     fmt_rate, Console, ConsoleMode, Direction, FileReport, Observer, Silent, StatsSource, Summary,

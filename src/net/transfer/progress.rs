@@ -20,6 +20,12 @@ pub trait StatsSource {
     }
 }
 
+impl StatsSource for crate::net::Stream {
+    fn transport_stats(&self) -> Option<Stats> {
+        Some(self.stats())
+    }
+}
+
 impl StatsSource for tokio::net::TcpStream {}
 impl StatsSource for tokio::io::DuplexStream {}
 
@@ -137,7 +143,7 @@ impl fmt::Display for Summary {
             Some(s) => write!(
                 f,
                 "; ACKs sent {}, received {}; {} retransmissions, {} timeouts",
-                s.acks_sent, s.pure_acks_received, s.retransmissions, s.timeouts
+                s.pure_acks_sent, s.pure_acks_received, s.retransmissions, s.timeouts
             ),
             None => f.write_str("; no ACK counters (not an ackwise stream)"),
         }
@@ -254,7 +260,7 @@ fn acks(stats: Option<&Stats>) -> String {
     match stats {
         Some(s) => format!(
             ", ACKs sent {} received {}, {} retx",
-            s.acks_sent, s.pure_acks_received, s.retransmissions
+            s.pure_acks_sent, s.pure_acks_received, s.retransmissions
         ),
         None => String::new(),
     }
@@ -273,7 +279,13 @@ impl Observer for Console {
             eprintln!("{}{name}: {length_bytes} bytes ...", self.prefix());
             return;
         }
+        // Into the multi-bar first: a bar drawn on its own before would
+        // leave a stale line behind.
         let bar = ProgressBar::new(length_bytes);
+        let bar = match &self.multi {
+            Some(m) => m.add(bar),
+            None => bar,
+        };
         // A constant template, so it parses; the default style otherwise.
         if let Ok(style) = ProgressStyle::with_template(
             "{prefix} [{bar:25}] {bytes}/{total_bytes} {binary_bytes_per_sec} {elapsed} {msg}",
@@ -281,10 +293,6 @@ impl Observer for Console {
             bar.set_style(style.progress_chars("#>."));
         }
         bar.set_prefix(format!("{}{name}", self.prefix()));
-        let bar = match &self.multi {
-            Some(m) => m.add(bar),
-            None => bar,
-        };
         self.bar = Some(bar);
     }
 
