@@ -305,7 +305,8 @@ impl Observer for Console {
             bar.set_message(acks(stats).trim_start_matches(", ").to_string());
             return;
         }
-        if !self.plain {
+        // The end of a file gets its own line from `file_finished`.
+        if !self.plain || done_bytes >= self.length_bytes {
             return;
         }
         let tenth = (done_bytes.saturating_mul(10))
