@@ -783,3 +783,58 @@ fn cli_round_trip_and_a_killed_sender_leaves_no_file_over_ackwise() {
 fn cli_round_trip_and_a_killed_sender_leaves_no_file_over_tcp() {
     round_trip_then_kill_the_sender("tcp");
 }
+
+/// A 1 MiB tmpfs mounted on a fresh directory, unmounted when dropped;
+/// `None` where this process may not mount (not root, no
+/// CAP_SYS_ADMIN).
+struct SmallDisk(PathBuf);
+
+impl SmallDisk {
+    fn mount(dir: &Path) -> Option<SmallDisk> {
+        std::fs::create_dir_all(dir).unwrap();
+        let ok = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=1m", "tmpfs"])
+            .arg(dir)
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        ok.then(|| SmallDisk(dir.to_path_buf()))
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn cli_full_disk_is_reported_and_leaves_nothing_behind() {
+    let dir = scratch("cli-full");
+    let Some(disk) = SmallDisk::mount(&dir.join("small")) else {
+        eprintln!("skipped: cannot mount a tmpfs here (needs root)");
+        return;
+    };
+    let server = Server::start("ackwise", &disk.0);
+    let (paths, contents) = make_files(&dir, 41, &[2_000_000, 1000]);
+    let out = ackwise()
+        .arg("send")
+        .args(&paths)
+        .args(["--mss", "16000", "--to", &server.addr])
+        .output()
+        .unwrap();
+    // The big file does not fit; the small one after it still lands.
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let last = stderr.lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with("error: ")
+            && last.contains("file-0-2000000.bin")
+            && last.contains("disk full"),
+        "{stderr}"
+    );
+    assert_eq!(listing(&disk.0), vec![contents[1].0.clone()]);
+    drop(server);
+    drop(disk);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
