@@ -3,13 +3,15 @@
 //! receiver's ACK counts and its CPU time.
 //!
 //! ```text
-//! cargo run --release --example net_loopback -- [STRATEGY] [MIB] [MSS] [nogso]
+//! cargo run --release --example net_loopback -- [STRATEGY] [MIB] [MSS] [nogso] [nocsum] [perseg]
 //! cargo run --release --example net_loopback -- 4w 1024 1460
 //! ```
 //!
 //! STRATEGY is a lab strategy name (`ae`, `dal2`, `4w`, ...; default
 //! `dal2`), MIB the amount to send (default 1024), MSS the segment payload
-//! (default 1460; loopback takes up to about 65 000).
+//! (default 1460; loopback takes up to about 65 000). `nogso` sends one
+//! segment per system call, `nocsum` leaves the TCP checksum to UDP's, `perseg` lets connections
+//! answer every arriving segment (`EndpointConfig::transmit_per_segment`).
 
 use ackwise::connection::Config;
 use ackwise::lab::strategy::Strategy;
@@ -18,6 +20,9 @@ use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+/// Cleared by the `nocsum` flag.
+static CHECKSUMS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(true);
 
 fn config(strategy: &str, mss: u16) -> Config {
     let strategy: Strategy = strategy.parse().unwrap_or_else(|e| {
@@ -35,6 +40,8 @@ fn config(strategy: &str, mss: u16) -> Config {
         ..Config::default()
     };
     base.idle_timeout = Some(Duration::from_secs(10));
+    // UDP's own checksum already covers the segment.
+    base.checksums = CHECKSUMS.load(std::sync::atomic::Ordering::Relaxed);
     strategy.apply(&base, Duration::from_millis(40), Duration::from_millis(100))
 }
 
@@ -49,12 +56,13 @@ fn cpu_seconds() -> f64 {
     (ticks(11) + ticks(12)) / 100.0
 }
 
-async fn serve(strategy: &str, mss: u16, gso: bool) {
+async fn serve(strategy: &str, mss: u16, gso: bool, per_segment: bool) {
     let endpoint = Endpoint::with_config(
         "127.0.0.1:0".parse().unwrap(),
         EndpointConfig {
             server: Some(config(strategy, mss)),
             gso,
+            transmit_per_segment: per_segment,
             ..EndpointConfig::default()
         },
     )
@@ -95,9 +103,13 @@ async fn main() {
     let strategy = args.get(1).map_or("dal2", String::as_str).to_string();
     let mib: u64 = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(1024);
     let mss: u16 = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(1460);
-    let gso = args.get(4).map(String::as_str) != Some("nogso");
+    let flags = args.get(4..).unwrap_or_default();
+    let gso = !flags.iter().any(|f| f == "nogso");
+    let checksums = !flags.iter().any(|f| f == "nocsum");
+    let per_segment = flags.iter().any(|f| f == "perseg");
+    CHECKSUMS.store(checksums, std::sync::atomic::Ordering::Relaxed);
     if std::env::var_os("NET_LOOPBACK_SERVE").is_some() {
-        serve(&strategy, mss, gso).await;
+        serve(&strategy, mss, gso, per_segment).await;
         return;
     }
     let mut child = Command::new(std::env::current_exe().unwrap())
@@ -114,6 +126,7 @@ async fn main() {
         "127.0.0.1:0".parse().unwrap(),
         EndpointConfig {
             gso,
+            transmit_per_segment: per_segment,
             ..EndpointConfig::default()
         },
     )
@@ -143,7 +156,7 @@ async fn main() {
     let rx_cpu: f64 = f[2].parse().unwrap();
     let gib = bytes as f64 / (1u64 << 30) as f64;
     println!(
-        "{strategy} mss={mss} gso={gso}: {mib} MiB in {:.3} s = {gbit:.2} Gbit/s; \
+        "{strategy} mss={mss} gso={gso} checksums={checksums} per_segment={per_segment}: {mib} MiB in {:.3} s = {gbit:.2} Gbit/s; \
          receiver: acks_sent={} pure_acks={} ({:.1} per MiB), cpu={rx_cpu:.2} s ({:.2} s/GiB), \
          datagrams={} segments={} malformed={}; sender: cpu={sender_cpu:.2} s, \
          data_segments={} retransmissions={} timeouts={} cwnd={} srtt={:?}",

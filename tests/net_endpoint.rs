@@ -2,6 +2,8 @@
 //! concurrent connections, garbage at the server's port, refused and
 //! timed-out connects, and a client that disappears mid-transfer.
 
+#![cfg(feature = "tokio")]
+
 use ackwise::connection::Config;
 use ackwise::net::{Endpoint, EndpointConfig, NetError, Stream};
 use rand_chacha::ChaCha8Rng;
@@ -379,6 +381,18 @@ async fn connect_to_a_closed_port_fails_within_the_timeout() {
     assert!(matches!(err, NetError::ConnectionRefused { .. }), "{err}");
     assert!(start.elapsed() < Duration::from_secs(1));
     assert!(not_listening.stats().resets_sent >= 1);
+
+    // Addresses that cannot work fail at once.
+    for bad in ["127.0.0.1:0", "0.0.0.0:9", "[::1]:9"] {
+        let err = client
+            .connect(bad.parse().unwrap(), config())
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(err, NetError::InvalidRemote { .. }),
+            "{bad}: {err}"
+        );
+    }
 }
 
 /// Starts a transfer that never ends and returns the server's stream once
@@ -463,4 +477,144 @@ async fn dropped_client_endpoint_fails_the_server_read() {
         "{:?}",
         start.elapsed()
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn graceful_close_finishes_connections_then_refuses_work() {
+    let server = Endpoint::server(localhost(), config()).unwrap();
+    let addr = server.local_addr();
+    let client = Endpoint::bind(localhost()).unwrap();
+    let data = random_bytes(&mut ChaCha8Rng::seed_from_u64(7), 1 << 20);
+    let mut stream = client.connect(addr, config()).await.unwrap();
+    let (mut accepted, _) = server.accept().await.unwrap();
+    stream.write_all(&data).await.unwrap();
+    // The client endpoint closes with the data possibly still in flight:
+    // the FIN follows it, the server reads everything and then the end.
+    let reader = tokio::spawn(async move {
+        let mut got = Vec::new();
+        accepted.read_to_end(&mut got).await.map(|_| got)
+    });
+    let start = Instant::now();
+    client.close(Duration::from_secs(5)).await;
+    assert!(
+        start.elapsed() < Duration::from_secs(4),
+        "{:?}",
+        start.elapsed()
+    );
+    let got = reader.await.unwrap().unwrap();
+    assert!(
+        got == data,
+        "server got {} of {} bytes",
+        got.len(),
+        data.len()
+    );
+    // The endpoint is gone: no new connections, no more writes.
+    let err = client.connect(addr, config()).await.unwrap_err();
+    assert!(matches!(err, NetError::EndpointClosed), "{err}");
+    let err = stream.write_all(b"late").await.unwrap_err();
+    assert!(
+        matches!(
+            err.kind(),
+            io::ErrorKind::NotConnected | io::ErrorKind::BrokenPipe
+        ),
+        "{err:?}"
+    );
+}
+
+/// Sends `len` bytes from a fresh client to `server` and returns the
+/// receiving stream's counters.
+async fn receiver_stats(
+    endpoint: EndpointConfig,
+    config: Config,
+    len: usize,
+) -> ackwise::connection::Stats {
+    let server = Endpoint::with_config(
+        localhost(),
+        EndpointConfig {
+            server: Some(config.clone()),
+            ..endpoint.clone()
+        },
+    )
+    .unwrap();
+    let client = Endpoint::with_config(localhost(), endpoint).unwrap();
+    let mut stream = client.connect(server.local_addr(), config).await.unwrap();
+    let (mut accepted, _) = server.accept().await.unwrap();
+    let data = random_bytes(&mut ChaCha8Rng::seed_from_u64(9), len);
+    let writer = tokio::spawn(async move {
+        stream.write_all(&data).await.unwrap();
+        stream.shutdown().await.unwrap();
+        stream
+    });
+    let (_, n) = read_digest(&mut accepted).await.unwrap();
+    assert_eq!(n, len as u64);
+    writer.await.unwrap();
+    accepted.stats()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn per_segment_transmission_lets_the_ack_policy_act_per_segment() {
+    let mut ae = config();
+    ae.ack_policy = ackwise::connection::AckPolicyConfig::Every;
+    let per_segment = EndpointConfig {
+        transmit_per_segment: true,
+        ..EndpointConfig::default()
+    };
+    let s = receiver_stats(per_segment, ae.clone(), 4 << 20).await;
+    // Every data segment drew its own ACK.
+    assert!(
+        s.pure_acks_sent * 10 >= s.data_segments_received * 9,
+        "{} ACKs for {} segments",
+        s.pure_acks_sent,
+        s.data_segments_received
+    );
+    // Per batch, one ACK answers many segments (GRO delivers dozens at
+    // once on loopback; without GRO a receive call still brings several).
+    let s = receiver_stats(EndpointConfig::default(), ae, 4 << 20).await;
+    assert!(
+        s.pure_acks_sent * 2 <= s.data_segments_received,
+        "{} ACKs for {} segments",
+        s.pure_acks_sent,
+        s.data_segments_received
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slow_small_reads_keep_the_window_moving() {
+    let mut cfg = config();
+    cfg.recv_buffer = 64 << 10;
+    cfg.send_buffer = 64 << 10;
+    let server = Endpoint::server(localhost(), cfg.clone()).unwrap();
+    let client = Endpoint::bind(localhost()).unwrap();
+    let data = random_bytes(&mut ChaCha8Rng::seed_from_u64(11), 2 << 20);
+    let expected = sha256(&data);
+    let mut stream = client.connect(server.local_addr(), cfg).await.unwrap();
+    let writer = tokio::spawn(async move {
+        stream.write_all(&data).await.unwrap();
+        stream.shutdown().await.unwrap();
+    });
+    let (mut accepted, _) = server.accept().await.unwrap();
+    let read = async {
+        let mut hasher = Sha256::new();
+        let mut buf = [0u8; 1000];
+        let mut reads = 0u32;
+        loop {
+            let n = accepted.read(&mut buf).await.unwrap();
+            if n == 0 {
+                break;
+            }
+            hasher.update(&buf[..n]);
+            reads += 1;
+            // Let the buffer fill up now and then: the window closes and
+            // must reopen as the reader catches up.
+            if reads % 200 == 0 {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        }
+        <[u8; 32]>::from(hasher.finalize())
+    };
+    let digest = tokio::time::timeout(Duration::from_secs(15), read)
+        .await
+        .expect("transfer stalled");
+    assert_eq!(digest, expected);
+    writer.await.unwrap();
 }

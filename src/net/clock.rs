@@ -23,7 +23,7 @@ impl Clock {
     }
 
     /// `t` on the system clock, for tokio's timers.
-    pub(crate) fn to_std(&self, t: Instant) -> std::time::Instant {
+    pub(crate) fn to_std(self, t: Instant) -> std::time::Instant {
         self.epoch
             .checked_add(t.since_epoch())
             // Far enough for any timer we would ever set.

@@ -49,7 +49,7 @@ const EPHEMERAL: std::ops::RangeInclusive<u16> = 49_152..=65_535;
 pub(crate) enum Command {
     Connect {
         remote: SocketAddr,
-        config: Config,
+        config: Box<Config>,
         reply: oneshot::Sender<Result<Arc<ConnShared>, NetError>>,
     },
     Close {
@@ -108,6 +108,7 @@ pub(crate) struct DriverParams {
     pub(crate) server: Option<Config>,
     pub(crate) max_connections: usize,
     pub(crate) gso: bool,
+    pub(crate) transmit_per_segment: bool,
 }
 
 pub(crate) struct Driver {
@@ -125,12 +126,16 @@ pub(crate) struct Driver {
     next_port: u16,
     max_connections: usize,
     max_gso_segments: usize,
+    transmit_per_segment: bool,
     recv_buf: Vec<u8>,
     metas: Vec<RecvMeta>,
     tx: TxArena,
     touched: Vec<Key>,
     dirty: Vec<Arc<ConnShared>>,
     closing: Option<(Instant, Vec<oneshot::Sender<()>>)>,
+    /// The connection of the last segment received, during one
+    /// [`on_readable`](Self::on_readable) (when it was touched already).
+    last_rx: Option<(Key, Arc<ConnShared>)>,
 }
 
 /// What woke the driver.
@@ -179,6 +184,7 @@ impl Driver {
             next_port: first_port.clamp(*EPHEMERAL.start(), *EPHEMERAL.end()),
             max_connections: params.max_connections,
             max_gso_segments,
+            transmit_per_segment: params.transmit_per_segment,
             recv_buf: vec![0; RECV_SLOT * BATCH_SIZE],
             metas: vec![RecvMeta::default(); BATCH_SIZE],
             tx: TxArena {
@@ -189,6 +195,7 @@ impl Driver {
             touched: Vec::new(),
             dirty: Vec::new(),
             closing: None,
+            last_rx: None,
         }
     }
 
@@ -290,7 +297,7 @@ impl Driver {
                 config,
                 reply,
             } => {
-                let result = self.open(remote, config);
+                let result = self.open(remote, *config);
                 let _ = reply.send(result);
             }
             Command::Close { grace, done } => {
@@ -362,6 +369,7 @@ impl Driver {
     fn on_readable(&mut self) {
         let mut buf = std::mem::take(&mut self.recv_buf);
         let mut metas = std::mem::take(&mut self.metas);
+        self.last_rx = None;
         for _ in 0..MAX_RECV_CALLS {
             let result = {
                 let mut slots = buf.chunks_mut(RECV_SLOT).map(IoSliceMut::new);
@@ -388,6 +396,10 @@ impl Driver {
                             self.on_segment(meta.addr, seg, ce, now);
                         }
                     }
+                    if self.tx.used >= TX_ARENA / 2 {
+                        // Send what the segments drew before reading more.
+                        break;
+                    }
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) => {
@@ -398,6 +410,7 @@ impl Driver {
                 }
             }
         }
+        self.last_rx = None;
         self.recv_buf = buf;
         self.metas = metas;
     }
@@ -461,16 +474,35 @@ impl Driver {
             local_port: u16::from_be_bytes([seg[2], seg[3]]),
             remote_port: u16::from_be_bytes([seg[0], seg[1]]),
         };
-        if let Some(e) = self.conns.get(&key) {
-            if e.shared
-                .lock()
-                .conn
-                .handle_segment_with_ce(now, seg, ce)
-                .is_err()
-            {
+        // The segments of a GRO batch, and most of a receive batch, belong
+        // to one connection: skip the table lookup and the touch for them.
+        let cached = match &self.last_rx {
+            Some((k, shared)) if *k == key => Some(shared.clone()),
+            _ => None,
+        };
+        let shared = match cached {
+            Some(shared) => Some(shared),
+            None => self.conns.get(&key).map(|e| e.shared.clone()),
+        };
+        if let Some(shared) = shared {
+            let entered = shared.span.enter();
+            let mut st = shared.lock();
+            if st.conn.handle_segment_with_ce(now, seg, ce).is_err() {
                 self.stats.malformed_dropped.fetch_add(1, Relaxed);
+            } else if self.transmit_per_segment && self.tx.used < TX_ARENA / 2 {
+                // What the connection answers this segment with (its ACK
+                // policy's per-segment decision) goes out as if the
+                // segment had arrived alone; equal-sized answers still
+                // share GSO sends.
+                self.tx
+                    .fill(&mut st.conn, now, key.remote, self.max_gso_segments);
             }
-            self.touch(key);
+            drop(st);
+            drop(entered);
+            if self.last_rx.as_ref().is_none_or(|(k, _)| *k != key) {
+                self.touch(key);
+                self.last_rx = Some((key, shared));
+            }
         } else {
             self.on_unknown(key, seg, now);
         }
@@ -571,20 +603,21 @@ impl Driver {
             let closed;
             let timeout;
             {
+                let _entered = shared.span.enter();
                 let mut st = shared.lock();
                 while let Some(ev) = st.conn.poll_event() {
                     match ev {
                         Event::Connected => {
                             st.connected = true;
                             newly_connected = true;
-                            shared.span.in_scope(|| tracing::debug!("established"));
+                            tracing::debug!("established");
                         }
                         Event::PeerClosed => {}
                         Event::Closed(reason) => {
                             if st.closed.is_none() {
                                 st.closed = Some(reason);
                             }
-                            shared.span.in_scope(|| tracing::debug!(%reason, "closed"));
+                            tracing::debug!(%reason, "closed");
                         }
                     }
                 }
@@ -772,6 +805,25 @@ impl TxArena {
                 }
                 _ => {
                     self.close_batch(&mut open, dest);
+                    // Segments of earlier calls (one pure ACK per arriving
+                    // segment, say) may join the last batch.
+                    let joins = self.batches.last().is_some_and(|b| {
+                        b.dest == dest
+                            && b.segment == n
+                            && b.len == b.segment * b.count
+                            && b.start + b.len == self.used
+                            && b.count < max_segments
+                            && b.len + n <= MAX_GSO_BYTES
+                    });
+                    if joins {
+                        let b = self.batches.pop().expect("checked above");
+                        open = Some((b.start, b.segment, b.count + 1));
+                        self.used += n;
+                        if b.count + 1 >= max_segments {
+                            self.close_batch(&mut open, dest);
+                        }
+                        continue;
+                    }
                     open = Some((self.used, n, 1));
                     self.used += n;
                     if max_segments <= 1 {

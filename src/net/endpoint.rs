@@ -34,6 +34,14 @@ pub struct EndpointConfig {
     /// Send equal-sized segments of a connection in one system call
     /// (UDP generic segmentation offload) where the kernel supports it.
     pub gso: bool,
+    /// Let each connection transmit after every arriving segment instead
+    /// of once per receive batch. Off by default: with GRO a batch holds
+    /// dozens of segments, and answering it as a whole (one ACK, whatever
+    /// the ACK policy) is much cheaper. On, every ACK policy acts per
+    /// segment as on a path without receive offload (AE sends an ACK per
+    /// segment, delayed ACK one per two), which is what comparisons of ACK
+    /// policies want; the answers still leave in GSO batches.
+    pub transmit_per_segment: bool,
 }
 
 impl Default for EndpointConfig {
@@ -44,6 +52,7 @@ impl Default for EndpointConfig {
             max_connections: 4096,
             socket_buffer_bytes: 8 << 20,
             gso: true,
+            transmit_per_segment: false,
         }
     }
 }
@@ -157,6 +166,7 @@ impl Endpoint {
                 server: config.server,
                 max_connections: config.max_connections,
                 gso: config.gso,
+                transmit_per_segment: config.transmit_per_segment,
             },
             accept_tx,
             cmd_rx,
@@ -193,12 +203,24 @@ impl Endpoint {
     /// [`NetError::TimedOut`] after the endpoint's connect timeout.
     pub async fn connect(&self, remote: SocketAddr, config: Config) -> Result<Stream, NetError> {
         config.validate()?;
+        let problem = if remote.port() == 0 {
+            Some("port 0")
+        } else if remote.ip().is_unspecified() {
+            Some("unspecified address")
+        } else if remote.is_ipv6() && self.inner.local_addr.is_ipv4() {
+            Some("IPv6 address from an IPv4 socket")
+        } else {
+            None
+        };
+        if let Some(problem) = problem {
+            return Err(NetError::InvalidRemote { remote, problem });
+        }
         let (reply, rx) = oneshot::channel();
         self.inner
             .cmd_tx
             .send(Command::Connect {
                 remote,
-                config,
+                config: Box::new(config),
                 reply,
             })
             .map_err(|_| NetError::EndpointClosed)?;

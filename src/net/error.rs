@@ -35,6 +35,15 @@ pub enum NetError {
         /// Where we tried to connect.
         remote: SocketAddr,
     },
+    /// The address cannot be reached from this endpoint's socket (port 0,
+    /// an unspecified address, or IPv6 from an IPv4 socket).
+    #[error("cannot connect to {remote}: {problem}")]
+    InvalidRemote {
+        /// Where we tried to connect.
+        remote: SocketAddr,
+        /// What is wrong with it.
+        problem: &'static str,
+    },
     /// The connection configuration cannot work.
     #[error("invalid connection config: {0}")]
     Config(#[from] ConfigError),
@@ -55,6 +64,7 @@ impl From<NetError> for io::Error {
             NetError::TimedOut { .. } => io::ErrorKind::TimedOut,
             NetError::EndpointClosed => io::ErrorKind::NotConnected,
             NetError::NoFreePort { .. } => io::ErrorKind::AddrInUse,
+            NetError::InvalidRemote { .. } => io::ErrorKind::InvalidInput,
             NetError::Config(_) => io::ErrorKind::InvalidInput,
             NetError::Closed { reason, .. } => return close_error(*reason),
         };
