@@ -460,6 +460,73 @@ async fn corruption_over_ackwise_is_caught_and_nothing_is_stored() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_takes_concurrent_senders_over_ackwise() {
+    let dir = scratch("serve");
+    // A port that was free a moment ago; `serve` binds it itself.
+    let port = std::net::UdpSocket::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let listen = format!("127.0.0.1:{port}");
+    let plan = transfer::ServePlan {
+        listen: listen.clone(),
+        transport: transfer::Transport::Ackwise,
+        strategy: Strategy::W4,
+        mss: 16_000,
+        options: ReceiveOptions::new(dir.join("out")),
+        console: transfer::ConsoleMode::Quiet,
+    };
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(async move {
+        transfer::serve(&plan, async {
+            let _ = stopped.await;
+        })
+        .await
+    });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let mut senders = Vec::new();
+    let mut expected = Vec::new();
+    for k in 0..8u64 {
+        let sub = dir.join(format!("s{k}"));
+        std::fs::create_dir_all(sub.join("src")).unwrap();
+        let size = 200_000 + 150_001 * k as usize;
+        let (paths, contents) = make_files(&sub, 50 + k, &[size]);
+        let path = sub.join("src").join(format!("s{k}.bin"));
+        std::fs::rename(&paths[0], &path).unwrap();
+        expected.push((format!("s{k}.bin"), contents[0].1.clone()));
+        let plan = transfer::SendPlan {
+            paths: vec![path],
+            to: listen.clone(),
+            transport: transfer::Transport::Ackwise,
+            strategy: Strategy::W4,
+            mss: 16_000,
+            connect_timeout: Duration::from_secs(5),
+            options: SendOptions::default(),
+            console: transfer::ConsoleMode::Quiet,
+        };
+        senders.push(tokio::spawn(async move { transfer::run_send(&plan).await }));
+    }
+    for (k, s) in senders.into_iter().enumerate() {
+        let summary = s
+            .await
+            .unwrap()
+            .unwrap_or_else(|e| panic!("sender {k}: {e}"));
+        assert!(summary.all_ok(), "sender {k}: {summary}");
+    }
+    let _ = stop.send(());
+    server.await.unwrap().unwrap();
+    assert_eq!(listing(&dir.join("out")).len(), 8);
+    for (name, data) in expected {
+        assert!(
+            std::fs::read(dir.join("out").join(&name)).unwrap() == data,
+            "{name}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// Starts a file of `length_bytes` by hand, sends `sent_bytes` of it and
 /// waits for the receiver's partial file to appear; returns the stream.
 async fn half_sent(

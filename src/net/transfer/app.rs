@@ -6,10 +6,9 @@ use super::error::TransferError;
 use super::progress::{Console, ConsoleMode, StatsSource, Summary};
 use super::receive::{receive_files, ReceiveOptions};
 use super::send::{open_files, send_files, SendOptions};
-use crate::connection::{AckPolicyConfig, Config};
-use crate::lab::Strategy;
+use crate::connection::Config;
+use crate::lab::{LabScenario, Strategy};
 use crate::net::{Endpoint, EndpointConfig, NetError};
-use crate::receiver::ack_policy::Polled;
 use crate::time::Duration;
 use indicatif::MultiProgress;
 use std::future::Future;
@@ -85,11 +84,9 @@ pub fn strategy_config(strategy: Strategy, mss: u16) -> Config {
         min_rto: Duration::from_millis(200),
         ..Config::default()
     };
-    let ack_delay = match AckPolicyConfig::DELAYED {
-        AckPolicyConfig::Delayed { max_delay, .. } => max_delay,
-        _ => Duration::from_millis(100),
-    };
-    strategy.apply(&base, ack_delay, Polled::DEFAULT_FALLBACK)
+    // The lab's timers, so that a strategy name means the same here.
+    let lab = LabScenario::default();
+    strategy.apply(&base, lab.delayed_ack, lab.poll_fallback)
 }
 
 /// How long closing an endpoint waits for its connections' last FINs and
@@ -134,17 +131,17 @@ pub struct ServePlan {
     pub console: ConsoleMode,
 }
 
-async fn resolve(addr: &str) -> Result<SocketAddr, TransferError> {
-    let unresolved = |reason: String| TransferError::Connect {
-        addr: addr.to_string(),
-        reason,
-    };
-    let mut addrs = tokio::net::lookup_host(addr)
+/// Every address `addr` names, in the resolver's order; the error is the
+/// reason, for the caller to put in context.
+async fn resolve(addr: &str) -> Result<Vec<SocketAddr>, String> {
+    let addrs: Vec<SocketAddr> = tokio::net::lookup_host(addr)
         .await
-        .map_err(|e| unresolved(format!("cannot resolve the address ({e})")))?;
-    addrs
-        .next()
-        .ok_or_else(|| unresolved("the name has no address".into()))
+        .map_err(|e| format!("cannot resolve the address ({e})"))?
+        .collect();
+    if addrs.is_empty() {
+        return Err("the name has no address".into());
+    }
+    Ok(addrs)
 }
 
 fn describe_connect_error(e: &std::io::Error) -> String {
@@ -161,42 +158,17 @@ fn describe_connect_error(e: &std::io::Error) -> String {
 /// send` exits non-zero.
 pub async fn run_send(plan: &SendPlan) -> Result<Summary, TransferError> {
     let files = open_files(&plan.paths)?;
-    let addr = resolve(&plan.to).await?;
+    let addrs = resolve(&plan.to)
+        .await
+        .map_err(|reason| TransferError::Connect {
+            addr: plan.to.clone(),
+            reason,
+        })?;
     // `ackwise send` lists the failed files in its final error line.
     let mut console = Console::new(plan.console, "").without_failures();
     match plan.transport {
         Transport::Ackwise => {
-            let config = strategy_config(plan.strategy, plan.mss);
-            let local: SocketAddr = if addr.is_ipv4() {
-                (Ipv4Addr::UNSPECIFIED, 0).into()
-            } else {
-                (Ipv6Addr::UNSPECIFIED, 0).into()
-            };
-            let endpoint = Endpoint::with_config(
-                local,
-                EndpointConfig {
-                    connect_timeout: plan.connect_timeout,
-                    ..EndpointConfig::default()
-                },
-            )
-            .map_err(|e| TransferError::Connect {
-                addr: plan.to.clone(),
-                reason: format!("cannot open a UDP socket: {e}"),
-            })?;
-            let mut stream = endpoint.connect(addr, config).await.map_err(|e| match e {
-                NetError::TimedOut { after, .. } => TransferError::ConnectTimeout {
-                    addr: plan.to.clone(),
-                    after,
-                },
-                NetError::ConnectionRefused { .. } => TransferError::Connect {
-                    addr: plan.to.clone(),
-                    reason: "connection refused".into(),
-                },
-                other => TransferError::Connect {
-                    addr: plan.to.clone(),
-                    reason: other.to_string(),
-                },
-            })?;
+            let (endpoint, mut stream) = first_of(&addrs, |a| connect_ackwise(a, plan)).await?;
             let result = send_files(&mut stream, files, &plan.options, &mut console).await;
             if result.is_err() {
                 // A failed transfer must not look finished to the
@@ -208,22 +180,78 @@ pub async fn run_send(plan: &SendPlan) -> Result<Summary, TransferError> {
             result
         }
         Transport::Tcp => {
-            let connected = tokio::time::timeout(plan.connect_timeout, TcpStream::connect(addr))
-                .await
-                .map_err(|_| TransferError::ConnectTimeout {
-                    addr: plan.to.clone(),
-                    after: plan.connect_timeout,
-                })?;
-            let mut stream = connected.map_err(|e| TransferError::Connect {
-                addr: plan.to.clone(),
-                reason: describe_connect_error(&e),
-            })?;
-            // Verdicts are tiny and awaited: they must not sit in Nagle's
-            // buffer.
-            let _ = stream.set_nodelay(true);
+            let mut stream = first_of(&addrs, |a| connect_tcp(a, plan)).await?;
             send_files(&mut stream, files, &plan.options, &mut console).await
         }
     }
+}
+
+/// Tries `connect` on each address in turn (a name such as `localhost`
+/// may list `::1` before `127.0.0.1`); the first connection wins, else the
+/// last address's error stands.
+async fn first_of<T, F, Fut>(addrs: &[SocketAddr], connect: F) -> Result<T, TransferError>
+where
+    F: Fn(SocketAddr) -> Fut,
+    Fut: Future<Output = Result<T, TransferError>>,
+{
+    let mut last = None;
+    for &addr in addrs {
+        match connect(addr).await {
+            Ok(t) => return Ok(t),
+            Err(e) => last = Some(e),
+        }
+    }
+    // `resolve` never returns an empty list.
+    Err(last.unwrap_or(TransferError::PeerVanished))
+}
+
+async fn connect_ackwise(
+    addr: SocketAddr,
+    plan: &SendPlan,
+) -> Result<(Endpoint, crate::net::Stream), TransferError> {
+    let failed = |reason: String| TransferError::Connect {
+        addr: plan.to.clone(),
+        reason,
+    };
+    let local: SocketAddr = if addr.is_ipv4() {
+        (Ipv4Addr::UNSPECIFIED, 0).into()
+    } else {
+        (Ipv6Addr::UNSPECIFIED, 0).into()
+    };
+    let endpoint = Endpoint::with_config(
+        local,
+        EndpointConfig {
+            connect_timeout: plan.connect_timeout,
+            ..EndpointConfig::default()
+        },
+    )
+    .map_err(|e| failed(format!("cannot open a UDP socket: {e}")))?;
+    let config = strategy_config(plan.strategy, plan.mss);
+    match endpoint.connect(addr, config).await {
+        Ok(stream) => Ok((endpoint, stream)),
+        Err(NetError::TimedOut { after, .. }) => Err(TransferError::ConnectTimeout {
+            addr: plan.to.clone(),
+            after,
+        }),
+        Err(NetError::ConnectionRefused { .. }) => Err(failed("connection refused".into())),
+        Err(other) => Err(failed(other.to_string())),
+    }
+}
+
+async fn connect_tcp(addr: SocketAddr, plan: &SendPlan) -> Result<TcpStream, TransferError> {
+    let connected = tokio::time::timeout(plan.connect_timeout, TcpStream::connect(addr))
+        .await
+        .map_err(|_| TransferError::ConnectTimeout {
+            addr: plan.to.clone(),
+            after: plan.connect_timeout,
+        })?;
+    let stream = connected.map_err(|e| TransferError::Connect {
+        addr: plan.to.clone(),
+        reason: describe_connect_error(&e),
+    })?;
+    // Verdicts are tiny and awaited: they must not sit in Nagle's buffer.
+    let _ = stream.set_nodelay(true);
+    Ok(stream)
 }
 
 /// Serves until `shutdown` completes: every incoming connection is
@@ -236,22 +264,19 @@ pub async fn serve(
     shutdown: impl Future<Output = ()>,
 ) -> Result<(), TransferError> {
     plan.options.check_out_dir()?;
-    let addr = resolve(&plan.listen)
-        .await
-        .map_err(|e| TransferError::Listen {
-            addr: plan.listen.clone(),
-            reason: e.to_string(),
-        })?;
+    let listen_failed = |reason: String| TransferError::Listen {
+        addr: plan.listen.clone(),
+        reason,
+    };
+    // A name listens on its first address (`127.0.0.1:4433` is one).
+    let addr = resolve(&plan.listen).await.map_err(listen_failed)?[0];
     let multi = MultiProgress::new();
     let mut tasks = JoinSet::new();
     tokio::pin!(shutdown);
     match plan.transport {
         Transport::Ackwise => {
             let endpoint = Endpoint::server(addr, strategy_config(plan.strategy, plan.mss))
-                .map_err(|e| TransferError::Listen {
-                    addr: plan.listen.clone(),
-                    reason: e.to_string(),
-                })?;
+                .map_err(|e| listen_failed(e.to_string()))?;
             announce(plan, Some(endpoint.local_addr()));
             loop {
                 tokio::select! {
@@ -271,10 +296,7 @@ pub async fn serve(
         Transport::Tcp => {
             let listener = TcpListener::bind(addr)
                 .await
-                .map_err(|e| TransferError::Listen {
-                    addr: plan.listen.clone(),
-                    reason: e.to_string(),
-                })?;
+                .map_err(|e| listen_failed(e.to_string()))?;
             announce(plan, listener.local_addr().ok());
             loop {
                 tokio::select! {
