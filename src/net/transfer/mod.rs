@@ -16,7 +16,16 @@
 //!
 //! The transfer loops are generic over `AsyncRead + AsyncWrite`; the
 //! [`StatsSource`] trait lets an ackwise stream show its ACK counters in
-//! progress and summaries, and lets every other stream show none.
+//! progress and summaries, and lets every other stream show none. An
+//! [`Observer`] hears of progress; [`Console`] draws it on stderr.
+//!
+//! Around them, [`run_send`] and [`serve`] are `ackwise send` and
+//! `ackwise recv`: they dial or listen on an ackwise [`Endpoint`] (or
+//! kernel TCP, for comparison) configured by [`strategy_config`] from a
+//! lab strategy name. `examples/file_server.rs` and
+//! `examples/file_client.rs` show the same with the pieces spelled out.
+//!
+//! [`Endpoint`]: crate::net::Endpoint
 //!
 //! ```
 //! use ackwise::net::transfer::{self, ReceiveOptions, SendOptions, Silent};

@@ -225,7 +225,7 @@ impl Console {
         self
     }
 
-    /// Shows nothing but failures.
+    /// Whether this console shows nothing but failures.
     pub fn is_quiet(&self) -> bool {
         self.quiet
     }
