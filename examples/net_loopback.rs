@@ -8,7 +8,7 @@
 //! ```
 //!
 //! STRATEGY is a lab strategy name (`ae`, `dal2`, `4w`, ...; default
-//! `dal2`), MIB the amount to send (default 1024), MSS the segment payload
+//! `dal2`) or `quinn` for the same transfer over quinn as a reference, MIB the amount to send (default 1024), MSS the segment payload
 //! (default 1460; loopback takes up to about 65 000). `nogso` sends one
 //! segment per system call, `nocsum` leaves the TCP checksum to UDP's, `perseg` lets connections
 //! answer every arriving segment (`EndpointConfig::transmit_per_segment`).
@@ -97,6 +97,67 @@ async fn serve(strategy: &str, mss: u16, gso: bool, per_segment: bool) {
     endpoint.close(Duration::from_millis(500)).await;
 }
 
+/// The quinn reference: one unidirectional stream, self-signed
+/// certificate; the receiver side.
+async fn quinn_serve() {
+    use quinn::rustls::pki_types::{PrivateKeyDer, PrivatePkcs8KeyDer};
+    let cert = rcgen::generate_simple_self_signed(vec!["localhost".into()]).unwrap();
+    let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(cert.signing_key.serialize_der()));
+    let config = quinn::ServerConfig::with_single_cert(vec![cert.cert.der().clone()], key).unwrap();
+    let endpoint = quinn::Endpoint::server(config, "127.0.0.1:0".parse().unwrap()).unwrap();
+    // The client trusts this certificate; hand it over with the port.
+    let der: String = cert.cert.der().iter().map(|b| format!("{b:02x}")).collect();
+    println!("PORT {} {der}", endpoint.local_addr().unwrap().port());
+    let conn = endpoint.accept().await.unwrap().await.unwrap();
+    let mut recv = conn.accept_uni().await.unwrap();
+    let cpu0 = cpu_seconds();
+    let mut buf = vec![0u8; 1 << 20];
+    let mut total = 0u64;
+    while let Some(n) = recv.read(&mut buf).await.unwrap() {
+        total += n as u64;
+    }
+    let cpu = cpu_seconds() - cpu0;
+    let s = conn.stats();
+    println!(
+        "DONE {total} {cpu:.3} {} {} {} {} 0",
+        s.frame_tx.acks, s.udp_tx.datagrams, s.udp_rx.datagrams, s.udp_rx.datagrams
+    );
+    conn.close(0u32.into(), b"done");
+    endpoint.wait_idle().await;
+}
+
+async fn quinn_send(port: u16, der_hex: &str, mib: u64) {
+    use quinn::rustls::pki_types::CertificateDer;
+    let der: Vec<u8> = (0..der_hex.len() / 2)
+        .map(|i| u8::from_str_radix(&der_hex[2 * i..2 * i + 2], 16).unwrap())
+        .collect();
+    let mut roots = quinn::rustls::RootCertStore::empty();
+    roots.add(CertificateDer::from(der)).unwrap();
+    let client_config =
+        quinn::ClientConfig::with_root_certificates(std::sync::Arc::new(roots)).unwrap();
+    let mut endpoint = quinn::Endpoint::client("127.0.0.1:0".parse().unwrap()).unwrap();
+    endpoint.set_default_client_config(client_config);
+    let conn = endpoint
+        .connect(format!("127.0.0.1:{port}").parse().unwrap(), "localhost")
+        .unwrap()
+        .await
+        .unwrap();
+    let mut send = conn.open_uni().await.unwrap();
+    let chunk = vec![0x5au8; 1 << 20];
+    let start = Instant::now();
+    for _ in 0..mib {
+        send.write_all(&chunk).await.unwrap();
+    }
+    send.finish().unwrap();
+    let _ = conn.closed().await;
+    let elapsed = start.elapsed();
+    let gbit = (mib << 20) as f64 * 8.0 / elapsed.as_secs_f64() / 1e9;
+    print!(
+        "quinn: {mib} MiB in {:.3} s = {gbit:.2} Gbit/s; ",
+        elapsed.as_secs_f64()
+    );
+}
+
 #[tokio::main]
 async fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -108,6 +169,10 @@ async fn main() {
     let checksums = !flags.iter().any(|f| f == "nocsum");
     let per_segment = flags.iter().any(|f| f == "perseg");
     CHECKSUMS.store(checksums, std::sync::atomic::Ordering::Relaxed);
+    if strategy == "quinn" && std::env::var_os("NET_LOOPBACK_SERVE").is_some() {
+        quinn_serve().await;
+        return;
+    }
     if std::env::var_os("NET_LOOPBACK_SERVE").is_some() {
         serve(&strategy, mss, gso, per_segment).await;
         return;
@@ -120,7 +185,24 @@ async fn main() {
         .expect("spawn receiver");
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
     let port_line = lines.next().unwrap().unwrap();
-    let port: u16 = port_line.trim_start_matches("PORT ").parse().unwrap();
+    let mut words = port_line.split_whitespace().skip(1);
+    let port: u16 = words.next().unwrap().parse().unwrap();
+    if strategy == "quinn" {
+        quinn_send(port, words.next().unwrap(), mib).await;
+        let done = lines.next().unwrap().unwrap();
+        let f: Vec<&str> = done.split_whitespace().collect();
+        let _ = child.wait();
+        let rx_cpu: f64 = f[2].parse().unwrap();
+        let gib = (mib << 20) as f64 / (1u64 << 30) as f64;
+        println!(
+            "receiver: ACK frames sent={} ({:.1} per MiB), datagrams sent={}, cpu={rx_cpu:.2} s ({:.2} s/GiB)",
+            f[3],
+            f[3].parse::<f64>().unwrap() / mib as f64,
+            f[4],
+            rx_cpu / gib
+        );
+        return;
+    }
 
     let endpoint = Endpoint::with_config(
         "127.0.0.1:0".parse().unwrap(),

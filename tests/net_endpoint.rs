@@ -346,7 +346,7 @@ async fn connect_to_a_closed_port_fails_within_the_timeout() {
     let err = client.connect(closed, config()).await.unwrap_err();
     let elapsed = start.elapsed();
     assert!(
-        elapsed < timeout + Duration::from_millis(500),
+        elapsed < timeout + Duration::from_millis(1500),
         "took {elapsed:?}"
     );
     assert!(
@@ -368,7 +368,7 @@ async fn connect_to_a_closed_port_fails_within_the_timeout() {
         .unwrap_err();
     let elapsed = start.elapsed();
     assert!(matches!(err, NetError::TimedOut { .. }), "{err}");
-    assert!(elapsed >= timeout && elapsed < timeout + Duration::from_millis(500));
+    assert!(elapsed >= timeout && elapsed < timeout + Duration::from_millis(1500));
     assert_eq!(io::Error::from(err).kind(), io::ErrorKind::TimedOut);
 
     // An ackwise endpoint that does not listen answers with a reset.
@@ -379,7 +379,7 @@ async fn connect_to_a_closed_port_fails_within_the_timeout() {
         .await
         .unwrap_err();
     assert!(matches!(err, NetError::ConnectionRefused { .. }), "{err}");
-    assert!(start.elapsed() < Duration::from_secs(1));
+    assert!(start.elapsed() < Duration::from_secs(2));
     assert!(not_listening.stats().resets_sent >= 1);
 
     // Addresses that cannot work fail at once.
@@ -617,4 +617,39 @@ async fn slow_small_reads_keep_the_window_moving() {
         .expect("transfer stalled");
     assert_eq!(digest, expected);
     writer.await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn split_halves_echo_with_tokio_copy() {
+    let server = Endpoint::server(localhost(), config()).unwrap();
+    let addr = server.local_addr();
+    tokio::spawn(async move {
+        let (stream, _) = server.accept().await.unwrap();
+        let (mut r, mut w) = stream.into_split();
+        tokio::io::copy(&mut r, &mut w).await.unwrap();
+        w.shutdown().await.unwrap();
+    });
+    let client = Endpoint::bind(localhost()).unwrap();
+    let stream = client.connect(addr, config()).await.unwrap();
+    let (mut r, mut w) = tokio::io::split(stream);
+    let data = random_bytes(&mut ChaCha8Rng::seed_from_u64(12), 3 << 20);
+    let writer = tokio::spawn({
+        let data = data.clone();
+        async move {
+            w.write_all(&data).await.unwrap();
+            w.shutdown().await.unwrap();
+        }
+    });
+    let mut echoed = Vec::new();
+    tokio::time::timeout(Duration::from_secs(15), r.read_to_end(&mut echoed))
+        .await
+        .expect("echo stalled")
+        .unwrap();
+    writer.await.unwrap();
+    assert!(
+        echoed == data,
+        "echoed {} of {} bytes",
+        echoed.len(),
+        data.len()
+    );
 }

@@ -492,8 +492,7 @@ impl Driver {
             } else if self.transmit_per_segment && self.tx.used < TX_ARENA / 2 {
                 // What the connection answers this segment with (its ACK
                 // policy's per-segment decision) goes out as if the
-                // segment had arrived alone; equal-sized answers still
-                // share GSO sends.
+                // segment had arrived alone, in a datagram of its own.
                 self.tx
                     .fill(&mut st.conn, now, key.remote, self.max_gso_segments);
             }
@@ -805,25 +804,6 @@ impl TxArena {
                 }
                 _ => {
                     self.close_batch(&mut open, dest);
-                    // Segments of earlier calls (one pure ACK per arriving
-                    // segment, say) may join the last batch.
-                    let joins = self.batches.last().is_some_and(|b| {
-                        b.dest == dest
-                            && b.segment == n
-                            && b.len == b.segment * b.count
-                            && b.start + b.len == self.used
-                            && b.count < max_segments
-                            && b.len + n <= MAX_GSO_BYTES
-                    });
-                    if joins {
-                        let b = self.batches.pop().expect("checked above");
-                        open = Some((b.start, b.segment, b.count + 1));
-                        self.used += n;
-                        if b.count + 1 >= max_segments {
-                            self.close_batch(&mut open, dest);
-                        }
-                        continue;
-                    }
                     open = Some((self.used, n, 1));
                     self.used += n;
                     if max_segments <= 1 {

@@ -39,8 +39,9 @@ pub struct EndpointConfig {
     /// dozens of segments, and answering it as a whole (one ACK, whatever
     /// the ACK policy) is much cheaper. On, every ACK policy acts per
     /// segment as on a path without receive offload (AE sends an ACK per
-    /// segment, delayed ACK one per two), which is what comparisons of ACK
-    /// policies want; the answers still leave in GSO batches.
+    /// segment, delayed ACK one per two), each ACK in a datagram and a
+    /// system call of its own, which is what comparisons of ACK policies
+    /// want.
     pub transmit_per_segment: bool,
 }
 

@@ -44,8 +44,6 @@ pub(crate) struct ConnState {
     pub(crate) closed: Option<CloseReason>,
     /// The driver is gone: nothing will move any more.
     pub(crate) endpoint_gone: bool,
-    /// The stream handle was dropped (or never handed out).
-    pub(crate) handle_dropped: bool,
 }
 
 impl ConnShared {
@@ -65,7 +63,6 @@ impl ConnShared {
                 connected: false,
                 closed: None,
                 endpoint_gone: false,
-                handle_dropped: false,
             }),
             queued: AtomicBool::new(false),
             remote,

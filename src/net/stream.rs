@@ -18,7 +18,8 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 /// returns 0 bytes once the peer's FIN has arrived and every byte before it
 /// was read. [`AsyncWriteExt::shutdown`](tokio::io::AsyncWriteExt::shutdown)
 /// sends a FIN after the written data and resolves when the peer has
-/// acknowledged all of it. Use [`tokio::io::split`] for separate halves.
+/// acknowledged all of it. [`into_split`](Self::into_split) gives owned
+/// halves for separate tasks; [`tokio::io::split`] works too.
 ///
 /// Errors say how the connection ended: `ConnectionReset` (reset by the
 /// peer), `TimedOut` (the peer went silent past the idle timeout or the
@@ -34,12 +35,44 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 pub struct Stream {
     shared: Arc<ConnShared>,
     link: Arc<DriverLink>,
-    write_shutdown: bool,
+    reader: ReadSide,
+    writer: WriteSide,
+    /// Split into halves: the write half's drop closes the connection.
+    split: bool,
+}
+
+/// The reading direction's own state.
+#[derive(Debug)]
+struct ReadSide {
     /// Bytes read since the driver was last asked to look at the window.
     read_since_notify: usize,
     /// A quarter of the receive buffer: read this much and the driver hears
     /// of it, so that the window reopens for a slow reader.
     notify_threshold: usize,
+}
+
+/// The writing direction's own state.
+#[derive(Debug, Default)]
+struct WriteSide {
+    shutdown: bool,
+}
+
+/// The reading half of a [`Stream`], from [`Stream::into_split`].
+#[derive(Debug)]
+pub struct OwnedReadHalf {
+    shared: Arc<ConnShared>,
+    link: Arc<DriverLink>,
+    reader: ReadSide,
+}
+
+/// The writing half of a [`Stream`], from [`Stream::into_split`].
+/// Dropping it closes the connection gracefully (a FIN follows the data),
+/// as dropping the whole stream does.
+#[derive(Debug)]
+pub struct OwnedWriteHalf {
+    shared: Arc<ConnShared>,
+    link: Arc<DriverLink>,
+    writer: WriteSide,
 }
 
 impl Stream {
@@ -48,10 +81,35 @@ impl Stream {
         Stream {
             shared,
             link,
-            write_shutdown: false,
-            read_since_notify: 0,
-            notify_threshold,
+            reader: ReadSide {
+                read_since_notify: 0,
+                notify_threshold,
+            },
+            writer: WriteSide::default(),
+            split: false,
         }
+    }
+
+    /// Splits the stream into halves that tasks can own separately
+    /// (unlike [`tokio::io::split`], without a lock between them).
+    pub fn into_split(mut self) -> (OwnedReadHalf, OwnedWriteHalf) {
+        self.split = true;
+        let read = OwnedReadHalf {
+            shared: self.shared.clone(),
+            link: self.link.clone(),
+            reader: ReadSide {
+                read_since_notify: self.reader.read_since_notify,
+                notify_threshold: self.reader.notify_threshold,
+            },
+        };
+        let write = OwnedWriteHalf {
+            shared: self.shared.clone(),
+            link: self.link.clone(),
+            writer: WriteSide {
+                shutdown: self.writer.shutdown,
+            },
+        };
+        (read, write)
     }
 
     /// The peer's socket address.
@@ -113,33 +171,34 @@ impl Stream {
     }
 }
 
-impl AsyncRead for Stream {
+impl ReadSide {
     fn poll_read(
-        self: Pin<&mut Self>,
+        &mut self,
+        shared: &Arc<ConnShared>,
+        link: &DriverLink,
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
-        let this = self.get_mut();
         if buf.remaining() == 0 {
             return Poll::Ready(Ok(()));
         }
-        let mut st = this.shared.lock();
+        let mut st = shared.lock();
         let buffered = st.conn.readable();
         let n = st.conn.read(buf.initialize_unfilled());
         if n > 0 {
             buf.advance(n);
-            this.read_since_notify += n;
+            self.read_since_notify += n;
             // The window may have opened enough to matter: let the driver
             // send the update. While unread data fills at most half the
             // buffer, the window is wide open and the ACKs that data draws
             // carry its growth anyway; waking the driver for every read
             // would cost a task switch per read.
-            if this.read_since_notify >= this.notify_threshold
-                || buffered > 2 * this.notify_threshold
+            if self.read_since_notify >= self.notify_threshold
+                || buffered > 2 * self.notify_threshold
             {
-                this.read_since_notify = 0;
+                self.read_since_notify = 0;
                 drop(st);
-                this.link.queue(&this.shared);
+                link.queue(shared);
             }
             return Poll::Ready(Ok(()));
         }
@@ -159,14 +218,15 @@ impl AsyncRead for Stream {
     }
 }
 
-impl AsyncWrite for Stream {
+impl WriteSide {
     fn poll_write(
-        self: Pin<&mut Self>,
+        &mut self,
+        shared: &Arc<ConnShared>,
+        link: &DriverLink,
         cx: &mut Context<'_>,
         data: &[u8],
     ) -> Poll<io::Result<usize>> {
-        let this = self.get_mut();
-        if this.write_shutdown {
+        if self.shutdown {
             return Poll::Ready(Err(io::Error::new(
                 io::ErrorKind::BrokenPipe,
                 "stream already shut down for writing",
@@ -175,7 +235,7 @@ impl AsyncWrite for Stream {
         if data.is_empty() {
             return Poll::Ready(Ok(0));
         }
-        let mut st = this.shared.lock();
+        let mut st = shared.lock();
         if let Some(reason) = st.closed {
             return Poll::Ready(Err(close_error(reason)));
         }
@@ -185,7 +245,7 @@ impl AsyncWrite for Stream {
         let n = st.conn.write(data);
         if n > 0 {
             drop(st);
-            this.link.queue(&this.shared);
+            link.queue(shared);
             return Poll::Ready(Ok(n));
         }
         match st.conn.state() {
@@ -202,21 +262,19 @@ impl AsyncWrite for Stream {
         }
     }
 
-    fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        // Written data is already in the connection's buffer, and the
-        // driver sends it as the windows allow.
-        Poll::Ready(Ok(()))
-    }
-
-    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        let this = self.get_mut();
-        let mut st = this.shared.lock();
-        if !this.write_shutdown {
-            this.write_shutdown = true;
+    fn poll_shutdown(
+        &mut self,
+        shared: &Arc<ConnShared>,
+        link: &DriverLink,
+        cx: &mut Context<'_>,
+    ) -> Poll<io::Result<()>> {
+        let mut st = shared.lock();
+        if !self.shutdown {
+            self.shutdown = true;
             st.conn.close();
             drop(st);
-            this.link.queue(&this.shared);
-            st = this.shared.lock();
+            link.queue(shared);
+            st = shared.lock();
         }
         if st.fin_acknowledged() {
             return Poll::Ready(Ok(()));
@@ -232,14 +290,106 @@ impl AsyncWrite for Stream {
     }
 }
 
+/// `AsyncRead` and `AsyncWrite` for the stream and its halves, all through
+/// `ReadSide` and `WriteSide`.
+macro_rules! impl_read {
+    ($t:ty) => {
+        impl AsyncRead for $t {
+            fn poll_read(
+                self: Pin<&mut Self>,
+                cx: &mut Context<'_>,
+                buf: &mut ReadBuf<'_>,
+            ) -> Poll<io::Result<()>> {
+                let this = self.get_mut();
+                this.reader.poll_read(&this.shared, &this.link, cx, buf)
+            }
+        }
+    };
+}
+
+macro_rules! impl_write {
+    ($t:ty) => {
+        impl AsyncWrite for $t {
+            fn poll_write(
+                self: Pin<&mut Self>,
+                cx: &mut Context<'_>,
+                data: &[u8],
+            ) -> Poll<io::Result<usize>> {
+                let this = self.get_mut();
+                this.writer.poll_write(&this.shared, &this.link, cx, data)
+            }
+
+            fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+                // Written data is already in the connection's buffer, and
+                // the driver sends it as the windows allow.
+                Poll::Ready(Ok(()))
+            }
+
+            /// Sends a FIN after the written data; resolves once the peer
+            /// has acknowledged all of it.
+            fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+                let this = self.get_mut();
+                this.writer.poll_shutdown(&this.shared, &this.link, cx)
+            }
+        }
+    };
+}
+
+impl_read!(Stream);
+impl_read!(OwnedReadHalf);
+impl_write!(Stream);
+impl_write!(OwnedWriteHalf);
+
+/// Closes the connection gracefully when its last writer goes away.
+fn close_on_drop(shared: &Arc<ConnShared>, link: &DriverLink) {
+    let mut st = shared.lock();
+    if st.closed.is_none() && !st.endpoint_gone {
+        st.conn.close();
+    }
+    drop(st);
+    link.queue(shared);
+}
+
 impl Drop for Stream {
     fn drop(&mut self) {
-        let mut st = self.shared.lock();
-        st.handle_dropped = true;
-        if st.closed.is_none() && !st.endpoint_gone {
-            st.conn.close();
+        if !self.split {
+            close_on_drop(&self.shared, &self.link);
         }
-        drop(st);
+    }
+}
+
+impl Drop for OwnedWriteHalf {
+    fn drop(&mut self) {
+        close_on_drop(&self.shared, &self.link);
+    }
+}
+
+impl OwnedReadHalf {
+    /// The peer's socket address.
+    pub fn remote_addr(&self) -> SocketAddr {
+        self.shared.remote
+    }
+
+    /// The connection's counters.
+    pub fn stats(&self) -> Stats {
+        self.shared.lock().conn.stats()
+    }
+}
+
+impl OwnedWriteHalf {
+    /// The peer's socket address.
+    pub fn remote_addr(&self) -> SocketAddr {
+        self.shared.remote
+    }
+
+    /// The connection's counters.
+    pub fn stats(&self) -> Stats {
+        self.shared.lock().conn.stats()
+    }
+
+    /// Resets the connection (both halves fail from now on).
+    pub fn abort(&self) {
+        self.shared.lock().conn.abort();
         self.link.queue(&self.shared);
     }
 }
