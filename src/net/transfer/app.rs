@@ -194,15 +194,20 @@ where
     F: Fn(SocketAddr) -> Fut,
     Fut: Future<Output = Result<T, TransferError>>,
 {
-    let mut last = None;
-    for &addr in addrs {
-        match connect(addr).await {
-            Ok(t) => return Ok(t),
-            Err(e) => last = Some(e),
+    let Some((&first, rest)) = addrs.split_first() else {
+        return Err(TransferError::Connect {
+            addr: String::new(),
+            reason: "no address to try".into(),
+        });
+    };
+    let mut result = connect(first).await;
+    for &addr in rest {
+        if result.is_ok() {
+            break;
         }
+        result = connect(addr).await;
     }
-    // `resolve` never returns an empty list.
-    Err(last.unwrap_or(TransferError::PeerVanished))
+    result
 }
 
 async fn connect_ackwise(
@@ -269,7 +274,12 @@ pub async fn serve(
         reason,
     };
     // A name listens on its first address (`127.0.0.1:4433` is one).
-    let addr = resolve(&plan.listen).await.map_err(listen_failed)?[0];
+    let addr = resolve(&plan.listen)
+        .await
+        .map_err(listen_failed)?
+        .first()
+        .copied()
+        .ok_or_else(|| listen_failed("the name has no address".into()))?;
     let multi = MultiProgress::new();
     let mut tasks = JoinSet::new();
     tokio::pin!(shutdown);
