@@ -349,6 +349,46 @@ async fn bad_names_are_refused_at_both_ends() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+#[tokio::test]
+async fn garbage_from_a_sender_never_panics_and_never_leaves_a_file() {
+    let dir = scratch("garbage");
+    let seed = 77;
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    for case in 0..300 {
+        // Pure noise, or a valid start (magic, version, a name) followed
+        // by noise: lengths, content and digests that make no sense.
+        let mut input = Vec::new();
+        if case % 2 == 1 {
+            input.extend_from_slice(b"AWFT\x01\x00\x05a.bin");
+        }
+        let noise = (rng.next_u32() % 600) as usize;
+        input.extend(random_bytes(&mut rng, noise));
+        let (mut a, mut b) = tokio::io::duplex(4096);
+        let mut options = ReceiveOptions::new(dir.join("out"));
+        options.idle_timeout = Duration::from_secs(5);
+        let receiver =
+            tokio::spawn(
+                async move { transfer::receive_files(&mut b, &options, &mut Silent).await },
+            );
+        // The receiver may stop reading (and drop its end) early.
+        let _ = a.write_all(&input).await;
+        let _ = a.shutdown().await;
+        let outcome = receiver.await.expect("the receiver task must not panic");
+        if let Ok(summary) = outcome {
+            assert!(
+                summary.files.iter().all(|f| !f.verdict.is_ok()),
+                "seed {seed} case {case}: noise stored a file"
+            );
+        }
+        assert!(
+            listing(&dir.join("out")).is_empty(),
+            "seed {seed} case {case}: {:?}",
+            listing(&dir.join("out"))
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 async fn send_over_pipe(
     paths: &[PathBuf],
     options: ReceiveOptions,
