@@ -1,10 +1,11 @@
-//! The `ackwise` command: runs the lab, and relays over emulated links.
+//! The `ackwise` command: runs the lab, sends and receives files, and
+//! relays over emulated links.
 //!
 //! ```text
 //! ackwise lab                       # the default comparison, as a table
 //! ackwise lab list                  # presets and strategies
 //! ackwise lab bench                 # emulator speed (and ns-2's, if installed)
-//! ackwise lab report paper-003|paper-004 [--out DIR]
+//! ackwise lab report paper-003|paper-004|ack-management [--out DIR]
 //!                                   # run a paper's presets, write its results page
 //! ackwise lab crosscheck [--json F] [--ns2-stock]
 //!                                   # emulator and baseline TCP against ns-2
@@ -17,6 +18,12 @@
 //!               --stats-interval D --ack-filter KIND
 //!               --ack-delay-control THRESHOLD[,FRACTION]]
 //!                                   # a link emulator between two UDP endpoints
+//! ackwise recv --listen ADDR --out DIR [--strategy S] [--overwrite]
+//!              [--transport ackwise|tcp] [--mss N] [--idle-timeout 60s] [--quiet]
+//!                                   # receive files until Ctrl-C
+//! ackwise send FILE... --to ADDR [--strategy S] [--connect-timeout 10s]
+//!              [--transport ackwise|tcp] [--mss N] [--idle-timeout 60s] [--quiet]
+//!                                   # send files; exit status 1 if any failed
 //! ```
 //!
 //! `--series 100ms` samples every flow's windows and the bottleneck queue
@@ -25,6 +32,7 @@
 //! stderr: a bar on a terminal, a few plain lines otherwise.
 
 use ackwise::lab::{self, presets, run, LabError, RunPlan, Strategy};
+use ackwise::net::transfer::{self, ConsoleMode, ReceiveOptions, SendOptions, Transport};
 use ackwise::relay;
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -33,7 +41,7 @@ use std::process::ExitCode;
 #[command(
     name = "ackwise",
     version,
-    about = "A transport that sends fewer ACKs, and its lab"
+    about = "A transport that sends fewer ACKs, its lab, and file transfer over it"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -47,6 +55,10 @@ enum Command {
     /// Relay UDP datagrams between clients and a server across emulated
     /// forward and reverse links (rate, delay, queue, loss, reordering).
     Relay(RelayArgs),
+    /// Send files to an `ackwise recv`.
+    Send(SendArgs),
+    /// Receive files from `ackwise send` until Ctrl-C.
+    Recv(RecvArgs),
 }
 
 #[derive(clap::Args)]
@@ -104,6 +116,73 @@ struct RelayArgs {
 }
 
 #[derive(clap::Args)]
+struct SendArgs {
+    /// Files to send, one after another over one connection; each keeps
+    /// its name (the last path component) at the receiver.
+    #[arg(required = true, value_name = "FILE")]
+    files: Vec<std::path::PathBuf>,
+    /// The receiver, HOST:PORT.
+    #[arg(long, value_name = "ADDR")]
+    to: String,
+    /// Strategy, a lab name (`ackwise lab list`): the sender takes its ACK
+    /// requests and congestion control from it. Give the receiver the
+    /// same name.
+    #[arg(long, default_value = "4w")]
+    strategy: String,
+    /// Carrier: `ackwise` (over UDP) or `tcp` (the kernel's, for
+    /// comparison).
+    #[arg(long, default_value = "ackwise")]
+    transport: String,
+    /// Largest segment payload offered, bytes (ackwise only). The default
+    /// fits a 1500-byte MTU; loopback takes up to about 65000. The smaller
+    /// of the two ends' values applies.
+    #[arg(long, value_name = "BYTES", default_value_t = transfer::DEFAULT_MSS)]
+    mss: u16,
+    /// Give up connecting after this long, e.g. `5s`.
+    #[arg(long, value_name = "DURATION", default_value = "10s")]
+    connect_timeout: String,
+    /// Give up when the transfer stalls for this long.
+    #[arg(long, value_name = "DURATION", default_value = "60s")]
+    idle_timeout: String,
+    /// No progress, no summary: only errors.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+#[derive(clap::Args)]
+struct RecvArgs {
+    /// Address to listen on, e.g. `127.0.0.1:4433` or `0.0.0.0:4433`.
+    #[arg(long, value_name = "ADDR")]
+    listen: String,
+    /// Directory the files land in (it must exist).
+    #[arg(long, value_name = "DIR")]
+    out: std::path::PathBuf,
+    /// Strategy, a lab name: the receiver takes its ACK policy from it.
+    /// Give the sender the same name.
+    #[arg(long, default_value = "4w")]
+    strategy: String,
+    /// Carrier: `ackwise` (over UDP) or `tcp` (the kernel's, for
+    /// comparison).
+    #[arg(long, default_value = "ackwise")]
+    transport: String,
+    /// Largest segment payload offered, bytes (ackwise only). The default
+    /// fits a 1500-byte MTU; loopback takes up to about 65000. The smaller
+    /// of the two ends' values applies.
+    #[arg(long, value_name = "BYTES", default_value_t = transfer::DEFAULT_MSS)]
+    mss: u16,
+    /// Replace existing files (by default a file whose name exists is
+    /// refused).
+    #[arg(long)]
+    overwrite: bool,
+    /// Drop a connection that stalls for this long.
+    #[arg(long, value_name = "DURATION", default_value = "60s")]
+    idle_timeout: String,
+    /// No progress, no summaries: only errors.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+#[derive(clap::Args)]
 struct LabArgs {
     /// A preset name, a scenario file (.toml), `list`, `bench`,
     /// `crosscheck` or `report`.
@@ -155,6 +234,8 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Lab(args) => lab_command(args).map_err(|e| e.to_string()),
         Command::Relay(args) => relay_command(&args),
+        Command::Send(args) => return send_command(args),
+        Command::Recv(args) => return recv_command(args),
     };
     match result {
         Ok(code) => code,
@@ -288,6 +369,122 @@ fn relay_command(args: &RelayArgs) -> Result<ExitCode, String> {
 async fn wait_finished(handle: &mut relay::RelayHandle) {
     while !handle.is_finished() {
         tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+}
+
+/// The one line `send` and `recv` print for anything that stops them.
+fn fail(message: impl std::fmt::Display) -> ExitCode {
+    eprintln!("error: {message}");
+    ExitCode::from(1)
+}
+
+/// The flags `send` and `recv` share, checked before any work.
+fn transfer_flags(
+    strategy: &str,
+    transport: &str,
+    idle_timeout: &str,
+) -> Result<(Strategy, Transport, std::time::Duration), String> {
+    let strategy: Strategy = strategy.parse().map_err(|e| format!("--strategy: {e}"))?;
+    let transport: Transport = transport.parse().map_err(|e| format!("--transport: {e}"))?;
+    let idle =
+        lab::units::parse_duration(idle_timeout).map_err(|e| format!("--idle-timeout: {e}"))?;
+    if idle.is_zero() {
+        return Err("--idle-timeout: must be positive".into());
+    }
+    Ok((strategy, transport, idle))
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime, String> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the async runtime: {e}"))
+}
+
+fn console(quiet: bool) -> ConsoleMode {
+    if quiet {
+        ConsoleMode::Quiet
+    } else {
+        ConsoleMode::Auto
+    }
+}
+
+fn send_command(args: SendArgs) -> ExitCode {
+    let (strategy, transport, idle) =
+        match transfer_flags(&args.strategy, &args.transport, &args.idle_timeout) {
+            Ok(flags) => flags,
+            Err(e) => return fail(e),
+        };
+    let connect_timeout = match lab::units::parse_duration(&args.connect_timeout) {
+        Ok(d) if !d.is_zero() => d,
+        Ok(_) => return fail("--connect-timeout: must be positive"),
+        Err(e) => return fail(format!("--connect-timeout: {e}")),
+    };
+    let plan = transfer::SendPlan {
+        paths: args.files,
+        to: args.to,
+        transport,
+        strategy,
+        mss: args.mss,
+        connect_timeout,
+        options: SendOptions { idle_timeout: idle },
+        console: console(args.quiet),
+    };
+    let rt = match runtime() {
+        Ok(rt) => rt,
+        Err(e) => return fail(e),
+    };
+    match rt.block_on(transfer::run_send(&plan)) {
+        Ok(summary) => {
+            if !args.quiet {
+                eprintln!("{summary}");
+            }
+            let failed: Vec<String> = summary
+                .files
+                .iter()
+                .filter(|f| !f.verdict.is_ok())
+                .map(|f| format!("{}: the receiver says: {}", f.name, f.verdict))
+                .collect();
+            if failed.is_empty() {
+                ExitCode::SUCCESS
+            } else {
+                fail(failed.join("; "))
+            }
+        }
+        Err(e) => fail(e),
+    }
+}
+
+fn recv_command(args: RecvArgs) -> ExitCode {
+    let (strategy, transport, idle) =
+        match transfer_flags(&args.strategy, &args.transport, &args.idle_timeout) {
+            Ok(flags) => flags,
+            Err(e) => return fail(e),
+        };
+    let mut options = ReceiveOptions::new(args.out);
+    options.overwrite = args.overwrite;
+    options.idle_timeout = idle;
+    let plan = transfer::ServePlan {
+        listen: args.listen,
+        transport,
+        strategy,
+        mss: args.mss,
+        options,
+        console: console(args.quiet),
+    };
+    let rt = match runtime() {
+        Ok(rt) => rt,
+        Err(e) => return fail(e),
+    };
+    let stop = async {
+        // Without a Ctrl-C handler the server runs until killed.
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    match rt.block_on(transfer::serve(&plan, stop)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => fail(e),
     }
 }
 

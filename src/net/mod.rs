@@ -1,5 +1,6 @@
 //! Real sockets: a tokio UDP endpoint that runs [`Connection`](crate::connection::Connection)s
-//! with real time, and async streams over them.
+//! with real time, async streams over them, and file transfer
+//! ([`transfer`]).
 //!
 //! Each UDP datagram carries one TCP segment in ackwise's wire format
 //! ([`crate::wire`]), or several of equal size when the kernel batches them
@@ -22,6 +23,7 @@ mod error;
 mod shared;
 mod stats;
 mod stream;
+pub mod transfer;
 
 pub use endpoint::{Endpoint, EndpointConfig};
 pub use error::NetError;

@@ -1,0 +1,58 @@
+//! Receives files over ackwise into a directory until Ctrl-C: the library
+//! calls behind `ackwise recv`, spelled out.
+//!
+//! ```text
+//! cargo run --release --example file_server -- 127.0.0.1:4433 /tmp/inbox [STRATEGY]
+//! cargo run --release --example file_client -- 127.0.0.1:4433 FILE... [STRATEGY]
+//! ```
+//!
+//! STRATEGY is a lab name (`ackwise lab list`; default `4w`): the server
+//! takes its ACK policy from it.
+
+use ackwise::lab::Strategy;
+use ackwise::net::transfer::{self, Console, ConsoleMode, ReceiveOptions};
+use ackwise::net::Endpoint;
+use std::time::Duration;
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let listen = args
+        .first()
+        .map_or("127.0.0.1:4433", String::as_str)
+        .parse()?;
+    let out_dir = args.get(1).map_or(".", String::as_str);
+    let strategy: Strategy = args.get(2).map_or("4w", String::as_str).parse()?;
+
+    // Files land in `out_dir`, never over an existing file; a bad
+    // directory is reported now rather than at the first transfer.
+    let options = ReceiveOptions::new(out_dir);
+    options.check_out_dir()?;
+
+    let config = transfer::strategy_config(strategy, transfer::DEFAULT_MSS);
+    let endpoint = Endpoint::server(listen, config)?;
+    eprintln!("listening on {} with {strategy}", endpoint.local_addr());
+
+    loop {
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => break,
+            accepted = endpoint.accept() => {
+                let Some((mut stream, peer)) = accepted else { break };
+                let options = options.clone();
+                // One task per sender: connections are served concurrently.
+                tokio::spawn(async move {
+                    let mut console = Console::new(ConsoleMode::Plain, peer.to_string());
+                    match transfer::receive_files(&mut stream, &options, &mut console).await {
+                        // Bytes, time, goodput, ACKs sent and received.
+                        Ok(summary) => eprintln!("{peer}: {summary}"),
+                        // The partial file is already gone.
+                        Err(e) => eprintln!("{peer}: error: {e}"),
+                    }
+                });
+            }
+        }
+    }
+    // Let connections that are closing send their last ACKs.
+    endpoint.close(Duration::from_secs(1)).await;
+    Ok(())
+}

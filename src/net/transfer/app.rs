@@ -1,0 +1,364 @@
+//! The programs around the protocol: dial or listen on a transport, run
+//! the transfer, report. `ackwise send` / `ackwise recv` and the examples
+//! are thin wrappers over these.
+
+use super::error::TransferError;
+use super::progress::{Console, ConsoleMode, StatsSource, Summary};
+use super::receive::{receive_files, ReceiveOptions};
+use super::send::{open_files, send_files, SendOptions};
+use crate::connection::Config;
+use crate::lab::{LabScenario, Strategy};
+use crate::net::{Endpoint, EndpointConfig, NetError};
+use crate::time::Duration;
+use indicatif::MultiProgress;
+use std::future::Future;
+use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::path::PathBuf;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::task::JoinSet;
+
+/// What carries the bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transport {
+    /// ackwise connections over UDP ([`Endpoint`]), configured by the
+    /// strategy.
+    Ackwise,
+    /// The kernel's TCP, a reference to compare with; the strategy and
+    /// MSS do not apply.
+    Tcp,
+}
+
+impl std::str::FromStr for Transport {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "ackwise" => Ok(Transport::Ackwise),
+            "tcp" => Ok(Transport::Tcp),
+            other => Err(format!("unknown transport `{other}` (known: ackwise, tcp)")),
+        }
+    }
+}
+
+impl std::fmt::Display for Transport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Transport::Ackwise => "ackwise",
+            Transport::Tcp => "tcp",
+        })
+    }
+}
+
+/// The segment size [`strategy_config`] uses unless told otherwise: a
+/// datagram of `mss` plus at most 60 bytes of TCP header plus 28 of UDP
+/// and IPv4 fits a 1500-byte Ethernet MTU, and ackwise sockets do not
+/// fragment. Loopback takes up to about 65 000.
+pub const DEFAULT_MSS: u16 = 1400;
+
+/// The connection configuration for `strategy` on a real network, by the
+/// lab's mapping ([`Strategy::apply`]) so that a name means the same in
+/// the lab and on sockets.
+///
+/// Both ends build their configuration from their own `--strategy`. What
+/// matters for a file transfer, where data flows from sender to receiver:
+/// the *sender* uses the strategy's ACK requests (2W, 4W, A4L4, ...),
+/// byte-counting limit and congestion options; the *receiver* uses its
+/// ACK policy (every, delayed, polled, smart, acc). Give both the same
+/// name. A polled receiver (any of `a4l4`, `a8l8`, `2w`, `4w`, `2waf`,
+/// `4waf`, `4w-adaptive`) answers whatever a polling sender asks and
+/// gives delayed ACKs to a sender that does not poll, so it serves every
+/// sender.
+///
+/// On top of the defaults of [`Config`]: the given `mss` (see
+/// [`DEFAULT_MSS`]; the smaller of the two ends' applies), Nagle off (the transfer writes
+/// large chunks and small verdicts that must not wait), 8 MiB buffers
+/// (enough window for loopback and LAN rates), a 200 ms minimum RTO as in
+/// the lab, and the lab's 100 ms delayed-ACK and polled fallback timers.
+pub fn strategy_config(strategy: Strategy, mss: u16) -> Config {
+    let base = Config {
+        mss,
+        nagle: false,
+        send_buffer: 8 << 20,
+        recv_buffer: 8 << 20,
+        min_rto: Duration::from_millis(200),
+        ..Config::default()
+    };
+    // The lab's timers, so that a strategy name means the same here.
+    let lab = LabScenario::default();
+    strategy.apply(&base, lab.delayed_ack, lab.poll_fallback)
+}
+
+/// How long closing an endpoint waits for its connections' last FINs and
+/// ACKs.
+const CLOSE_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// What `ackwise send` does.
+#[derive(Debug, Clone)]
+pub struct SendPlan {
+    /// The files, in order.
+    pub paths: Vec<PathBuf>,
+    /// The receiver, `host:port`.
+    pub to: String,
+    /// The carrier.
+    pub transport: Transport,
+    /// The strategy (ackwise transport only).
+    pub strategy: Strategy,
+    /// Largest segment payload offered (ackwise transport only).
+    pub mss: u16,
+    /// How long to wait for the connection.
+    pub connect_timeout: Duration,
+    /// Progress and timeouts of the transfer.
+    pub options: SendOptions,
+    /// Progress display.
+    pub console: ConsoleMode,
+}
+
+/// What `ackwise recv` does.
+#[derive(Debug, Clone)]
+pub struct ServePlan {
+    /// Address to listen on.
+    pub listen: String,
+    /// The carrier.
+    pub transport: Transport,
+    /// The strategy (ackwise transport only).
+    pub strategy: Strategy,
+    /// Largest segment payload offered (ackwise transport only).
+    pub mss: u16,
+    /// Where files go and whether they may replace others.
+    pub options: ReceiveOptions,
+    /// Progress display.
+    pub console: ConsoleMode,
+}
+
+/// Every address `addr` names, in the resolver's order; the error is the
+/// reason, for the caller to put in context.
+async fn resolve(addr: &str) -> Result<Vec<SocketAddr>, String> {
+    let addrs: Vec<SocketAddr> = tokio::net::lookup_host(addr)
+        .await
+        .map_err(|e| format!("cannot resolve the address ({e})"))?
+        .collect();
+    if addrs.is_empty() {
+        return Err("the name has no address".into());
+    }
+    Ok(addrs)
+}
+
+fn describe_connect_error(e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::ConnectionRefused => "connection refused".into(),
+        std::io::ErrorKind::TimedOut => "timed out".into(),
+        _ => e.to_string(),
+    }
+}
+
+/// Opens the files (before any connection, so that a missing file is the
+/// first thing reported), connects, sends, and returns the summary. The
+/// caller decides what a summary with a rejected file means; `ackwise
+/// send` exits non-zero.
+pub async fn run_send(plan: &SendPlan) -> Result<Summary, TransferError> {
+    let files = open_files(&plan.paths)?;
+    let addrs = resolve(&plan.to)
+        .await
+        .map_err(|reason| TransferError::Connect {
+            addr: plan.to.clone(),
+            reason,
+        })?;
+    // `ackwise send` lists the failed files in its final error line.
+    let mut console = Console::new(plan.console, "").without_failures();
+    match plan.transport {
+        Transport::Ackwise => {
+            let (endpoint, mut stream) = first_of(&addrs, |a| connect_ackwise(a, plan)).await?;
+            let result = send_files(&mut stream, files, &plan.options, &mut console).await;
+            if result.is_err() {
+                // A failed transfer must not look finished to the
+                // receiver: reset rather than close.
+                stream.abort();
+            }
+            drop(stream);
+            endpoint.close(CLOSE_GRACE).await;
+            result
+        }
+        Transport::Tcp => {
+            let mut stream = first_of(&addrs, |a| connect_tcp(a, plan)).await?;
+            send_files(&mut stream, files, &plan.options, &mut console).await
+        }
+    }
+}
+
+/// Tries `connect` on each address in turn (a name such as `localhost`
+/// may list `::1` before `127.0.0.1`); the first connection wins, else the
+/// last address's error stands.
+async fn first_of<T, F, Fut>(addrs: &[SocketAddr], connect: F) -> Result<T, TransferError>
+where
+    F: Fn(SocketAddr) -> Fut,
+    Fut: Future<Output = Result<T, TransferError>>,
+{
+    let Some((&first, rest)) = addrs.split_first() else {
+        return Err(TransferError::Connect {
+            addr: String::new(),
+            reason: "no address to try".into(),
+        });
+    };
+    let mut result = connect(first).await;
+    for &addr in rest {
+        if result.is_ok() {
+            break;
+        }
+        result = connect(addr).await;
+    }
+    result
+}
+
+async fn connect_ackwise(
+    addr: SocketAddr,
+    plan: &SendPlan,
+) -> Result<(Endpoint, crate::net::Stream), TransferError> {
+    let failed = |reason: String| TransferError::Connect {
+        addr: plan.to.clone(),
+        reason,
+    };
+    let local: SocketAddr = if addr.is_ipv4() {
+        (Ipv4Addr::UNSPECIFIED, 0).into()
+    } else {
+        (Ipv6Addr::UNSPECIFIED, 0).into()
+    };
+    let endpoint = Endpoint::with_config(
+        local,
+        EndpointConfig {
+            connect_timeout: plan.connect_timeout,
+            ..EndpointConfig::default()
+        },
+    )
+    .map_err(|e| failed(format!("cannot open a UDP socket: {e}")))?;
+    let config = strategy_config(plan.strategy, plan.mss);
+    match endpoint.connect(addr, config).await {
+        Ok(stream) => Ok((endpoint, stream)),
+        Err(NetError::TimedOut { after, .. }) => Err(TransferError::ConnectTimeout {
+            addr: plan.to.clone(),
+            after,
+        }),
+        Err(NetError::ConnectionRefused { .. }) => Err(failed("connection refused".into())),
+        Err(other) => Err(failed(other.to_string())),
+    }
+}
+
+async fn connect_tcp(addr: SocketAddr, plan: &SendPlan) -> Result<TcpStream, TransferError> {
+    let connected = tokio::time::timeout(plan.connect_timeout, TcpStream::connect(addr))
+        .await
+        .map_err(|_| TransferError::ConnectTimeout {
+            addr: plan.to.clone(),
+            after: plan.connect_timeout,
+        })?;
+    let stream = connected.map_err(|e| TransferError::Connect {
+        addr: plan.to.clone(),
+        reason: describe_connect_error(&e),
+    })?;
+    // Verdicts are tiny and awaited: they must not sit in Nagle's buffer.
+    let _ = stream.set_nodelay(true);
+    Ok(stream)
+}
+
+/// Serves until `shutdown` completes: every incoming connection is
+/// handled concurrently, each with its own summary line on stderr. A
+/// connection that fails is reported and the server goes on; transfers
+/// still running at shutdown are dropped, which removes their partial
+/// files.
+pub async fn serve(
+    plan: &ServePlan,
+    shutdown: impl Future<Output = ()>,
+) -> Result<(), TransferError> {
+    plan.options.check_out_dir()?;
+    let listen_failed = |reason: String| TransferError::Listen {
+        addr: plan.listen.clone(),
+        reason,
+    };
+    // A name listens on its first address (`127.0.0.1:4433` is one).
+    let addr = resolve(&plan.listen)
+        .await
+        .map_err(listen_failed)?
+        .first()
+        .copied()
+        .ok_or_else(|| listen_failed("the name has no address".into()))?;
+    let multi = MultiProgress::new();
+    let mut tasks = JoinSet::new();
+    tokio::pin!(shutdown);
+    match plan.transport {
+        Transport::Ackwise => {
+            let endpoint = Endpoint::server(addr, strategy_config(plan.strategy, plan.mss))
+                .map_err(|e| listen_failed(e.to_string()))?;
+            announce(plan, Some(endpoint.local_addr()));
+            loop {
+                tokio::select! {
+                    () = &mut shutdown => break,
+                    accepted = endpoint.accept() => match accepted {
+                        Some((stream, peer)) => {
+                            spawn_receiver(&mut tasks, stream, peer, plan, &multi);
+                        }
+                        None => break,
+                    },
+                    Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
+                }
+            }
+            tasks.shutdown().await;
+            endpoint.close(CLOSE_GRACE).await;
+        }
+        Transport::Tcp => {
+            let listener = TcpListener::bind(addr)
+                .await
+                .map_err(|e| listen_failed(e.to_string()))?;
+            announce(plan, listener.local_addr().ok());
+            loop {
+                tokio::select! {
+                    () = &mut shutdown => break,
+                    accepted = listener.accept() => match accepted {
+                        Ok((stream, peer)) => {
+                            let _ = stream.set_nodelay(true);
+                            spawn_receiver(&mut tasks, stream, peer, plan, &multi);
+                        }
+                        // Out of file descriptors and the like: the
+                        // listener itself is still fine.
+                        Err(e) => eprintln!("accept failed: {e}"),
+                    },
+                    Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
+                }
+            }
+            tasks.shutdown().await;
+        }
+    }
+    Ok(())
+}
+
+fn announce(plan: &ServePlan, local: Option<SocketAddr>) {
+    if plan.console != ConsoleMode::Quiet {
+        let at = local.map_or_else(|| plan.listen.clone(), |a| a.to_string());
+        eprintln!(
+            "receiving on {at} ({}) into {}; Ctrl-C stops",
+            plan.transport,
+            plan.options.out_dir.display()
+        );
+    }
+}
+
+fn spawn_receiver<S>(
+    tasks: &mut JoinSet<()>,
+    mut stream: S,
+    peer: SocketAddr,
+    plan: &ServePlan,
+    multi: &MultiProgress,
+) where
+    S: AsyncRead + AsyncWrite + Unpin + StatsSource + Send + 'static,
+{
+    let options = plan.options.clone();
+    let mut console = Console::new(plan.console, peer.to_string()).with_multi(multi.clone());
+    tasks.spawn(async move {
+        match receive_files(&mut stream, &options, &mut console).await {
+            Ok(summary) => {
+                if !summary.files.is_empty() && !console.is_quiet() {
+                    console.line(&format!("{peer}: {summary}"));
+                }
+            }
+            Err(e) => console.line(&format!("{peer}: error: {e}")),
+        }
+    });
+}

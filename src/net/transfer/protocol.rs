@@ -1,0 +1,372 @@
+//! The file-transfer wire format: headers, verdicts and file names.
+//!
+//! Everything is big-endian. Per file, in order:
+//!
+//! ```text
+//! sender   -> receiver  header:  "AWFT" | version u8 | name_len u16 | name | length u64
+//! receiver -> sender    verdict: code u8 | reason_len u16 | reason (UTF-8)
+//!   (only when the verdict is `ok` does the sender go on:)
+//! sender   -> receiver  content: `length` bytes
+//! sender   -> receiver  digest:  SHA-256 of the content, 32 bytes
+//! receiver -> sender    verdict: code u8 | reason_len u16 | reason
+//! ```
+//!
+//! The first verdict lets the receiver refuse a name or an existing file
+//! before a single content byte moves; the second says whether the file
+//! landed under its real name. Files follow each other on one connection;
+//! the sender's FIN at a header boundary ends it.
+
+use std::fmt;
+use thiserror::Error;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+
+/// The four bytes every header starts with.
+pub const MAGIC: [u8; 4] = *b"AWFT";
+
+/// The protocol version this module speaks.
+pub const VERSION: u8 = 1;
+
+/// Longest file name, in bytes of UTF-8 (the usual file-system limit).
+pub const MAX_NAME_BYTES: usize = 255;
+
+/// Longest reason text a verdict carries, in bytes; longer ones are cut.
+pub const MAX_REASON_BYTES: usize = 1024;
+
+/// Length of the SHA-256 digest that follows the content.
+pub const DIGEST_BYTES: usize = 32;
+
+/// What the sender announces before a file's content.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Header {
+    /// The file's name at the receiver (see [`validate_name`]).
+    pub name: String,
+    /// Content length.
+    pub length_bytes: u64,
+}
+
+/// Why a file name cannot be used at the receiver.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum NameError {
+    /// Nothing.
+    #[error("the file name is empty")]
+    Empty,
+    /// Longer than [`MAX_NAME_BYTES`].
+    #[error("the file name is {0} bytes long (at most {MAX_NAME_BYTES})")]
+    TooLong(usize),
+    /// Not UTF-8.
+    #[error("the file name is not valid UTF-8")]
+    NotUtf8,
+    /// `/`, `\` or NUL: the name would reach outside the output directory.
+    #[error("the file name contains a path separator or NUL")]
+    Separator,
+    /// `.` or `..`.
+    #[error("the file name is `.` or `..`")]
+    DotName,
+    /// Control characters would garble terminals and logs.
+    #[error("the file name contains a control character")]
+    Control,
+    /// The receiver's own temporary files use this marker.
+    #[error("the file name contains `{}`", PARTIAL_MARKER)]
+    Reserved,
+}
+
+/// Part of every temporary file name at the receiver; refused in real
+/// names so that no transfer can collide with or overwrite another's
+/// partial file.
+pub const PARTIAL_MARKER: &str = ".ackwise-partial-";
+
+/// Checks that `name` is one plain file name, safe to join to the output
+/// directory: not empty, at most [`MAX_NAME_BYTES`], no separator, not `.`
+/// or `..`, no control character, no [`PARTIAL_MARKER`].
+///
+/// `a..b` is accepted: without a separator, dots cannot leave the
+/// directory.
+pub fn validate_name(name: &str) -> Result<(), NameError> {
+    if name.is_empty() {
+        return Err(NameError::Empty);
+    }
+    if name.len() > MAX_NAME_BYTES {
+        return Err(NameError::TooLong(name.len()));
+    }
+    if name.contains(['/', '\\', '\0']) {
+        return Err(NameError::Separator);
+    }
+    if name == "." || name == ".." {
+        return Err(NameError::DotName);
+    }
+    if name.chars().any(char::is_control) {
+        return Err(NameError::Control);
+    }
+    if name.contains(PARTIAL_MARKER) {
+        return Err(NameError::Reserved);
+    }
+    Ok(())
+}
+
+/// The peer broke the protocol.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum ProtocolError {
+    /// The first bytes were not [`MAGIC`]: not an ackwise file sender.
+    #[error("not an ackwise file transfer (bad magic {0:02x?})")]
+    BadMagic([u8; 4]),
+    /// A version this module does not speak.
+    #[error("unsupported protocol version {0} (this side speaks {VERSION})")]
+    Version(u8),
+    /// The announced name is unusable.
+    #[error("bad file name: {0}")]
+    Name(NameError),
+    /// A verdict code this module does not know.
+    #[error("unknown verdict code {0}")]
+    UnknownVerdict(u8),
+    /// A verdict's reason is longer than [`MAX_REASON_BYTES`].
+    #[error("verdict reason of {0} bytes (at most {MAX_REASON_BYTES})")]
+    ReasonTooLong(usize),
+}
+
+/// The receiver's answer to a header (may the content come?) and to a
+/// digest (did the file land?).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// Header: send the content. Digest: the file is stored under its
+    /// name.
+    Ok,
+    /// The digest did not match the content that arrived; nothing was
+    /// stored.
+    DigestMismatch,
+    /// A file of that name exists and the receiver does not overwrite.
+    Exists,
+    /// The name is unusable (the reason says why).
+    BadName(String),
+    /// The header was malformed or of another version.
+    BadHeader(String),
+    /// The receiver could not store the file, e.g. its disk is full.
+    StoreFailed(String),
+}
+
+impl Verdict {
+    fn code(&self) -> u8 {
+        match self {
+            Verdict::Ok => 0,
+            Verdict::DigestMismatch => 1,
+            Verdict::Exists => 2,
+            Verdict::BadName(_) => 3,
+            Verdict::BadHeader(_) => 4,
+            Verdict::StoreFailed(_) => 5,
+        }
+    }
+
+    fn reason(&self) -> &str {
+        match self {
+            Verdict::Ok | Verdict::DigestMismatch | Verdict::Exists => "",
+            Verdict::BadName(r) | Verdict::BadHeader(r) | Verdict::StoreFailed(r) => r,
+        }
+    }
+
+    fn from_parts(code: u8, reason: String) -> Result<Verdict, ProtocolError> {
+        Ok(match code {
+            0 => Verdict::Ok,
+            1 => Verdict::DigestMismatch,
+            2 => Verdict::Exists,
+            3 => Verdict::BadName(reason),
+            4 => Verdict::BadHeader(reason),
+            5 => Verdict::StoreFailed(reason),
+            other => return Err(ProtocolError::UnknownVerdict(other)),
+        })
+    }
+
+    /// Whether this is [`Verdict::Ok`].
+    pub fn is_ok(&self) -> bool {
+        *self == Verdict::Ok
+    }
+}
+
+impl fmt::Display for Verdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Verdict::Ok => f.write_str("ok"),
+            Verdict::DigestMismatch => f.write_str("digest mismatch (the file was not stored)"),
+            Verdict::Exists => f.write_str("a file of that name exists at the receiver"),
+            Verdict::BadName(r) => write!(f, "bad file name: {r}"),
+            Verdict::BadHeader(r) => write!(f, "bad header: {r}"),
+            Verdict::StoreFailed(r) => write!(f, "cannot store the file: {r}"),
+        }
+    }
+}
+
+/// Reads a header; `Ok(None)` when the stream ends cleanly before its
+/// first byte (the sender has no more files). An end inside the header is
+/// an `UnexpectedEof` I/O error.
+pub async fn read_header<S: AsyncRead + Unpin>(
+    stream: &mut S,
+) -> std::io::Result<Result<Option<Header>, ProtocolError>> {
+    let mut magic = [0u8; 4];
+    let first = stream.read(&mut magic).await?;
+    if first == 0 {
+        return Ok(Ok(None));
+    }
+    stream.read_exact(&mut magic[first..]).await?;
+    if magic != MAGIC {
+        return Ok(Err(ProtocolError::BadMagic(magic)));
+    }
+    let version = stream.read_u8().await?;
+    if version != VERSION {
+        return Ok(Err(ProtocolError::Version(version)));
+    }
+    let name_len = usize::from(stream.read_u16().await?);
+    if name_len > MAX_NAME_BYTES {
+        return Ok(Err(ProtocolError::Name(NameError::TooLong(name_len))));
+    }
+    let mut name = vec![0u8; name_len];
+    stream.read_exact(&mut name).await?;
+    let length_bytes = stream.read_u64().await?;
+    let Ok(name) = String::from_utf8(name) else {
+        return Ok(Err(ProtocolError::Name(NameError::NotUtf8)));
+    };
+    if let Err(e) = validate_name(&name) {
+        return Ok(Err(ProtocolError::Name(e)));
+    }
+    Ok(Ok(Some(Header { name, length_bytes })))
+}
+
+/// Writes `header` (whose name the caller validated) and flushes.
+pub async fn write_header<S: AsyncWrite + Unpin>(
+    stream: &mut S,
+    header: &Header,
+) -> std::io::Result<()> {
+    let name = header.name.as_bytes();
+    let name_len = u16::try_from(name.len())
+        .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidInput, "file name too long"))?;
+    let mut buf = Vec::with_capacity(4 + 1 + 2 + name.len() + 8);
+    buf.extend_from_slice(&MAGIC);
+    buf.push(VERSION);
+    buf.extend_from_slice(&name_len.to_be_bytes());
+    buf.extend_from_slice(name);
+    buf.extend_from_slice(&header.length_bytes.to_be_bytes());
+    stream.write_all(&buf).await?;
+    stream.flush().await
+}
+
+/// Writes `verdict` and flushes; a reason longer than
+/// [`MAX_REASON_BYTES`] is cut at a character boundary.
+pub async fn write_verdict<S: AsyncWrite + Unpin>(
+    stream: &mut S,
+    verdict: &Verdict,
+) -> std::io::Result<()> {
+    let mut reason = verdict.reason();
+    if reason.len() > MAX_REASON_BYTES {
+        let mut end = MAX_REASON_BYTES;
+        while !reason.is_char_boundary(end) {
+            end -= 1;
+        }
+        reason = &reason[..end];
+    }
+    let mut buf = Vec::with_capacity(3 + reason.len());
+    buf.push(verdict.code());
+    // At most MAX_REASON_BYTES, so it fits.
+    buf.extend_from_slice(&(reason.len() as u16).to_be_bytes());
+    buf.extend_from_slice(reason.as_bytes());
+    stream.write_all(&buf).await?;
+    stream.flush().await
+}
+
+/// Reads a verdict.
+pub async fn read_verdict<S: AsyncRead + Unpin>(
+    stream: &mut S,
+) -> std::io::Result<Result<Verdict, ProtocolError>> {
+    let code = stream.read_u8().await?;
+    let len = usize::from(stream.read_u16().await?);
+    if len > MAX_REASON_BYTES {
+        return Ok(Err(ProtocolError::ReasonTooLong(len)));
+    }
+    let mut reason = vec![0u8; len];
+    stream.read_exact(&mut reason).await?;
+    let reason = String::from_utf8_lossy(&reason).into_owned();
+    Ok(Verdict::from_parts(code, reason))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names() {
+        for good in ["a", "a.txt", "a..b", ".hidden", "données.bin", "x y"] {
+            assert_eq!(validate_name(good), Ok(()), "{good}");
+        }
+        assert_eq!(validate_name(""), Err(NameError::Empty));
+        assert_eq!(validate_name(".."), Err(NameError::DotName));
+        assert_eq!(validate_name("."), Err(NameError::DotName));
+        assert_eq!(validate_name("../x"), Err(NameError::Separator));
+        assert_eq!(validate_name("a\\b"), Err(NameError::Separator));
+        assert_eq!(validate_name("a\0b"), Err(NameError::Separator));
+        assert_eq!(validate_name("a\nb"), Err(NameError::Control));
+        assert_eq!(
+            validate_name(".x.ackwise-partial-1"),
+            Err(NameError::Reserved)
+        );
+        assert_eq!(
+            validate_name(&"é".repeat(128)),
+            Err(NameError::TooLong(256))
+        );
+    }
+
+    #[tokio::test]
+    async fn header_and_verdicts_round_trip() {
+        let (mut a, mut b) = tokio::io::duplex(4096);
+        let h = Header {
+            name: "f.bin".into(),
+            length_bytes: 1 << 40,
+        };
+        write_header(&mut a, &h).await.unwrap();
+        assert_eq!(read_header(&mut b).await.unwrap(), Ok(Some(h)));
+        for v in [
+            Verdict::Ok,
+            Verdict::DigestMismatch,
+            Verdict::Exists,
+            Verdict::BadName("x".into()),
+            Verdict::BadHeader("y".into()),
+            Verdict::StoreFailed("disk full".into()),
+        ] {
+            write_verdict(&mut b, &v).await.unwrap();
+            assert_eq!(read_verdict(&mut a).await.unwrap(), Ok(v));
+        }
+        // A long reason is cut, not refused.
+        let long = Verdict::StoreFailed("é".repeat(1000));
+        write_verdict(&mut b, &long).await.unwrap();
+        let Ok(Verdict::StoreFailed(r)) = read_verdict(&mut a).await.unwrap() else {
+            panic!("not a store failure");
+        };
+        assert!(r.len() <= MAX_REASON_BYTES && r.len() >= MAX_REASON_BYTES - 1);
+        drop(a);
+        assert_eq!(read_header(&mut b).await.unwrap(), Ok(None));
+    }
+
+    #[tokio::test]
+    async fn bad_headers_are_typed_errors() {
+        let (mut a, mut b) = tokio::io::duplex(4096);
+        a.write_all(b"HTTP/1.1").await.unwrap();
+        assert_eq!(
+            read_header(&mut b).await.unwrap(),
+            Err(ProtocolError::BadMagic(*b"HTTP"))
+        );
+        let (mut a, mut b) = tokio::io::duplex(4096);
+        a.write_all(b"AWFT\x01\x00\x02..").await.unwrap();
+        a.write_all(&5u64.to_be_bytes()).await.unwrap();
+        assert_eq!(
+            read_header(&mut b).await.unwrap(),
+            Err(ProtocolError::Name(NameError::DotName))
+        );
+        let (mut a, mut b) = tokio::io::duplex(4096);
+        a.write_all(b"AWFT\x02").await.unwrap();
+        assert_eq!(
+            read_header(&mut b).await.unwrap(),
+            Err(ProtocolError::Version(2))
+        );
+        // Cut inside the header: an I/O error, not a clean end.
+        let (mut a, mut b) = tokio::io::duplex(4096);
+        a.write_all(b"AWFT\x01\x00").await.unwrap();
+        drop(a);
+        let err = read_header(&mut b).await.unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::UnexpectedEof);
+    }
+}

@@ -1,0 +1,338 @@
+//! The receiving end: each file goes to a temporary file in the output
+//! directory and gets its real name only once its digest matched and it
+//! was synced to disk.
+
+use super::error::{describe_store_error, TransferError};
+use super::progress::{Direction, FileReport, Observer, StatsSource, Summary, PROGRESS_INTERVAL};
+use super::protocol::{self, Header, ProtocolError, Verdict, DIGEST_BYTES, PARTIAL_MARKER};
+use super::CHUNK_BYTES;
+use sha2::{Digest, Sha256};
+use std::hash::{BuildHasher, RandomState};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::sync::mpsc;
+use tokio::time::timeout;
+
+/// Where and how the receiver stores files.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReceiveOptions {
+    /// The directory files land in (it must exist).
+    pub out_dir: PathBuf,
+    /// Replace an existing file of the same name. Off by default: the
+    /// receiver then answers [`Verdict::Exists`] and stores nothing.
+    pub overwrite: bool,
+    /// A read that brings nothing for this long ends the connection with
+    /// [`TransferError::Stalled`] (and removes the partial file).
+    pub idle_timeout: Duration,
+}
+
+impl ReceiveOptions {
+    /// Files into `out_dir`, no overwriting, a 60 s idle timeout.
+    pub fn new(out_dir: impl Into<PathBuf>) -> ReceiveOptions {
+        ReceiveOptions {
+            out_dir: out_dir.into(),
+            overwrite: false,
+            idle_timeout: Duration::from_secs(60),
+        }
+    }
+
+    /// Checks that the output directory exists and takes new files, so
+    /// that a server reports a bad directory when it starts rather than
+    /// at its first transfer.
+    pub fn check_out_dir(&self) -> Result<(), TransferError> {
+        let dir = self.out_dir.display().to_string();
+        let bad = |reason: String| TransferError::OutputDir {
+            dir: dir.clone(),
+            reason,
+        };
+        let meta = std::fs::metadata(&self.out_dir).map_err(|e| bad(describe_store_error(&e)))?;
+        if !meta.is_dir() {
+            return Err(bad("not a directory".into()));
+        }
+        let probe = PartialFile::create(&self.out_dir, "probe")
+            .map_err(|e| bad(describe_store_error(&e)))?;
+        drop(probe);
+        Ok(())
+    }
+}
+
+/// A temporary file that is removed when dropped unless it was renamed
+/// to its real name: any early return, error or cancelled task (a
+/// receiver stopped with Ctrl-C drops its tasks) cleans up.
+#[derive(Debug)]
+struct PartialFile {
+    path: PathBuf,
+    kept: bool,
+}
+
+impl PartialFile {
+    /// Creates `.NAME.ackwise-partial-RANDOM` in `dir`, never reusing an
+    /// existing file.
+    fn create(dir: &Path, name: &str) -> std::io::Result<(PartialFile, std::fs::File)> {
+        // Real names are at most 255 bytes, as are file names on most
+        // file systems: keep room for the dot and the suffix.
+        let mut end = name.len().min(200);
+        while !name.is_char_boundary(end) {
+            end -= 1;
+        }
+        let mut attempt = 0;
+        loop {
+            let suffix = RandomState::new().hash_one((std::process::id(), attempt));
+            let path = dir.join(format!(".{}{PARTIAL_MARKER}{suffix:016x}", &name[..end]));
+            match std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&path)
+            {
+                Ok(file) => return Ok((PartialFile { path, kept: false }, file)),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && attempt < 8 => {
+                    attempt += 1;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+}
+
+impl Drop for PartialFile {
+    fn drop(&mut self) {
+        if !self.kept {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+}
+
+/// Receives files from `stream` until the sender closes its side at a
+/// file boundary, then closes this side.
+///
+/// Each file is refused before its content when its name exists (unless
+/// `options.overwrite`) or no temporary file can be made; otherwise its
+/// content goes to a temporary file, which is synced and renamed only if
+/// the digest that follows matches. A failure to store (disk full) keeps
+/// reading the content so the next file can follow, and answers
+/// [`Verdict::StoreFailed`]. The stream ending or failing in the middle
+/// of a file, going silent for `options.idle_timeout`, or breaking the
+/// protocol ends the connection with an error; the partial file is
+/// removed in every case.
+pub async fn receive_files<S>(
+    stream: &mut S,
+    options: &ReceiveOptions,
+    observer: &mut dyn Observer,
+) -> Result<Summary, TransferError>
+where
+    S: AsyncRead + AsyncWrite + Unpin + StatsSource,
+{
+    let started = Instant::now();
+    let idle = options.idle_timeout;
+    let mut reports = Vec::new();
+    loop {
+        let header = match timeout(idle, protocol::read_header(stream)).await {
+            Err(_) => {
+                return Err(TransferError::Stalled {
+                    what: "waiting for a header",
+                    after: idle,
+                })
+            }
+            Ok(Err(e)) => return Err(TransferError::from_stream(e)),
+            Ok(Ok(Err(e))) => {
+                let verdict = match &e {
+                    ProtocolError::Name(n) => Verdict::BadName(n.to_string()),
+                    other => Verdict::BadHeader(other.to_string()),
+                };
+                // The header may not have been read to its end, so the
+                // stream is out of step: answer, then end the connection.
+                let _ = protocol::write_verdict(stream, &verdict).await;
+                let _ = stream.shutdown().await;
+                return Err(e.into());
+            }
+            Ok(Ok(Ok(None))) => break,
+            Ok(Ok(Ok(Some(header)))) => header,
+        };
+        let report = receive_one(stream, header, options, observer).await?;
+        observer.file_finished(&report);
+        reports.push(report);
+    }
+    let _ = timeout(idle, stream.shutdown()).await;
+    Ok(Summary {
+        direction: Direction::Receive,
+        files: reports,
+        elapsed: started.elapsed(),
+        stats: stream.transport_stats(),
+    })
+}
+
+async fn answer<S: AsyncWrite + Unpin>(
+    stream: &mut S,
+    verdict: &Verdict,
+    idle: Duration,
+) -> Result<(), TransferError> {
+    timeout(idle, protocol::write_verdict(stream, verdict))
+        .await
+        .map_err(|_| TransferError::Stalled {
+            what: "sending a verdict",
+            after: idle,
+        })?
+        .map_err(TransferError::from_stream)
+}
+
+/// Reads into `buf` once, within `idle`; the end of the stream here is the
+/// sender vanishing mid-file.
+async fn read_some<S: AsyncRead + Unpin>(
+    stream: &mut S,
+    buf: &mut [u8],
+    idle: Duration,
+) -> Result<usize, TransferError> {
+    match timeout(idle, stream.read(buf)).await {
+        Err(_) => Err(TransferError::Stalled {
+            what: "receiving",
+            after: idle,
+        }),
+        Ok(Err(e)) => Err(TransferError::from_stream(e)),
+        Ok(Ok(0)) => Err(TransferError::PeerVanished),
+        Ok(Ok(n)) => Ok(n),
+    }
+}
+
+async fn receive_one<S>(
+    stream: &mut S,
+    header: Header,
+    options: &ReceiveOptions,
+    observer: &mut dyn Observer,
+) -> Result<FileReport, TransferError>
+where
+    S: AsyncRead + AsyncWrite + Unpin + StatsSource,
+{
+    let started = Instant::now();
+    let idle = options.idle_timeout;
+    let Header { name, length_bytes } = header;
+    let target = options.out_dir.join(&name);
+    let refuse = match std::fs::symlink_metadata(&target) {
+        Ok(_) if !options.overwrite => Some(Verdict::Exists),
+        Ok(meta) if meta.is_dir() => Some(Verdict::StoreFailed(
+            "a directory of that name exists".into(),
+        )),
+        _ => None,
+    };
+    let created = match refuse {
+        Some(v) => Err(v),
+        None => PartialFile::create(&options.out_dir, &name)
+            .map_err(|e| Verdict::StoreFailed(describe_store_error(&e))),
+    };
+    let (mut partial, file) = match created {
+        Ok(pair) => pair,
+        Err(verdict) => {
+            answer(stream, &verdict, idle).await?;
+            return Ok(FileReport {
+                name,
+                bytes: 0,
+                elapsed: started.elapsed(),
+                verdict,
+            });
+        }
+    };
+    answer(stream, &Verdict::Ok, idle).await?;
+    observer.file_started(&name, length_bytes);
+
+    // The file is written and hashed on a blocking thread while this task
+    // reads the next chunk.
+    let (chunks_tx, mut chunks) = mpsc::channel::<Vec<u8>>(4);
+    let (spare_tx, spare) = std::sync::mpsc::channel::<Vec<u8>>();
+    let writer = tokio::task::spawn_blocking(move || -> std::io::Result<[u8; DIGEST_BYTES]> {
+        let mut file = file;
+        let mut hasher = Sha256::new();
+        while let Some(buf) = chunks.blocking_recv() {
+            hasher.update(&buf);
+            file.write_all(&buf)?;
+            let _ = spare_tx.send(buf);
+        }
+        // Durable before it gets its real name: a crash after the rename
+        // must not leave a short file under it.
+        file.sync_all()?;
+        Ok(hasher.finalize().into())
+    });
+
+    let mut writer_alive = true;
+    let mut left = length_bytes;
+    let mut done = 0u64;
+    let mut last_report = Instant::now();
+    while left > 0 {
+        let mut buf = spare.try_recv().unwrap_or_default();
+        let want = usize::try_from(left.min(CHUNK_BYTES as u64)).unwrap_or(CHUNK_BYTES);
+        buf.resize(want, 0);
+        let mut filled = 0;
+        while filled < want {
+            filled += read_some(stream, &mut buf[filled..], idle).await?;
+        }
+        left -= want as u64;
+        done += want as u64;
+        // Once the writer failed (disk full) the content is still read,
+        // and dropped, so that the stream stays in step for the verdict
+        // and the next file.
+        if writer_alive && chunks_tx.send(buf).await.is_err() {
+            writer_alive = false;
+        }
+        if last_report.elapsed() >= PROGRESS_INTERVAL {
+            last_report = Instant::now();
+            observer.progress(done, stream.transport_stats().as_ref());
+        }
+    }
+    let mut digest = [0u8; DIGEST_BYTES];
+    let mut filled = 0;
+    while filled < DIGEST_BYTES {
+        filled += read_some(stream, &mut digest[filled..], idle).await?;
+    }
+    drop(chunks_tx);
+    observer.progress(done, stream.transport_stats().as_ref());
+    let verdict = match writer.await {
+        Ok(Ok(ours)) if ours == digest => match commit(&mut partial, &target, options.overwrite) {
+            Ok(()) => Verdict::Ok,
+            Err(v) => v,
+        },
+        Ok(Ok(_)) => Verdict::DigestMismatch,
+        Ok(Err(e)) => Verdict::StoreFailed(describe_store_error(&e)),
+        Err(_) => Verdict::StoreFailed("the writing thread stopped".into()),
+    };
+    // Removes the temporary file unless it was committed.
+    drop(partial);
+    answer(stream, &verdict, idle).await?;
+    Ok(FileReport {
+        name,
+        bytes: done,
+        elapsed: started.elapsed(),
+        verdict,
+    })
+}
+
+/// Gives the synced temporary file its real name.
+///
+/// Without overwriting, a hard link claims the name atomically, so a file
+/// that appeared under it during the transfer is never replaced; where
+/// the file system has no hard links, an existence check and a rename do.
+fn commit(partial: &mut PartialFile, target: &Path, overwrite: bool) -> Result<(), Verdict> {
+    let stored = if overwrite {
+        std::fs::rename(&partial.path, target)
+    } else {
+        match std::fs::hard_link(&partial.path, target) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => return Err(Verdict::Exists),
+            Err(_) if std::fs::symlink_metadata(target).is_ok() => return Err(Verdict::Exists),
+            Err(_) => std::fs::rename(&partial.path, target),
+        }
+    };
+    stored.map_err(|e| Verdict::StoreFailed(describe_store_error(&e)))?;
+    if !overwrite {
+        // The link holds the content; the temporary name goes (if the
+        // rename fallback ran, it is already gone).
+        let _ = std::fs::remove_file(&partial.path);
+    }
+    partial.kept = true;
+    // The new directory entry itself must reach the disk too.
+    if let Some(dir) = target.parent() {
+        if let Ok(d) = std::fs::File::open(dir) {
+            let _ = d.sync_all();
+        }
+    }
+    Ok(())
+}

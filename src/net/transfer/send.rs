@@ -1,0 +1,327 @@
+//! The sending end: files checked before any connection is made, then
+//! sent one after another over one stream.
+
+use super::error::TransferError;
+use super::progress::{Direction, FileReport, Observer, StatsSource, Summary, PROGRESS_INTERVAL};
+use super::protocol::{self, Header, Verdict, DIGEST_BYTES};
+use super::CHUNK_BYTES;
+use sha2::{Digest, Sha256};
+use std::collections::HashSet;
+use std::io::Read;
+use std::path::Path;
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::sync::mpsc;
+use tokio::time::timeout;
+
+/// A file that exists, is readable and has a name that can travel: what
+/// [`open_files`] hands to [`send_files`].
+#[derive(Debug)]
+pub struct OutgoingFile {
+    path: String,
+    name: String,
+    length_bytes: u64,
+    file: std::fs::File,
+}
+
+impl OutgoingFile {
+    /// Opens `path` for sending: a regular, readable file whose last
+    /// component is a valid name ([`protocol::validate_name`]).
+    pub fn open(path: impl AsRef<Path>) -> Result<OutgoingFile, TransferError> {
+        let path = path.as_ref();
+        let shown = path.display().to_string();
+        let meta = std::fs::metadata(path).map_err(|e| TransferError::from_read(&shown, e))?;
+        if meta.is_dir() {
+            return Err(TransferError::IsDirectory { path: shown });
+        }
+        if !meta.is_file() {
+            return Err(TransferError::NotAFile { path: shown });
+        }
+        let name = match path.file_name().map(|n| n.to_str()) {
+            Some(Some(name)) => name.to_string(),
+            Some(None) => {
+                return Err(TransferError::BadName {
+                    path: shown,
+                    problem: protocol::NameError::NotUtf8,
+                })
+            }
+            None => {
+                return Err(TransferError::BadName {
+                    path: shown,
+                    problem: protocol::NameError::Empty,
+                })
+            }
+        };
+        protocol::validate_name(&name).map_err(|problem| TransferError::BadName {
+            path: shown.clone(),
+            problem,
+        })?;
+        let file = std::fs::File::open(path).map_err(|e| TransferError::from_read(&shown, e))?;
+        Ok(OutgoingFile {
+            path: shown,
+            name,
+            length_bytes: meta.len(),
+            file,
+        })
+    }
+
+    /// The path as given.
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// The name it travels under: the path's last component.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Its length when it was opened.
+    pub fn length_bytes(&self) -> u64 {
+        self.length_bytes
+    }
+}
+
+/// Opens every path with [`OutgoingFile::open`], so that a missing or
+/// unreadable file is reported before any connection is made; two paths
+/// with the same last component are refused (the second would meet the
+/// first at the receiver).
+pub fn open_files<P: AsRef<Path>>(paths: &[P]) -> Result<Vec<OutgoingFile>, TransferError> {
+    let mut names = HashSet::new();
+    let mut files = Vec::with_capacity(paths.len());
+    for p in paths {
+        let f = OutgoingFile::open(p)?;
+        if !names.insert(f.name.clone()) {
+            return Err(TransferError::DuplicateName {
+                path: f.path,
+                name: f.name,
+            });
+        }
+        files.push(f);
+    }
+    Ok(files)
+}
+
+/// How the sender waits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SendOptions {
+    /// A write that makes no progress, or a verdict that does not come,
+    /// for this long ends the transfer with
+    /// [`TransferError::Stalled`]. The receiver syncs a file to disk
+    /// before its verdict, so this must cover that too.
+    pub idle_timeout: Duration,
+}
+
+impl Default for SendOptions {
+    fn default() -> Self {
+        SendOptions {
+            idle_timeout: Duration::from_secs(60),
+        }
+    }
+}
+
+/// Sends `files` one after another over `stream`, then closes its sending
+/// side (FIN) and waits for the receiver to close.
+///
+/// A file the receiver refuses or fails to store is recorded in the
+/// summary and the next one follows; the connection stays in step because
+/// the receiver answers each header before any content moves and each
+/// digest before the next header. A stream error, a receiver that goes
+/// silent for `options.idle_timeout`, a protocol violation or a file that
+/// shrinks while it is read ends the whole transfer with an error (the
+/// receiver then removes its partial file).
+pub async fn send_files<S>(
+    stream: &mut S,
+    files: Vec<OutgoingFile>,
+    options: &SendOptions,
+    observer: &mut dyn Observer,
+) -> Result<Summary, TransferError>
+where
+    S: AsyncRead + AsyncWrite + Unpin + StatsSource,
+{
+    let started = Instant::now();
+    let mut reports = Vec::with_capacity(files.len());
+    for file in files {
+        let report = send_one(stream, file, options, observer).await?;
+        observer.file_finished(&report);
+        reports.push(report);
+    }
+    stream
+        .shutdown()
+        .await
+        .map_err(TransferError::from_stream)?;
+    // The receiver closes once it has seen our FIN; waiting for that
+    // means every byte and the FIN were acknowledged before the stream
+    // is dropped. Every file already has its verdict, so a failure here
+    // changes nothing.
+    let mut sink = [0u8; 64];
+    let _ = timeout(options.idle_timeout, async {
+        while let Ok(n) = stream.read(&mut sink).await {
+            if n == 0 {
+                break;
+            }
+        }
+    })
+    .await;
+    Ok(Summary {
+        direction: Direction::Send,
+        files: reports,
+        elapsed: started.elapsed(),
+        stats: stream.transport_stats(),
+    })
+}
+
+async fn read_verdict<S: AsyncRead + Unpin>(
+    stream: &mut S,
+    idle: Duration,
+) -> Result<Verdict, TransferError> {
+    match timeout(idle, protocol::read_verdict(stream)).await {
+        Err(_) => Err(TransferError::Stalled {
+            what: "waiting for the receiver's verdict",
+            after: idle,
+        }),
+        Ok(Err(e)) => Err(TransferError::from_stream(e)),
+        Ok(Ok(v)) => Ok(v?),
+    }
+}
+
+async fn send_one<S>(
+    stream: &mut S,
+    file: OutgoingFile,
+    options: &SendOptions,
+    observer: &mut dyn Observer,
+) -> Result<FileReport, TransferError>
+where
+    S: AsyncRead + AsyncWrite + Unpin + StatsSource,
+{
+    let started = Instant::now();
+    let idle = options.idle_timeout;
+    let header = Header {
+        name: file.name.clone(),
+        length_bytes: file.length_bytes,
+    };
+    timeout(idle, protocol::write_header(stream, &header))
+        .await
+        .map_err(|_| TransferError::Stalled {
+            what: "sending a header",
+            after: idle,
+        })?
+        .map_err(TransferError::from_stream)?;
+    let verdict = read_verdict(stream, idle).await?;
+    if !verdict.is_ok() {
+        return Ok(FileReport {
+            name: file.name,
+            bytes: 0,
+            elapsed: started.elapsed(),
+            verdict,
+        });
+    }
+    observer.file_started(&file.name, file.length_bytes);
+
+    // The file is read and hashed on a blocking thread while this task
+    // writes the previous chunk: the two cores share the work.
+    let (chunks_tx, mut chunks) = mpsc::channel::<Vec<u8>>(4);
+    let (spare_tx, spare) = std::sync::mpsc::channel::<Vec<u8>>();
+    let OutgoingFile {
+        path,
+        name,
+        length_bytes,
+        file: mut source,
+    } = file;
+    let reader = tokio::task::spawn_blocking(move || {
+        let mut hasher = Sha256::new();
+        let mut left = length_bytes;
+        while left > 0 {
+            let mut buf = spare.try_recv().unwrap_or_default();
+            let want = usize::try_from(left.min(CHUNK_BYTES as u64)).unwrap_or(CHUNK_BYTES);
+            buf.resize(want, 0);
+            let n = match source.read(&mut buf) {
+                Ok(0) => return Err(ReadFailure::Shrank(length_bytes - left)),
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(ReadFailure::Io(e)),
+            };
+            buf.truncate(n);
+            hasher.update(&buf);
+            left -= n as u64;
+            if chunks_tx.blocking_send(buf).is_err() {
+                // The sending task gave up; it reports why.
+                return Err(ReadFailure::Abandoned);
+            }
+        }
+        Ok(<[u8; DIGEST_BYTES]>::from(hasher.finalize()))
+    });
+
+    let mut done = 0u64;
+    let mut last_report = Instant::now();
+    while let Some(buf) = chunks.recv().await {
+        write_all_timed(stream, &buf, idle).await?;
+        done += buf.len() as u64;
+        let _ = spare_tx.send(buf);
+        if last_report.elapsed() >= PROGRESS_INTERVAL {
+            last_report = Instant::now();
+            observer.progress(done, stream.transport_stats().as_ref());
+        }
+    }
+    let digest = match reader.await {
+        Ok(Ok(digest)) => digest,
+        Ok(Err(ReadFailure::Io(e))) => return Err(TransferError::from_read(&path, e)),
+        Ok(Err(ReadFailure::Shrank(read_bytes))) => {
+            return Err(TransferError::FileChanged {
+                path,
+                announced_bytes: length_bytes,
+                read_bytes,
+            })
+        }
+        Ok(Err(ReadFailure::Abandoned)) | Err(_) => {
+            return Err(TransferError::ReadFile {
+                path,
+                source: std::io::Error::other("the reading thread stopped"),
+            })
+        }
+    };
+    write_all_timed(stream, &digest, idle).await?;
+    timeout(idle, stream.flush())
+        .await
+        .map_err(|_| TransferError::Stalled {
+            what: "sending",
+            after: idle,
+        })?
+        .map_err(TransferError::from_stream)?;
+    observer.progress(done, stream.transport_stats().as_ref());
+    let verdict = read_verdict(stream, idle).await?;
+    Ok(FileReport {
+        name,
+        bytes: done,
+        elapsed: started.elapsed(),
+        verdict,
+    })
+}
+
+enum ReadFailure {
+    Io(std::io::Error),
+    /// The file ended after this many bytes, before its announced length.
+    Shrank(u64),
+    Abandoned,
+}
+
+/// `write_all` that gives up when one write makes no progress for `idle`.
+async fn write_all_timed<S: AsyncWrite + Unpin>(
+    stream: &mut S,
+    mut buf: &[u8],
+    idle: Duration,
+) -> Result<(), TransferError> {
+    while !buf.is_empty() {
+        match timeout(idle, stream.write(buf)).await {
+            Err(_) => {
+                return Err(TransferError::Stalled {
+                    what: "sending",
+                    after: idle,
+                })
+            }
+            Ok(Err(e)) => return Err(TransferError::from_stream(e)),
+            Ok(Ok(0)) => return Err(TransferError::PeerVanished),
+            Ok(Ok(n)) => buf = &buf[n..],
+        }
+    }
+    Ok(())
+}
