@@ -259,6 +259,30 @@ fn ackwise_config(strategy: Strategy, mss: u16) -> Config {
     strategy.apply(&base, Duration::from_millis(40), Duration::from_millis(100))
 }
 
+/// Reads `reader` to its end, checking every byte against the sender's
+/// pattern and the total against `expected`; returns the bytes read.
+async fn read_all_checked<R: AsyncReadExt + Unpin>(
+    reader: &mut R,
+    expected: u64,
+    label: &str,
+) -> Result<u64, String> {
+    let mut buf = vec![0u8; CHUNK];
+    let mut got = 0u64;
+    let mut verifier = Verifier::new();
+    loop {
+        let n = reader.read(&mut buf).await.map_err(|e| e.to_string())?;
+        if n == 0 {
+            break;
+        }
+        verifier.check(&buf[..n])?;
+        got += n as u64;
+    }
+    if got != expected {
+        return Err(format!("{label}: received {got} of {expected} bytes"));
+    }
+    Ok(got)
+}
+
 async fn ackwise_receive(
     config: Config,
     per_segment: bool,
@@ -279,20 +303,7 @@ async fn ackwise_receive(
     .map_err(|e| e.to_string())?;
     announce(endpoint.local_addr(), "-");
     let (mut stream, _) = endpoint.accept().await.ok_or("ackwise: endpoint closed")?;
-    let mut buf = vec![0u8; CHUNK];
-    let mut got = 0u64;
-    let mut verifier = Verifier::new();
-    loop {
-        let n = stream.read(&mut buf).await.map_err(|e| e.to_string())?;
-        if n == 0 {
-            break;
-        }
-        verifier.check(&buf[..n])?;
-        got += n as u64;
-    }
-    if got != expected {
-        return Err(format!("ackwise: received {got} of {expected} bytes"));
-    }
+    let got = read_all_checked(&mut stream, expected, "ackwise").await?;
     let report = Report {
         bytes: got,
         packets_sent: Some(endpoint.stats().segments_sent),
@@ -325,20 +336,7 @@ async fn tcp_receive(expected: u64, ticks: u64) -> Result<(), String> {
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
     announce(addr, "-");
     let (mut stream, _) = listener.accept().await.map_err(|e| e.to_string())?;
-    let mut buf = vec![0u8; CHUNK];
-    let mut got = 0u64;
-    let mut verifier = Verifier::new();
-    loop {
-        let n = stream.read(&mut buf).await.map_err(|e| e.to_string())?;
-        if n == 0 {
-            break;
-        }
-        verifier.check(&buf[..n])?;
-        got += n as u64;
-    }
-    if got != expected {
-        return Err(format!("tcp: received {got} of {expected} bytes"));
-    }
+    let got = read_all_checked(&mut stream, expected, "tcp").await?;
     let packets_sent = tcp_segments_out(addr.port());
     let report = Report {
         bytes: got,

@@ -1,5 +1,6 @@
 //! The relay over real UDP sockets on 127.0.0.1: rate, delay, loss,
 //! buffer overflow, the reverse direction and the reverse hook.
+#![cfg(feature = "tokio")]
 
 use ackwise::relay::{
     Arrival, HookAction, LinkConfig, QueueView, Relay, RelayConfig, RelayHandle, ReverseHook,

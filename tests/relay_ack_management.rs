@@ -1,6 +1,7 @@
 //! In-network ACK management in the relay over real UDP on 127.0.0.1:
 //! the emulator's ACK filtering (paper 000) and ACK delay control (paper
 //! 001) on real ackwise transfers.
+#![cfg(feature = "tokio")]
 
 use ackwise::ack_path::{Filter, Service};
 use ackwise::connection::{AckPolicyConfig, Config};
