@@ -223,6 +223,17 @@ fn lab_filters_are_strategy_options_and_the_presets_run() {
     ] {
         assert!(bad.parse::<Strategy>().is_err(), "{bad}");
     }
+    // Delay control needs the dumbbell's forward router.
+    let plan = RunPlan {
+        strategies: vec!["da+adc".parse().unwrap()],
+        preset: presets::find("p004-parking-lot").unwrap(),
+        seed: 1,
+        jobs: 1,
+        shard: None,
+        sample_interval: None,
+    };
+    let e = run::run(&plan, false).unwrap_err().to_string();
+    assert!(e.contains("+adc"), "{e}");
     // The cheapest point of p000-single: the optimum static threshold
     // beats no filtering once the transfer is long enough to fill the ACK
     // channel.

@@ -3,8 +3,8 @@
 
 use super::presets::Preset;
 use super::progress::Progress;
-use super::scenario::{FlowRole, LONG_LIVED_BYTES};
-use super::strategy::Strategy;
+use super::scenario::{FlowRole, TopologyKind, LONG_LIVED_BYTES};
+use super::strategy::{NetAck, Strategy};
 use super::LabError;
 use crate::emu::{self, jain_index, RunResult, TimeSeries};
 use crate::time::{Duration, Instant};
@@ -413,6 +413,16 @@ pub fn run(plan: &RunPlan, progress: bool) -> Result<Vec<RunRecord>, LabError> {
             check_interval(interval, point.scenario.horizon)?;
         }
         for &s in &strategies {
+            // Delay control sits at the dumbbell's forward router; other
+            // topologies have no single one.
+            if s.options.net_ack == Some(NetAck::DelayControl)
+                && point.scenario.topology != TopologyKind::Dumbbell
+            {
+                return Err(LabError::Field {
+                    field: format!("strategy {s}"),
+                    problem: "+adc (ACK delay control) needs a dumbbell topology".into(),
+                });
+            }
             tasks.push((p, s));
         }
     }
