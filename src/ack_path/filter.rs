@@ -21,7 +21,7 @@
 //!   at exactly its share it would not filter a saturated channel either.
 //!
 //! Whatever the algorithm, an ACK is erased only when
-//! [`may_replace`](super::may_replace) allows it: duplicate ACKs and
+//! [`may_replace`] allows it: duplicate ACKs and
 //! SACK blocks the newer ACK does not repeat are never lost.
 
 use super::classify::{may_replace, PureAck};
