@@ -138,6 +138,20 @@ impl TransferError {
         }
     }
 
+    /// Runs one stream operation within `idle`: running out of time is
+    /// [`TransferError::Stalled`] doing `what`, an I/O error is classified
+    /// by [`from_stream`](Self::from_stream).
+    pub(crate) async fn within<T>(
+        idle: Duration,
+        what: &'static str,
+        op: impl std::future::Future<Output = io::Result<T>>,
+    ) -> Result<T, TransferError> {
+        tokio::time::timeout(idle, op)
+            .await
+            .map_err(|_| TransferError::Stalled { what, after: idle })?
+            .map_err(TransferError::from_stream)
+    }
+
     /// Classifies an error opening or reading a file to send.
     pub(crate) fn from_read(path: &str, e: io::Error) -> TransferError {
         let path = path.to_string();

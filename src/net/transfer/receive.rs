@@ -13,7 +13,6 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
-use tokio::time::timeout;
 
 /// Where and how the receiver stores files.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -128,15 +127,10 @@ where
     let idle = options.idle_timeout;
     let mut reports = Vec::new();
     loop {
-        let header = match timeout(idle, protocol::read_header(stream)).await {
-            Err(_) => {
-                return Err(TransferError::Stalled {
-                    what: "waiting for a header",
-                    after: idle,
-                })
-            }
-            Ok(Err(e)) => return Err(TransferError::from_stream(e)),
-            Ok(Ok(Err(e))) => {
+        let read =
+            TransferError::within(idle, "waiting for a header", protocol::read_header(stream));
+        let header = match read.await? {
+            Err(e) => {
                 let verdict = match &e {
                     ProtocolError::Name(n) => Verdict::BadName(n.to_string()),
                     other => Verdict::BadHeader(other.to_string()),
@@ -147,14 +141,14 @@ where
                 let _ = stream.shutdown().await;
                 return Err(e.into());
             }
-            Ok(Ok(Ok(None))) => break,
-            Ok(Ok(Ok(Some(header)))) => header,
+            Ok(None) => break,
+            Ok(Some(header)) => header,
         };
         let report = receive_one(stream, header, options, observer).await?;
         observer.file_finished(&report);
         reports.push(report);
     }
-    let _ = timeout(idle, stream.shutdown()).await;
+    let _ = tokio::time::timeout(idle, stream.shutdown()).await;
     Ok(Summary {
         direction: Direction::Receive,
         files: reports,
@@ -168,13 +162,12 @@ async fn answer<S: AsyncWrite + Unpin>(
     verdict: &Verdict,
     idle: Duration,
 ) -> Result<(), TransferError> {
-    timeout(idle, protocol::write_verdict(stream, verdict))
-        .await
-        .map_err(|_| TransferError::Stalled {
-            what: "sending a verdict",
-            after: idle,
-        })?
-        .map_err(TransferError::from_stream)
+    TransferError::within(
+        idle,
+        "sending a verdict",
+        protocol::write_verdict(stream, verdict),
+    )
+    .await
 }
 
 /// Reads into `buf` once, within `idle`; the end of the stream here is the
@@ -184,14 +177,9 @@ async fn read_some<S: AsyncRead + Unpin>(
     buf: &mut [u8],
     idle: Duration,
 ) -> Result<usize, TransferError> {
-    match timeout(idle, stream.read(buf)).await {
-        Err(_) => Err(TransferError::Stalled {
-            what: "receiving",
-            after: idle,
-        }),
-        Ok(Err(e)) => Err(TransferError::from_stream(e)),
-        Ok(Ok(0)) => Err(TransferError::PeerVanished),
-        Ok(Ok(n)) => Ok(n),
+    match TransferError::within(idle, "receiving", stream.read(buf)).await? {
+        0 => Err(TransferError::PeerVanished),
+        n => Ok(n),
     }
 }
 

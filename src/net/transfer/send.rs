@@ -12,7 +12,6 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
-use tokio::time::timeout;
 
 /// A file that exists, is readable and has a name that can travel: what
 /// [`open_files`] hands to [`send_files`].
@@ -154,7 +153,7 @@ where
     // is dropped. Every file already has its verdict, so a failure here
     // changes nothing.
     let mut sink = [0u8; 64];
-    let _ = timeout(options.idle_timeout, async {
+    let _ = tokio::time::timeout(options.idle_timeout, async {
         while let Ok(n) = stream.read(&mut sink).await {
             if n == 0 {
                 break;
@@ -174,14 +173,8 @@ async fn read_verdict<S: AsyncRead + Unpin>(
     stream: &mut S,
     idle: Duration,
 ) -> Result<Verdict, TransferError> {
-    match timeout(idle, protocol::read_verdict(stream)).await {
-        Err(_) => Err(TransferError::Stalled {
-            what: "waiting for the receiver's verdict",
-            after: idle,
-        }),
-        Ok(Err(e)) => Err(TransferError::from_stream(e)),
-        Ok(Ok(v)) => Ok(v?),
-    }
+    let read = protocol::read_verdict(stream);
+    Ok(TransferError::within(idle, "waiting for the receiver's verdict", read).await??)
 }
 
 async fn send_one<S>(
@@ -199,13 +192,12 @@ where
         name: file.name.clone(),
         length_bytes: file.length_bytes,
     };
-    timeout(idle, protocol::write_header(stream, &header))
-        .await
-        .map_err(|_| TransferError::Stalled {
-            what: "sending a header",
-            after: idle,
-        })?
-        .map_err(TransferError::from_stream)?;
+    TransferError::within(
+        idle,
+        "sending a header",
+        protocol::write_header(stream, &header),
+    )
+    .await?;
     let verdict = read_verdict(stream, idle).await?;
     if !verdict.is_ok() {
         return Ok(FileReport {
@@ -280,13 +272,7 @@ where
         }
     };
     write_all_timed(stream, &digest, idle).await?;
-    timeout(idle, stream.flush())
-        .await
-        .map_err(|_| TransferError::Stalled {
-            what: "sending",
-            after: idle,
-        })?
-        .map_err(TransferError::from_stream)?;
+    TransferError::within(idle, "sending", stream.flush()).await?;
     observer.progress(done, stream.transport_stats().as_ref());
     let verdict = read_verdict(stream, idle).await?;
     Ok(FileReport {
@@ -311,16 +297,9 @@ async fn write_all_timed<S: AsyncWrite + Unpin>(
     idle: Duration,
 ) -> Result<(), TransferError> {
     while !buf.is_empty() {
-        match timeout(idle, stream.write(buf)).await {
-            Err(_) => {
-                return Err(TransferError::Stalled {
-                    what: "sending",
-                    after: idle,
-                })
-            }
-            Ok(Err(e)) => return Err(TransferError::from_stream(e)),
-            Ok(Ok(0)) => return Err(TransferError::PeerVanished),
-            Ok(Ok(n)) => buf = &buf[n..],
+        match TransferError::within(idle, "sending", stream.write(buf)).await? {
+            0 => return Err(TransferError::PeerVanished),
+            n => buf = &buf[n..],
         }
     }
     Ok(())
