@@ -494,14 +494,20 @@ async fn tcp_send(to: SocketAddr, bytes: u64) -> Result<(), String> {
     let mut s = tokio::net::TcpStream::connect(to)
         .await
         .map_err(|e| format!("tcp connect: {e}"))?;
+    write_pattern(&mut s, bytes).await?;
+    s.shutdown().await.map_err(|e| e.to_string())
+}
+
+/// Writes `bytes` of the pattern to `w`.
+async fn write_pattern<W: AsyncWriteExt + Unpin>(w: &mut W, bytes: u64) -> Result<(), String> {
     let buf = pattern();
     let mut left = bytes;
     while left > 0 {
         let n = left.min(buf.len() as u64) as usize;
-        s.write_all(&buf[..n]).await.map_err(|e| e.to_string())?;
+        w.write_all(&buf[..n]).await.map_err(|e| e.to_string())?;
         left -= n as u64;
     }
-    s.shutdown().await.map_err(|e| e.to_string())
+    Ok(())
 }
 
 /// What the sender writes, over and over: a `CHUNK`-long pattern that the
@@ -554,13 +560,7 @@ async fn ackwise_send(
         .connect(to, config)
         .await
         .map_err(|e| format!("ackwise connect: {e}"))?;
-    let buf = pattern();
-    let mut left = bytes;
-    while left > 0 {
-        let n = left.min(buf.len() as u64) as usize;
-        s.write_all(&buf[..n]).await.map_err(|e| e.to_string())?;
-        left -= n as u64;
-    }
+    write_pattern(&mut s, bytes).await?;
     s.shutdown().await.map_err(|e| e.to_string())?;
     Ok((endpoint, s))
 }
@@ -589,13 +589,7 @@ async fn quinn_send(to: SocketAddr, cert_hex: &str, bytes: u64) -> Result<QuinnS
         .await
         .map_err(|e| format!("quinn connect: {e}"))?;
     let mut send = conn.open_uni().await.map_err(|e| e.to_string())?;
-    let buf = pattern();
-    let mut left = bytes;
-    while left > 0 {
-        let n = left.min(buf.len() as u64) as usize;
-        send.write_all(&buf[..n]).await.map_err(|e| e.to_string())?;
-        left -= n as u64;
-    }
+    write_pattern(&mut send, bytes).await?;
     send.finish().map_err(|e| e.to_string())?;
     Ok(QuinnSender { endpoint, conn })
 }
