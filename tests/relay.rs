@@ -1,13 +1,19 @@
 //! The relay over real UDP sockets on 127.0.0.1: rate, delay, loss,
-//! buffer overflow, the reverse direction and the reverse hook.
+//! buffer overflow, the reverse direction, the reverse hook, and the
+//! in-network ACK management (papers 000 and 001) plugged into it.
 #![cfg(feature = "tokio")]
 
+use ackwise::ack_path::{Filter, Service};
+use ackwise::connection::{AckPolicyConfig, Config};
+use ackwise::net::Endpoint;
 use ackwise::relay::{
-    Arrival, HookAction, LinkConfig, QueueView, Relay, RelayConfig, RelayHandle, ReverseHook,
+    parse_ack_filter, parse_delay_control, AckManagement, Arrival, HookAction, LinkConfig,
+    QueueView, Relay, RelayConfig, RelayHandle, RelayStats, ReverseHook,
 };
 use ackwise::time::Instant as AwInstant;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::UdpSocket;
 
 fn link(rate_bps: u64, delay_ms: u64, buffer: usize) -> LinkConfig {
@@ -29,6 +35,10 @@ async fn start(
         seed,
         ack_management: Default::default(),
     };
+    spawn_relay(config, hook).await
+}
+
+async fn spawn_relay(config: RelayConfig, hook: Option<Box<dyn ReverseHook>>) -> RelayHandle {
     let mut relay = Relay::bind(config).await.expect("bind relay");
     if let Some(h) = hook {
         relay.set_reverse_hook(h);
@@ -295,22 +305,52 @@ async fn reverse_hook_drops_and_removes() {
 }
 
 /// A connection configuration for a 1500-byte path with short timers.
-fn net_config() -> ackwise::connection::Config {
-    ackwise::connection::Config {
+fn net_config() -> Config {
+    Config {
         mss: 1400,
         min_rto: Duration::from_millis(100),
         initial_rto: Duration::from_millis(200),
         nagle: false,
         idle_timeout: Some(Duration::from_secs(20)),
-        ..ackwise::connection::Config::default()
+        ..Config::default()
     }
+}
+
+/// Sends `data` from a new client endpoint through `relay` to `server`
+/// with connection settings `config`; returns what the server read.
+/// Panics, with `label` and the relay's counters, after 60 s.
+async fn transfer_through(
+    relay: &RelayHandle,
+    server: Endpoint,
+    config: Config,
+    data: &[u8],
+    label: &str,
+) -> Vec<u8> {
+    let receiver = tokio::spawn(async move {
+        let (mut stream, _) = server.accept().await.expect("accept");
+        let mut got = Vec::new();
+        stream.read_to_end(&mut got).await.expect("read");
+        let _ = stream.shutdown().await;
+        server.close(Duration::from_millis(300)).await;
+        got
+    });
+    let client = Endpoint::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let transfer = async {
+        let mut stream = client
+            .connect(relay.local_addr(), config)
+            .await
+            .expect("connect through the relay");
+        stream.write_all(data).await.expect("write");
+        stream.shutdown().await.expect("shutdown");
+        receiver.await.expect("receiver task")
+    };
+    tokio::time::timeout(Duration::from_secs(60), transfer)
+        .await
+        .unwrap_or_else(|_| panic!("{label}: timed out; relay {}", relay.stats()))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ackwise_transfer_through_a_lossy_reordering_relay_arrives_intact() {
-    use ackwise::net::Endpoint;
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-
     let seed = 6;
     let server = Endpoint::server("127.0.0.1:0".parse().unwrap(), net_config()).unwrap();
     let mut fwd = link(20_000_000, 10, 100);
@@ -323,27 +363,8 @@ async fn ackwise_transfer_through_a_lossy_reordering_relay_arrives_intact() {
     let data: Vec<u8> = (0..600_000u32)
         .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
         .collect();
-    let receiver = tokio::spawn(async move {
-        let (mut stream, _) = server.accept().await.expect("accept");
-        let mut got = Vec::new();
-        stream.read_to_end(&mut got).await.expect("read");
-        let _ = stream.shutdown().await;
-        server.close(Duration::from_millis(300)).await;
-        got
-    });
-    let client = Endpoint::bind("127.0.0.1:0".parse().unwrap()).unwrap();
-    let transfer = async {
-        let mut stream = client
-            .connect(relay.local_addr(), net_config())
-            .await
-            .expect("connect through the relay");
-        stream.write_all(&data).await.expect("write");
-        stream.shutdown().await.expect("shutdown");
-        receiver.await.expect("receiver task")
-    };
-    let got = tokio::time::timeout(Duration::from_secs(60), transfer)
-        .await
-        .unwrap_or_else(|_| panic!("seed {seed}: timed out; relay {}", relay.stats()));
+    let label = format!("seed {seed}");
+    let got = transfer_through(&relay, server, net_config(), &data, &label).await;
     let s = relay.stats();
     assert!(
         got == data,
@@ -383,4 +404,126 @@ async fn the_reverse_discipline_can_be_replaced() {
     assert!(s.queue_drops >= 6, "{s}");
     assert!(s.peak_queue_packets <= 1, "{s}");
     assert_eq!(got.len() as u64, 10 - s.queue_drops);
+}
+
+/// Receivers that acknowledge every segment, so the slow reverse link is
+/// what limits the transfer.
+fn every_segment_config() -> Config {
+    Config {
+        ack_policy: AckPolicyConfig::Every,
+        min_rto: Duration::from_millis(200),
+        initial_rto: Duration::from_millis(300),
+        ..net_config()
+    }
+}
+
+/// Sends `data` through a relay with 10 Mbit/s forward and `reverse_bps`
+/// back, 20 ms each way, under `ack`; returns what arrived and the relay's
+/// counters.
+async fn managed_transfer(
+    data: &[u8],
+    reverse_bps: u64,
+    ack: AckManagement,
+) -> (Vec<u8>, RelayStats) {
+    let server = Endpoint::server("127.0.0.1:0".parse().unwrap(), every_segment_config()).unwrap();
+    let config = RelayConfig {
+        listen: "127.0.0.1:0".parse().unwrap(),
+        to: server.local_addr(),
+        forward: link(10_000_000, 20, 200),
+        reverse: link(reverse_bps, 20, 200),
+        seed: 1,
+        ack_management: ack,
+    };
+    let relay = spawn_relay(config, None).await;
+    let label = format!("{ack:?}");
+    let got = transfer_through(&relay, server, every_segment_config(), data, &label).await;
+    (got, relay.stats())
+}
+
+fn pseudo_random(len: u32) -> Vec<u8> {
+    (0..len)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 11) as u8)
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn filtering_in_the_relay_delivers_intact_with_fewer_acks_over_the_slow_link() {
+    let data = pseudo_random(400_000);
+    let (plain_got, plain) = managed_transfer(&data, 128_000, AckManagement::default()).await;
+    assert!(plain_got == data, "unfiltered transfer corrupted");
+    for (filter, service) in [
+        (Filter::Classic, Service::Fifo),
+        (Filter::DELAYED, Service::Fifo),
+        (Filter::PER_FLOW_DELAYED, Service::RoundRobin),
+    ] {
+        let ack = AckManagement {
+            filter: Some((filter, service)),
+            delay_control: None,
+        };
+        let (got, s) = managed_transfer(&data, 128_000, ack).await;
+        assert!(
+            got == data,
+            "{filter:?}: {} of {} bytes, or corrupted",
+            got.len(),
+            data.len()
+        );
+        eprintln!(
+            "{filter:?}/{service:?}: {} reverse datagrams ({} filtered) against {} unfiltered",
+            s.reverse.forwarded_packets, s.reverse.filtered, plain.reverse.forwarded_packets
+        );
+        assert!(s.reverse.filtered > 0, "{filter:?}: nothing filtered; {s}");
+        assert!(
+            s.reverse.forwarded_packets < plain.reverse.forwarded_packets,
+            "{filter:?}: {} datagrams over the slow link against {} unfiltered",
+            s.reverse.forwarded_packets,
+            plain.reverse.forwarded_packets
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn delay_control_in_the_relay_spaces_acks_and_delivers_intact() {
+    let data = pseudo_random(300_000);
+    let ack = AckManagement {
+        filter: None,
+        // A tiny threshold, so that the forward queue passes it.
+        delay_control: Some(parse_delay_control("--ack-delay-control", "3kB,0.25").unwrap()),
+    };
+    let (got, s) = managed_transfer(&data, 10_000_000, ack).await;
+    assert!(
+        got == data,
+        "{} of {} bytes, or corrupted",
+        got.len(),
+        data.len()
+    );
+    assert!(s.reverse.hook_delayed > 0, "no ACK was held back; {s}");
+}
+
+#[test]
+fn ack_management_flags_parse_or_say_what_is_wrong() {
+    let f = |v| parse_ack_filter("--ack-filter", v);
+    assert_eq!(f("classic").unwrap(), (Filter::Classic, Service::Fifo));
+    assert_eq!(
+        f("static:30").unwrap(),
+        (Filter::Static { delta: 30 }, Service::Fifo)
+    );
+    assert_eq!(f("Delayed").unwrap(), (Filter::DELAYED, Service::Fifo));
+    assert_eq!(
+        f("per-flow-rr").unwrap(),
+        (Filter::PER_FLOW_DELAYED, Service::RoundRobin)
+    );
+    for bad in ["", "static:0", "static:", "static:x", "fifo"] {
+        let e = f(bad).unwrap_err().to_string();
+        assert!(e.starts_with("--ack-filter: "), "{e}");
+    }
+    let d = |v| parse_delay_control("--ack-delay-control", v);
+    let s = d("50kB").unwrap();
+    assert_eq!((s.threshold_bytes, s.fraction), (50_000, 0.5));
+    let s = d("1MB,0.25").unwrap();
+    assert_eq!((s.threshold_bytes, s.fraction), (1_000_000, 0.25));
+    assert_eq!(d("4096").unwrap().threshold_bytes, 4096);
+    for bad in ["", "lots", "50kB,0", "50kB,2", "-5kB"] {
+        let e = d(bad).unwrap_err().to_string();
+        assert!(e.starts_with("--ack-delay-control: "), "{bad}: {e}");
+    }
 }
