@@ -191,6 +191,9 @@ pub struct AckBuffer<T> {
     /// Round robin: the connection served last.
     last_served: Option<u32>,
     removed: VecDeque<(T, Removal)>,
+    /// Scratch for the indices a filter picks, kept so that arrivals do
+    /// not allocate.
+    victims: Vec<usize>,
     counters: AckBufferCounters,
 }
 
@@ -206,6 +209,7 @@ impl<T> AckBuffer<T> {
             len_bytes: 0,
             last_served: None,
             removed: VecDeque::new(),
+            victims: Vec::new(),
             counters: AckBufferCounters::default(),
         }
     }
@@ -290,13 +294,15 @@ impl<T> AckBuffer<T> {
             }
         };
         if let Some(newer) = entry.ack {
-            let victims = match self.config.filter {
-                Filter::Static { delta } => static_victim(&flow.queue, delta, &newer)
-                    .into_iter()
-                    .collect(),
-                _ if filtering => redundant(&flow.queue, &newer),
-                _ => Vec::new(),
-            };
+            let victims = &mut self.victims;
+            match self.config.filter {
+                Filter::Static { delta } => {
+                    victims.clear();
+                    victims.extend(static_victim(&flow.queue, delta, &newer));
+                }
+                _ if filtering => redundant(&flow.queue, &newer, victims),
+                _ => victims.clear(),
+            }
             if let Some(&first) = victims.first() {
                 // The newest ACK takes the place of the first victim; the
                 // others go, last first so the indices stay valid.

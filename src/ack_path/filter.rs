@@ -87,16 +87,18 @@ pub(crate) trait MaybeAck {
 }
 
 /// Classic filtering of one connection's queue (oldest first) against
-/// `newer`: returns the indices of the entries `newer` makes redundant,
-/// in queue order. The caller puts `newer` at the first and removes the
-/// rest.
-pub(crate) fn redundant<E: MaybeAck>(queue: &VecDeque<E>, newer: &PureAck) -> Vec<usize> {
-    queue
-        .iter()
-        .enumerate()
-        .filter(|(_, e)| e.pure_ack().is_some_and(|older| may_replace(older, newer)))
-        .map(|(i, _)| i)
-        .collect()
+/// `newer`: puts into `out` (cleared first) the indices of the entries
+/// `newer` makes redundant, in queue order. The caller puts `newer` at the
+/// first and removes the rest.
+pub(crate) fn redundant<E: MaybeAck>(queue: &VecDeque<E>, newer: &PureAck, out: &mut Vec<usize>) {
+    out.clear();
+    out.extend(
+        queue
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| e.pure_ack().is_some_and(|older| may_replace(older, newer)))
+            .map(|(i, _)| i),
+    );
 }
 
 /// Static filtering of one connection's queue: once `delta` pure ACKs are
@@ -144,8 +146,11 @@ mod tests {
         // A data segment (None), two older ACKs, and a duplicate of the
         // arriving ACK's value.
         let q: VecDeque<_> = [ack(100), None, ack(200), ack(300)].into();
-        assert_eq!(redundant(&q, &ack(300).unwrap()), vec![0, 2]);
-        assert_eq!(redundant(&q, &ack(50).unwrap()), Vec::<usize>::new());
+        let mut out = vec![7];
+        redundant(&q, &ack(300).unwrap(), &mut out);
+        assert_eq!(out, vec![0, 2]);
+        redundant(&q, &ack(50).unwrap(), &mut out);
+        assert_eq!(out, Vec::<usize>::new());
     }
 
     #[test]

@@ -76,6 +76,22 @@ impl Slab {
 /// `'static`).
 pub(crate) type HookRef<'a> = Option<&'a mut (dyn ReverseHook + 'static)>;
 
+/// The connection number of a datagram to `client` in `flows` (ports from
+/// its TCP header; datagrams too short for one share a number per
+/// client), handing out the next number to a new connection.
+fn flow_of(
+    flows: &mut HashMap<(SocketAddr, u16, u16), u32>,
+    client: SocketAddr,
+    data: &[u8],
+) -> u32 {
+    let port = |i: usize| {
+        data.get(i..i + 2)
+            .map_or(0, |b| u16::from_be_bytes([b[0], b[1]]))
+    };
+    let next = flows.len() as u32;
+    *flows.entry((client, port(0), port(2))).or_insert(next)
+}
+
 /// Time-ordered `(when, tie-breaker, slab id)`.
 type Timeline = BinaryHeap<Reverse<(Instant, u64, u32)>>;
 
@@ -132,18 +148,6 @@ impl EmulatedLink {
 
     pub fn set_parse_acks(&mut self, on: bool) {
         self.parse_acks = on || self.discipline.wants_acks();
-    }
-
-    /// The connection number of a datagram to `client` (ports from its TCP
-    /// header; datagrams too short for one share a number per client).
-    fn flow_of(&mut self, client: SocketAddr, data: &[u8]) -> u32 {
-        let port = |i: usize| {
-            data.get(i..i + 2)
-                .map_or(0, |b| u16::from_be_bytes([b[0], b[1]]))
-        };
-        let key = (client, port(0), port(2));
-        let next = self.flows.len() as u32;
-        *self.flows.entry(key).or_insert(next)
     }
 
     /// Takes out of the order what the discipline removed after admitting
@@ -252,8 +256,7 @@ impl EmulatedLink {
             0
         } else {
             let d = self.slab.get(id).expect("checked above");
-            let data = d.data.get(..4).unwrap_or(&d.data).to_vec();
-            self.flow_of(client, &data)
+            flow_of(&mut self.flows, client, &d.data)
         };
         let pkt = QueuedPacket {
             id,
