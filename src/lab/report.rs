@@ -615,9 +615,9 @@ fn ack_management(plan: &ReportPlan) -> Result<PathBuf, LabError> {
         (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
     };
     for buffer in [1000.0, 10.0] {
-        let best = P000_MULTI_NAMES
-            .iter()
-            .filter_map(|s| mean_over(s, buffer).map(|g| (*s, g)))
+        let best = first_appearance(multi.iter().map(|r| r.strategy.as_str()))
+            .into_iter()
+            .filter_map(|s| mean_over(s, buffer).map(|g| (s, g)))
             .max_by(|a, b| a.1.total_cmp(&b.1));
         let rr = mean_over("ae+af-perflow-rr", buffer);
         checks.push(Check {
@@ -802,15 +802,6 @@ fn ack_management(plan: &ReportPlan) -> Result<PathBuf, LabError> {
 
 /// Sampling period of the window and queue traces of papers 000 and 001.
 const P000_SERIES_INTERVAL: Duration = Duration::from_millis(50);
-
-/// The strategies of `p000-multi`, by name.
-const P000_MULTI_NAMES: [&str; 5] = [
-    "ae",
-    "ae+af-classic",
-    "ae+af-delayed",
-    "ae+af-perflow",
-    "ae+af-perflow-rr",
-];
 
 /// Paper 004's reference: its NewReno, delayed ACKs with ACK counting.
 const BASELINE: &str = "da";
