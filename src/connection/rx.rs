@@ -51,18 +51,14 @@ impl Connection {
     /// reset with a reset, so a peer still retransmitting its FIN after we
     /// left TIME-WAIT learns that we are gone.
     fn answer_closed(&mut self, seg: &SegmentRepr<'_>) {
-        if seg.flags.contains(Flags::RST) || self.pending_rst.is_some() {
+        if self.pending_rst.is_some() {
             return;
         }
+        let Some(rst) = seg.reset_reply() else {
+            return;
+        };
         self.stats.discarded_segments += 1;
-        self.pending_rst = Some(if seg.flags.contains(Flags::ACK) {
-            (seg.ack, SeqNum(0), false)
-        } else {
-            let len = seg.payload.len() as u32
-                + u32::from(seg.flags.contains(Flags::SYN))
-                + u32::from(seg.flags.contains(Flags::FIN));
-            (SeqNum(0), seg.seq.add(len), true)
-        });
+        self.pending_rst = Some((rst.seq, rst.ack, rst.flags.contains(Flags::ACK)));
     }
 
     fn on_syn_sent(&mut self, now: Instant, seg: &SegmentRepr<'_>) {

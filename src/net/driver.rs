@@ -19,7 +19,7 @@ use super::stats::StatsCell;
 use super::stream::Stream;
 use crate::connection::{CloseReason, Config, Connection, Event, State};
 use crate::time::Instant;
-use crate::wire::{Checksum, Flags, Options, SegmentRepr, SeqNum, HEADER_LEN, MAX_OPTIONS_LEN};
+use crate::wire::{Checksum, Flags, SegmentRepr, HEADER_LEN, MAX_OPTIONS_LEN};
 use quinn_udp::{EcnCodepoint, RecvMeta, Transmit, UdpSocketState, BATCH_SIZE};
 use rand_chacha::ChaCha8Rng;
 use std::collections::HashMap;
@@ -519,10 +519,10 @@ impl Driver {
             }
         };
         let f = repr.flags;
-        if f.contains(Flags::RST) {
+        let Some(rst) = repr.reset_reply() else {
             self.stats.unknown_dropped.fetch_add(1, Relaxed);
             return;
-        }
+        };
         if f.contains(Flags::SYN) && !f.contains(Flags::ACK) {
             if let Some(config) = &self.server {
                 if self.conns.len() >= self.max_connections {
@@ -551,24 +551,6 @@ impl Driver {
                 return;
             }
         }
-        let (seq, ack, flags) = if f.contains(Flags::ACK) {
-            (repr.ack, SeqNum(0), Flags::RST)
-        } else {
-            let len = repr.payload.len() as u32
-                + u32::from(f.contains(Flags::SYN))
-                + u32::from(f.contains(Flags::FIN));
-            (SeqNum(0), repr.seq.add(len), Flags::RST | Flags::ACK)
-        };
-        let rst = SegmentRepr {
-            src_port: key.local_port,
-            dst_port: key.remote_port,
-            seq,
-            ack,
-            flags,
-            window: 0,
-            options: Options::default(),
-            payload: &[],
-        };
         let mut bytes = [0u8; HEADER_LEN + MAX_OPTIONS_LEN];
         if let Ok(n) = rst.emit(&mut bytes, self.checksum) {
             if self.tx.push(key.remote, &bytes[..n]) {

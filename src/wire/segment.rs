@@ -172,6 +172,34 @@ impl<'a> SegmentRepr<'a> {
         HEADER_LEN + self.options.encoded_len()
     }
 
+    /// The reset that answers this segment where no connection takes it
+    /// (RFC 9293 section 3.10.7.1), ports swapped: `seq` = the segment's
+    /// ACK if it has one, else `seq` 0 with an ACK of everything the
+    /// segment occupies. `None` for a reset, which is never answered.
+    pub fn reset_reply(&self) -> Option<SegmentRepr<'static>> {
+        if self.flags.contains(Flags::RST) {
+            return None;
+        }
+        let (seq, ack, flags) = if self.flags.contains(Flags::ACK) {
+            (self.ack, SeqNum(0), Flags::RST)
+        } else {
+            let len = self.payload.len() as u32
+                + u32::from(self.flags.contains(Flags::SYN))
+                + u32::from(self.flags.contains(Flags::FIN));
+            (SeqNum(0), self.seq.add(len), Flags::RST | Flags::ACK)
+        };
+        Some(SegmentRepr {
+            src_port: self.dst_port,
+            dst_port: self.src_port,
+            seq,
+            ack,
+            flags,
+            window: 0,
+            options: Options::default(),
+            payload: &[],
+        })
+    }
+
     /// Total encoded length: header plus payload.
     pub fn buffer_len(&self) -> usize {
         self.header_len() + self.payload.len()

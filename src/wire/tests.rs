@@ -720,3 +720,26 @@ proptest! {
         prop_assert_eq!(parsed, expected);
     }
 }
+
+#[test]
+fn reset_reply_follows_rfc_9293_3_10_7_1() {
+    // With ACK: the reset takes its sequence number from the ACK field.
+    let mut seg = repr(Options::default(), b"abc");
+    let rst = seg.reset_reply().unwrap();
+    assert_eq!((rst.src_port, rst.dst_port), (seg.dst_port, seg.src_port));
+    assert_eq!(
+        (rst.seq, rst.ack, rst.flags),
+        (seg.ack, SeqNum(0), Flags::RST)
+    );
+    assert!(rst.payload.is_empty());
+    // Without ACK: seq 0, acknowledging the payload plus SYN and FIN.
+    seg.flags = Flags::SYN | Flags::FIN;
+    let rst = seg.reset_reply().unwrap();
+    assert_eq!(
+        (rst.seq, rst.ack, rst.flags),
+        (SeqNum(0), seg.seq.add(5), Flags::RST | Flags::ACK)
+    );
+    // A reset is never answered.
+    seg.flags = Flags::RST | Flags::ACK;
+    assert!(seg.reset_reply().is_none());
+}
