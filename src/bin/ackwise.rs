@@ -129,15 +129,8 @@ struct SendArgs {
     /// same name.
     #[arg(long, default_value = "4w")]
     strategy: String,
-    /// Carrier: `ackwise` (over UDP) or `tcp` (the kernel's, for
-    /// comparison).
-    #[arg(long, default_value = "ackwise")]
-    transport: String,
-    /// Largest segment payload offered, bytes (ackwise only). The default
-    /// fits a 1500-byte MTU; loopback takes up to about 65000. The smaller
-    /// of the two ends' values applies.
-    #[arg(long, value_name = "BYTES", default_value_t = transfer::DEFAULT_MSS)]
-    mss: u16,
+    #[command(flatten)]
+    carrier: CarrierArgs,
     /// Give up connecting after this long, e.g. `5s`.
     #[arg(long, value_name = "DURATION", default_value = "10s")]
     connect_timeout: String,
@@ -147,6 +140,20 @@ struct SendArgs {
     /// No progress, no summary: only errors.
     #[arg(long, short)]
     quiet: bool,
+}
+
+/// The carrier flags `send` and `recv` share.
+#[derive(clap::Args)]
+struct CarrierArgs {
+    /// Carrier: `ackwise` (over UDP) or `tcp` (the kernel's, for
+    /// comparison).
+    #[arg(long, default_value = "ackwise")]
+    transport: String,
+    /// Largest segment payload offered, bytes (ackwise only). The default
+    /// fits a 1500-byte MTU; loopback takes up to about 65000. The smaller
+    /// of the two ends' values applies.
+    #[arg(long, value_name = "BYTES", default_value_t = transfer::DEFAULT_MSS)]
+    mss: u16,
 }
 
 #[derive(clap::Args)]
@@ -161,15 +168,8 @@ struct RecvArgs {
     /// Give the sender the same name.
     #[arg(long, default_value = "4w")]
     strategy: String,
-    /// Carrier: `ackwise` (over UDP) or `tcp` (the kernel's, for
-    /// comparison).
-    #[arg(long, default_value = "ackwise")]
-    transport: String,
-    /// Largest segment payload offered, bytes (ackwise only). The default
-    /// fits a 1500-byte MTU; loopback takes up to about 65000. The smaller
-    /// of the two ends' values applies.
-    #[arg(long, value_name = "BYTES", default_value_t = transfer::DEFAULT_MSS)]
-    mss: u16,
+    #[command(flatten)]
+    carrier: CarrierArgs,
     /// Replace existing files (by default a file whose name exists is
     /// refused).
     #[arg(long)]
@@ -411,7 +411,7 @@ fn console(quiet: bool) -> ConsoleMode {
 
 fn send_command(args: SendArgs) -> ExitCode {
     let (strategy, transport, idle) =
-        match transfer_flags(&args.strategy, &args.transport, &args.idle_timeout) {
+        match transfer_flags(&args.strategy, &args.carrier.transport, &args.idle_timeout) {
             Ok(flags) => flags,
             Err(e) => return fail(e),
         };
@@ -425,7 +425,7 @@ fn send_command(args: SendArgs) -> ExitCode {
         to: args.to,
         transport,
         strategy,
-        mss: args.mss,
+        mss: args.carrier.mss,
         connect_timeout,
         options: SendOptions { idle_timeout: idle },
         console: console(args.quiet),
@@ -457,7 +457,7 @@ fn send_command(args: SendArgs) -> ExitCode {
 
 fn recv_command(args: RecvArgs) -> ExitCode {
     let (strategy, transport, idle) =
-        match transfer_flags(&args.strategy, &args.transport, &args.idle_timeout) {
+        match transfer_flags(&args.strategy, &args.carrier.transport, &args.idle_timeout) {
             Ok(flags) => flags,
             Err(e) => return fail(e),
         };
@@ -468,7 +468,7 @@ fn recv_command(args: RecvArgs) -> ExitCode {
         listen: args.listen,
         transport,
         strategy,
-        mss: args.mss,
+        mss: args.carrier.mss,
         options,
         console: console(args.quiet),
     };
