@@ -109,6 +109,31 @@ impl RunRecord {
         (data > 0).then(|| drops as f64 * 100.0 / data as f64)
     }
 
+    /// Drops at every queue of the path (access links, both bottleneck
+    /// directions, filtering buffers) as a percentage of the left-to-right
+    /// flows' data segments. [`drop_percent`](Self::drop_percent) counts
+    /// only the bottleneck, as paper 003 figs. 7 and 12 do; a sender whose
+    /// bursts overflow its own access queue loses segments there that the
+    /// bottleneck figure never shows.
+    pub fn drop_percent_all_queues(&self) -> Option<f64> {
+        let data: u64 = self.forward_flows().map(|f| f.data_packets).sum();
+        let drops: u64 = self.links.iter().map(|l| l.drops).sum();
+        (data > 0 && !self.links.is_empty()).then(|| drops as f64 * 100.0 / data as f64)
+    }
+
+    /// The smallest left-to-right flow throughput over the largest: 1 when
+    /// every flow got the same share, near 0 when one was starved. Unlike
+    /// Jain's index, one starved flow among many shows at full weight.
+    pub fn min_max_share(&self) -> Option<f64> {
+        let (min, max) = self
+            .forward_flows()
+            .map(|f| f.throughput_bps)
+            .fold((f64::INFINITY, 0.0f64), |(lo, hi), x| {
+                (lo.min(x), hi.max(x))
+            });
+        (max > 0.0).then(|| min / max)
+    }
+
     /// Bit rate of the left-to-right flows' pure ACKs over the measurement
     /// window, kbit/s (paper 003 fig. 9).
     pub fn ack_kbps(&self) -> Option<f64> {
@@ -726,6 +751,57 @@ mod tests {
             })
             .sum::<usize>();
         assert_eq!(csv.lines().count(), rows + 1);
+    }
+
+    #[test]
+    fn drops_at_every_queue_and_the_min_max_share() {
+        let flow = |tput: f64, data: u64, reverse: bool| FlowRecord {
+            name: "f".into(),
+            completion_time_s: None,
+            goodput_bps: None,
+            throughput_bps: tput,
+            strategy: "ae".into(),
+            reverse,
+            data_packets: data,
+            ack_packets: 0,
+            ack_bytes: 0,
+            retransmissions: 0,
+            timeouts: 0,
+            finished: false,
+        };
+        let link = |drops: u64| LinkRecord {
+            name: "l".into(),
+            drops,
+            ..LinkRecord::default()
+        };
+        let r = RunRecord {
+            preset: "p".into(),
+            strategy: "ae".into(),
+            seed: 1,
+            params: BTreeMap::new(),
+            // The reverse flow's rate and segments count for neither figure.
+            flows: vec![
+                flow(4e6, 600, false),
+                flow(1e6, 400, false),
+                flow(9e6, 5000, true),
+            ],
+            links: vec![link(10), link(5), link(35)],
+            jain_index: None,
+            all_finished: false,
+            simulated_s: 1.0,
+            measured_s: 1.0,
+            series: None,
+        };
+        assert_eq!(r.drop_percent(), Some(1.0));
+        assert_eq!(r.drop_percent_all_queues(), Some(5.0));
+        assert_eq!(r.min_max_share(), Some(0.25));
+        let idle = RunRecord {
+            flows: vec![flow(0.0, 0, false)],
+            links: Vec::new(),
+            ..r
+        };
+        assert_eq!(idle.drop_percent_all_queues(), None);
+        assert_eq!(idle.min_max_share(), None);
     }
 
     #[test]

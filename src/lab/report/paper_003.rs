@@ -123,6 +123,14 @@ pub(super) fn paper_003(plan: &ReportPlan) -> Result<PathBuf, LabError> {
     md.push_str(&table(&fig6, RunRecord::utilization_percent, 1));
     let _ = writeln!(md, "\n### Drops, % of data segments (fig. 7)\n");
     md.push_str(&table(&fig6, RunRecord::drop_percent, 2));
+    let _ = writeln!(
+        md,
+        "\n### Drops at every queue, % of data segments\n\n\
+         Fig. 7 counts the bottleneck only; this counts the senders' access queues \
+         (1000 packets at 10x the bottleneck rate) and the reverse direction too, \
+         where a burst can lose segments before it reaches the bottleneck.\n"
+    );
+    md.push_str(&table(&fig6, RunRecord::drop_percent_all_queues, 2));
     let _ = writeln!(md, "\n### ACK bit rate, kbit/s, all flows (fig. 9)\n");
     md.push_str(&table(&fig6, RunRecord::ack_kbps, 1));
     md.push('\n');
@@ -156,8 +164,17 @@ pub(super) fn paper_003(plan: &ReportPlan) -> Result<PathBuf, LabError> {
     md.push_str(&table(&fig11, share_against_ae, 3));
     let _ = writeln!(md, "\n### Jain's index over the left-to-right flows\n");
     md.push_str(&table(&fig11, jain, 3));
+    let _ = writeln!(
+        md,
+        "\n### Smallest over largest left-to-right throughput\n\n\
+         1 is an even split; Jain's index can stay near 0.9 while one flow gets a \
+         third of another's rate, this cannot.\n"
+    );
+    md.push_str(&table(&fig11, RunRecord::min_max_share, 3));
     let _ = writeln!(md, "\n### Drops, % of data segments (fig. 12)\n");
     md.push_str(&table(&fig11, RunRecord::drop_percent, 2));
+    let _ = writeln!(md, "\n### Drops at every queue, % of data segments\n");
+    md.push_str(&table(&fig11, RunRecord::drop_percent_all_queues, 2));
     md.push('\n');
     plot_links(&mut md, &files11, &["fairness-vs-flows", "drops-vs-flows"]);
 
