@@ -228,6 +228,40 @@ fn parking_lot_long_flow_gets_less() {
 }
 
 #[test]
+fn shared_last_parking_lot_routes_every_flow_through_the_last_hop() {
+    use ackwise::emu::{ParkingLotRoutes, PARKING_LOT_HOPS};
+    let hop = HopSpec {
+        rate_bps: 2_000_000,
+        delay: Duration::from_millis(10),
+        queue: QueueSpec::drop_tail(20),
+    };
+    let flows: Vec<FlowParams> = (0..4)
+        .map(|i| FlowParams {
+            start: Duration::from_millis(100 * i),
+            ..FlowParams::new(config(), 300_000)
+        })
+        .collect();
+    let s = Scenario::parking_lot_with(&hop, &flows, ParkingLotRoutes::SharedLast);
+    let [h0, h1, h2] = PARKING_LOT_HOPS;
+    let hops = |f: &ackwise::emu::FlowSpec| -> Vec<usize> {
+        f.forward_path
+            .iter()
+            .copied()
+            .filter(|l| PARKING_LOT_HOPS.contains(l))
+            .collect()
+    };
+    assert_eq!(hops(&s.flows[0]), vec![h2]);
+    assert_eq!(hops(&s.flows[1]), vec![h1, h2]);
+    assert_eq!(hops(&s.flows[2]), vec![h0, h1, h2]);
+    assert_eq!(hops(&s.flows[3]), vec![h0, h1, h2]);
+    let r = emu::run(&s).unwrap();
+    assert!(r.all_finished, "{:?}", r.flows);
+    // Every byte crossed the last hop; the first hop carried only the two
+    // long flows' share.
+    assert!(r.links[h2].bytes > r.links[h0].bytes);
+}
+
+#[test]
 fn two_way_traffic_mixes_data_and_acks_on_the_middle_link() {
     let spec = DumbbellSpec::symmetric(
         5_000_000,

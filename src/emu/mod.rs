@@ -76,7 +76,9 @@ pub use scenario::{
     CaptureSpec, CrossTrafficSpec, DelayControlSpec, FlowSpec, LinkId, LinkSpec, Period, Scenario,
 };
 pub use sim::Simulator;
-pub use topology::{DumbbellSpec, FlowParams, HopSpec, DUMBBELL_MIDDLE, PARKING_LOT_HOPS};
+pub use topology::{
+    DumbbellSpec, FlowParams, HopSpec, ParkingLotRoutes, DUMBBELL_MIDDLE, PARKING_LOT_HOPS,
+};
 
 /// Runs `scenario` to the end and reports what happened.
 pub fn run(scenario: &Scenario) -> Result<RunResult, EmuError> {

@@ -60,6 +60,35 @@ impl FlowParams {
     }
 }
 
+/// Which hops of a three-hop parking lot each flow crosses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ParkingLotRoutes {
+    /// Flow 0 crosses all three hops; flow k (k >= 1) crosses hop
+    /// (k - 1) mod 3 only, so each hop is shared by the long flow and one
+    /// short one (the usual fairness test of a multi-hop flow).
+    #[default]
+    Classic,
+    /// Paper 004 figure 2b as its sec. 5.6 describes it: every flow ends
+    /// at the last hop, which is the bottleneck for all of them. Flow 0
+    /// crosses hop 2 only (the shortest RTT), flow 1 hops 1 and 2, and
+    /// flows 2 and up all three (the longest RTT, shared by connections 3
+    /// and 4 in the paper).
+    SharedLast,
+}
+
+impl ParkingLotRoutes {
+    /// The hops flow `i` crosses, in order.
+    pub fn hops(self, i: usize) -> Vec<usize> {
+        match (self, i) {
+            (ParkingLotRoutes::Classic, 0) => vec![0, 1, 2],
+            (ParkingLotRoutes::Classic, i) => vec![(i - 1) % 3],
+            (ParkingLotRoutes::SharedLast, 0) => vec![2],
+            (ParkingLotRoutes::SharedLast, 1) => vec![1, 2],
+            (ParkingLotRoutes::SharedLast, _) => vec![0, 1, 2],
+        }
+    }
+}
+
 /// Shape of a dumbbell: the middle link in both directions, plus access
 /// link settings.
 #[derive(Debug, Clone, PartialEq)]
@@ -192,11 +221,21 @@ impl Scenario {
         s
     }
 
-    /// The parking lot of paper 004 figure 2b: routers R0..R3 in a chain,
-    /// hop k from Rk to Rk+1 (links 0..2, reverse 3..5). Flow 0 crosses all
-    /// three hops; flow k (k >= 1) crosses hop (k - 1) mod 3 only. Each flow
-    /// has its own access links; they run at 10 times the hop rate.
+    /// The classic parking lot: routers R0..R3 in a chain, hop k from Rk
+    /// to Rk+1 (links 0..2, reverse 3..5), with [`ParkingLotRoutes::Classic`]
+    /// routes. See [`parking_lot_with`](Self::parking_lot_with).
     pub fn parking_lot(hop: &HopSpec, flows: &[FlowParams]) -> Scenario {
+        Self::parking_lot_with(hop, flows, ParkingLotRoutes::Classic)
+    }
+
+    /// Three hops in a chain, routers R0..R3, hop k from Rk to Rk+1 (links
+    /// 0..2, reverse 3..5), each flow routed as `routes` says. Each flow
+    /// has its own access links; they run at 10 times the hop rate.
+    pub fn parking_lot_with(
+        hop: &HopSpec,
+        flows: &[FlowParams],
+        routes: ParkingLotRoutes,
+    ) -> Scenario {
         let mut s = Scenario::default();
         let fwd: Vec<LinkId> = (0..3)
             .map(|k| {
@@ -224,11 +263,7 @@ impl Scenario {
         let q = QueueSpec::drop_tail(1000);
         for (i, f) in flows.iter().enumerate() {
             let [lu, ld, ru, rd] = access_links(&mut s, i, access, f.access_delay, &q);
-            let hops: Vec<usize> = if i == 0 {
-                vec![0, 1, 2]
-            } else {
-                vec![(i - 1) % 3]
-            };
+            let hops = routes.hops(i);
             let mut fp = vec![lu];
             fp.extend(hops.iter().map(|&k| fwd[k]));
             fp.push(rd);

@@ -567,7 +567,9 @@ fn p004_tcp_udp() -> Preset {
 }
 
 /// Paper 004 Parking-Lot at `rate`: four flows over three bottlenecks,
-/// starting 100 ms apart; flow 0 crosses all three. `red` puts RED on
+/// starting 100 ms apart, all ending at the last hop as in the paper's
+/// fig. 2b (connection 1 crosses one hop, connection 2 two, connections 3
+/// and 4 all three). `red` puts RED on
 /// every hop (see [`red_link`]) instead of half a BDP of drop-tail.
 fn parking_lot(rate: u64, red: bool) -> LabScenario {
     let rtt = ms(80);
@@ -581,7 +583,7 @@ fn parking_lot(rate: u64, red: bool) -> LabScenario {
         vec![group(4, P004_BYTES, Duration::ZERO, ms(100))],
         ms(5),
     );
-    s.topology = TopologyKind::ParkingLot;
+    s.topology = TopologyKind::ParkingLotSharedLast;
     s
 }
 

@@ -190,6 +190,20 @@ impl RunRecord {
         self.mean_completion_of_finished_s()
     }
 
+    /// When the last flow finished, seconds from its own start (the
+    /// longest completion time), only when every flow finished. Unlike a
+    /// mean, it cannot improve by starving one flow to speed up the rest.
+    pub fn last_completion_s(&self) -> Option<f64> {
+        self.flows
+            .iter()
+            .map(|f| f.completion_time_s)
+            .try_fold(None, |acc: Option<f64>, t| {
+                let t = t?;
+                Some(Some(acc.map_or(t, |a| a.max(t))))
+            })
+            .flatten()
+    }
+
     /// How far the receivers' estimates of the senders' windows were from
     /// the windows (paper 004 figs. 6 and 7), as a fraction: per
     /// left-to-right flow, the sum of |estimate - cwnd| over the sum of
@@ -802,6 +816,22 @@ mod tests {
         };
         assert_eq!(idle.drop_percent_all_queues(), None);
         assert_eq!(idle.min_max_share(), None);
+        let timed = |c: &[Option<f64>]| RunRecord {
+            flows: c
+                .iter()
+                .map(|&t| FlowRecord {
+                    completion_time_s: t,
+                    ..flow(1.0, 1, false)
+                })
+                .collect(),
+            ..idle.clone()
+        };
+        assert_eq!(
+            timed(&[Some(2.0), Some(5.0), Some(3.0)]).last_completion_s(),
+            Some(5.0)
+        );
+        assert_eq!(timed(&[Some(2.0), None]).last_completion_s(), None);
+        assert_eq!(timed(&[]).last_completion_s(), None);
     }
 
     #[test]

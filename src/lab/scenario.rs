@@ -10,8 +10,8 @@ use super::LabError;
 use crate::ack_path::{AckBufferConfig, DelayControlConfig, Filter, Service};
 use crate::connection::Config;
 use crate::emu::{
-    CrossTrafficSpec, DelayControlSpec, DumbbellSpec, FlowParams, HopSpec, Period, QueueSpec,
-    RedParams, Scenario, DUMBBELL_MIDDLE,
+    CrossTrafficSpec, DelayControlSpec, DumbbellSpec, FlowParams, HopSpec, ParkingLotRoutes,
+    Period, QueueSpec, RedParams, Scenario, DUMBBELL_MIDDLE,
 };
 use crate::time::Duration;
 use serde::Deserialize;
@@ -22,8 +22,12 @@ pub enum TopologyKind {
     /// Flows share one middle link pair (paper 003 fig. 2/5, paper 004
     /// fig. 2).
     Dumbbell,
-    /// Three bottlenecks in a chain (paper 004, Parking-Lot).
+    /// Three bottlenecks in a chain; flow 0 crosses all, each other flow
+    /// one hop ([`ParkingLotRoutes::Classic`]).
     ParkingLot,
+    /// Three bottlenecks in a chain where every flow ends at the last hop
+    /// (paper 004 fig. 2b and sec. 5.6, [`ParkingLotRoutes::SharedLast`]).
+    ParkingLotSharedLast,
 }
 
 /// The queueing discipline of a middle link.
@@ -416,6 +420,11 @@ impl LabScenario {
                 Scenario::dumbbell(&spec, &flows)
             }
             TopologyKind::ParkingLot => Scenario::parking_lot(&forward.hop(mean_packet), &flows),
+            TopologyKind::ParkingLotSharedLast => Scenario::parking_lot_with(
+                &forward.hop(mean_packet),
+                &flows,
+                ParkingLotRoutes::SharedLast,
+            ),
         };
         let (fwd, rev) = DUMBBELL_MIDDLE;
         for c in &self.cross {
@@ -759,11 +768,13 @@ impl ScenarioFile {
         let topology = match self.topology.as_deref().unwrap_or("dumbbell") {
             "dumbbell" => TopologyKind::Dumbbell,
             "parking-lot" => TopologyKind::ParkingLot,
+            "parking-lot-shared-last" => TopologyKind::ParkingLotSharedLast,
             other => {
                 return field(
                     "topology",
                     Err(format!(
-                        "unknown topology `{other}` (dumbbell, parking-lot)"
+                        "unknown topology `{other}` (dumbbell, parking-lot, \
+                         parking-lot-shared-last)"
                     )),
                 )
             }
