@@ -22,6 +22,7 @@ fn one_zero(horizon: Duration, measure_from: Duration) -> LabScenario {
             buffer_packets: 31,
             queue: QueueKind::DropTail,
             loss: LossModel::None,
+            jitter: None,
         },
         flows: vec![group],
         initial_window_segments: 1,

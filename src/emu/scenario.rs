@@ -2,6 +2,7 @@
 //! traffic, and what to measure. Builders for the papers' topologies live
 //! in the `topology` module; anything can also be assembled by hand.
 
+use super::jitter::Jitter;
 use super::loss::LossModel;
 use super::queue::QueueSpec;
 use super::EmuError;
@@ -27,6 +28,8 @@ pub struct LinkSpec {
     pub queue: QueueSpec,
     /// Random loss on the wire, after serialisation (default none).
     pub loss: LossModel,
+    /// Random extra propagation delay and reordering (default none).
+    pub jitter: Option<Jitter>,
 }
 
 /// One TCP transfer: a client that sends `bytes` and a server that reads
@@ -170,6 +173,9 @@ impl Scenario {
                 return bad(problem);
             }
             if let Err(problem) = l.loss.validate() {
+                return bad(problem);
+            }
+            if let Some(Err(problem)) = l.jitter.map(|j| j.validate()) {
                 return bad(problem);
             }
         }

@@ -7,6 +7,7 @@
 //! Routing is static: each flow's forward and reverse paths are lists of
 //! link indices fixed here.
 
+use super::jitter::Jitter;
 use super::loss::LossModel;
 use super::queue::QueueSpec;
 use super::scenario::{FlowSpec, LinkId, LinkSpec, Scenario};
@@ -24,6 +25,8 @@ pub struct HopSpec {
     pub queue: QueueSpec,
     /// Random loss on the wire (default none).
     pub loss: LossModel,
+    /// Random extra propagation delay and reordering (default none).
+    pub jitter: Option<Jitter>,
 }
 
 /// A flow to place on a built topology.
@@ -87,6 +90,7 @@ impl DumbbellSpec {
             delay,
             queue,
             loss: LossModel::None,
+            jitter: None,
         };
         DumbbellSpec {
             forward: hop.clone(),
@@ -110,6 +114,7 @@ fn add_link(
         delay,
         queue,
         loss: LossModel::None,
+        jitter: None,
     });
     s.links.len() - 1
 }
@@ -122,6 +127,7 @@ fn add_hop(s: &mut Scenario, name: String, hop: &HopSpec) -> LinkId {
         delay: hop.delay,
         queue: hop.queue.clone(),
         loss: hop.loss,
+        jitter: hop.jitter,
     });
     s.links.len() - 1
 }

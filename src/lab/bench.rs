@@ -45,6 +45,7 @@ pub fn scenario(simulated: Duration) -> Scenario {
         delay: one_way,
         queue: QueueSpec::drop_tail(1250),
         loss: LossModel::None,
+        jitter: None,
     };
     let base = Config {
         mss: 1012,

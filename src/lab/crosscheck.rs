@@ -211,6 +211,7 @@ impl CrossScenario {
             delay: self.bottleneck_delay,
             queue: QueueSpec::drop_tail(self.buffer_packets.saturating_sub(1)),
             loss: LossModel::None,
+            jitter: None,
         };
         let spec = DumbbellSpec {
             forward: hop.clone(),

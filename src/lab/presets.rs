@@ -65,6 +65,7 @@ fn link(rate_bps: u64, delay: Duration, buffer_packets: usize) -> LinkParams {
         buffer_packets,
         queue: QueueKind::DropTail,
         loss: LossModel::None,
+        jitter: None,
     }
 }
 
@@ -276,6 +277,7 @@ fn p003_fairness(red: bool) -> Vec<Point> {
                     ecn: false,
                 },
                 loss: LossModel::None,
+                jitter: None,
             }
         } else {
             link(rate, ms(25), bdp)
@@ -629,6 +631,7 @@ fn red_link(rate: u64, delay: Duration, rtt: Duration) -> LinkParams {
         buffer_packets: bdp_packets(rate, rtt, 0.5).max(30),
         queue: QueueKind::RED_PAPER_004,
         loss: LossModel::None,
+        jitter: None,
     }
 }
 
@@ -849,6 +852,7 @@ fn p002_asym20() -> Preset {
                 ecn: true,
             },
             loss: LossModel::None,
+            jitter: None,
         }),
         flows: vec![FlowGroup {
             access_delay: ms(5),

@@ -4,15 +4,16 @@
 //! The same structure is read from TOML files (schema in
 //! `docs/scenarios.md`) and built by the presets.
 
-use super::path_file::parse_loss;
+use super::path_file::{parse_loss, parse_probability};
 use super::strategy::{NetAck, Strategy};
 use super::units::{parse_duration, parse_rate};
 use super::LabError;
 use crate::ack_path::{AckBufferConfig, DelayControlConfig, Filter, Service};
 use crate::connection::Config;
+use crate::emu::Reorder;
 use crate::emu::{
-    CrossTrafficSpec, DelayControlSpec, DumbbellSpec, FlowParams, HopSpec, LossModel, Period,
-    QueueSpec, RedParams, Scenario, DUMBBELL_MIDDLE,
+    CrossTrafficSpec, DelayControlSpec, DumbbellSpec, FlowParams, HopSpec, Jitter, LossModel,
+    Period, QueueSpec, RedParams, Scenario, DUMBBELL_MIDDLE,
 };
 use crate::time::Duration;
 use serde::Deserialize;
@@ -100,6 +101,9 @@ pub struct LinkParams {
     /// middle link (each hop of a parking lot) the lab builds. When
     /// `reverse` is absent the reverse direction mirrors it, loss included.
     pub loss: LossModel,
+    /// Random extra propagation delay (order kept) and reordering on this
+    /// direction, passed through like `loss`.
+    pub jitter: Option<Jitter>,
 }
 
 impl LinkParams {
@@ -136,6 +140,7 @@ impl LinkParams {
             delay: self.delay,
             queue,
             loss: self.loss,
+            jitter: self.jitter,
         }
     }
 
@@ -289,6 +294,7 @@ impl Default for LabScenario {
                 buffer_packets: 19,
                 queue: QueueKind::DropTail,
                 loss: LossModel::None,
+                jitter: None,
             },
             reverse: None,
             access_rate_bps: None,
@@ -489,6 +495,9 @@ impl LabScenario {
             if let Err(problem) = link.loss.validate() {
                 return bad(&format!("{name}.loss"), problem);
             }
+            if let Some(Err(problem)) = link.jitter.map(|j| j.validate()) {
+                return bad(&format!("{name}.reorder"), problem);
+            }
         }
         if self.access_rate_bps == Some(0) {
             return bad("access_rate", "must be positive");
@@ -628,6 +637,21 @@ pub struct LinkFile {
     /// `docs/scenarios.md`). Kept as a raw value so that a bad one is
     /// reported as one line naming the key.
     pub loss: Option<toml::Value>,
+    /// Order-keeping delay jitter: each packet's extra propagation delay
+    /// is uniform up to this, e.g. `"2ms"`.
+    pub jitter: Option<String>,
+    /// Reordering: `{ probability = 0.01, extra = "5ms" }`.
+    pub reorder: Option<ReorderFile>,
+}
+
+/// The `reorder` table of a link in a scenario file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReorderFile {
+    /// Fraction of packets held back, a number or a percentage string.
+    pub probability: toml::Value,
+    /// How much longer a held-back packet propagates, e.g. `"5ms"`.
+    pub extra: String,
 }
 
 /// A flow group in a scenario file.
@@ -723,12 +747,29 @@ impl LinkFile {
             Some(v) => field(&format!("{name}.loss"), parse_loss(v))?,
             None => LossModel::None,
         };
+        let max_extra = duration_or(&format!("{name}.jitter"), &self.jitter, Duration::ZERO)?;
+        let reorder = self
+            .reorder
+            .as_ref()
+            .map(|r| {
+                Ok::<_, LabError>(Reorder {
+                    probability: field(
+                        &format!("{name}.reorder.probability"),
+                        parse_probability(&r.probability),
+                    )?,
+                    extra: field(&format!("{name}.reorder.extra"), parse_duration(&r.extra))?,
+                })
+            })
+            .transpose()?;
+        let jitter =
+            (!max_extra.is_zero() || reorder.is_some()).then_some(Jitter { max_extra, reorder });
         Ok(LinkParams {
             rate_bps: field(&format!("{name}.rate"), parse_rate(&self.rate))?,
             delay: field(&format!("{name}.delay"), parse_duration(&self.delay))?,
             buffer_packets: self.buffer_packets,
             queue,
             loss,
+            jitter,
         })
     }
 }
@@ -849,6 +890,9 @@ mod tests {
         red_min_th = 10
         red_max_th = 30
         ecn = true
+        loss = "0.5%"
+        jitter = "2ms"
+        reorder = { probability = "1%", extra = "5ms" }
         [reverse]
         rate = "300kbit"
         delay = "20ms"
@@ -898,6 +942,22 @@ mod tests {
             })
         ));
         assert_eq!(emu.links[DUMBBELL_MIDDLE.1].rate_bps, 300_000);
+        let fwd = &emu.links[DUMBBELL_MIDDLE.0];
+        assert_eq!(fwd.loss, LossModel::Bernoulli { p: 0.005 });
+        assert_eq!(
+            fwd.jitter,
+            Some(Jitter {
+                max_extra: Duration::from_millis(2),
+                reorder: Some(Reorder {
+                    probability: 0.01,
+                    extra: Duration::from_millis(5)
+                })
+            })
+        );
+        // An explicit [reverse] has neither.
+        let rev = &emu.links[DUMBBELL_MIDDLE.1];
+        assert_eq!((rev.loss, rev.jitter), (LossModel::None, None));
+        assert_eq!(emu.links[2].jitter, None, "access links are clean");
         // Access links run at the given rate.
         assert_eq!(emu.links[2].rate_bps, 10_000_000);
         emu.validate().unwrap();
@@ -925,6 +985,18 @@ mod tests {
                 "flows[1]",
             ),
             ("on = \"5s\"", "on = \"5\"", "cross[0].on"),
+            ("loss = \"0.5%\"", "loss = \"5\"", "bottleneck.loss"),
+            ("jitter = \"2ms\"", "jitter = \"2\"", "bottleneck.jitter"),
+            (
+                "probability = \"1%\"",
+                "probability = 2",
+                "bottleneck.reorder.probability",
+            ),
+            (
+                "extra = \"5ms\"",
+                "extra = \"soon\"",
+                "bottleneck.reorder.extra",
+            ),
         ];
         for (from, to, expect) in cases {
             let text = FULL.replace(from, to);
