@@ -192,6 +192,15 @@ pub struct FlowGroup {
     pub stagger: Duration,
     /// One-way delay of each flow's access links.
     pub access_delay: Duration,
+    /// Spreads the group's access delays evenly over
+    /// `[access_delay, access_delay + access_delay_spread]`: flow `k` of
+    /// `n` gets `access_delay + spread * k / (n - 1)`. Each flow crosses
+    /// four access links per round trip, so RTTs spread by four times
+    /// this. Identical RTTs phase-lock flows in a deterministic emulator
+    /// (paper 003 fig. 11 and paper 004 spread them); a few ms of spread
+    /// restores fairness. No randomness: zero (the default) changes
+    /// nothing.
+    pub access_delay_spread: Duration,
     /// Data flows from the right side to the left (two-way traffic).
     pub reverse: bool,
     /// This group always uses this strategy, whatever the run compares
@@ -203,6 +212,17 @@ pub struct FlowGroup {
 }
 
 impl FlowGroup {
+    /// Access delay of flow `k` of the group (see
+    /// [`access_delay_spread`](Self::access_delay_spread)).
+    pub fn access_delay_of(&self, k: u32) -> Duration {
+        if self.count < 2 || self.access_delay_spread.is_zero() {
+            return self.access_delay;
+        }
+        let spread =
+            self.access_delay_spread.as_nanos() * u128::from(k) / u128::from(self.count - 1);
+        self.access_delay + Duration::from_nanos(u64::try_from(spread).unwrap_or(u64::MAX))
+    }
+
     /// `count` flows of `bytes` each (`None`: long-lived), all starting at
     /// zero, left to right, with the run's strategy.
     pub fn new(count: u32, bytes: Option<u64>) -> FlowGroup {
@@ -212,6 +232,7 @@ impl FlowGroup {
             start: Duration::ZERO,
             stagger: Duration::ZERO,
             access_delay: Duration::ZERO,
+            access_delay_spread: Duration::ZERO,
             reverse: false,
             strategy: None,
             recv_window_segments: None,
@@ -391,7 +412,7 @@ impl LabScenario {
             for k in 0..g.count {
                 let mut f = FlowParams::new(config.clone(), g.bytes.unwrap_or(LONG_LIVED_BYTES));
                 f.start = g.start + g.stagger * k;
-                f.access_delay = g.access_delay;
+                f.access_delay = g.access_delay_of(k);
                 f.reverse = g.reverse;
                 f.ecn_capable = ecn;
                 flows.push(f);
@@ -668,6 +689,9 @@ pub struct FlowFile {
     pub stagger: Option<String>,
     /// One-way access-link delay.
     pub access_delay: Option<String>,
+    /// The group's access delays spread evenly over
+    /// `[access_delay, access_delay + access_delay_spread]`, e.g. `"1ms"`.
+    pub access_delay_spread: Option<String>,
     /// Data flows right to left.
     pub reverse: Option<bool>,
     /// A strategy this group always uses.
@@ -783,6 +807,11 @@ impl FlowFile {
             start: duration_or(&name("start"), &self.start, Duration::ZERO)?,
             stagger: duration_or(&name("stagger"), &self.stagger, Duration::ZERO)?,
             access_delay: duration_or(&name("access_delay"), &self.access_delay, Duration::ZERO)?,
+            access_delay_spread: duration_or(
+                &name("access_delay_spread"),
+                &self.access_delay_spread,
+                Duration::ZERO,
+            )?,
             reverse: self.reverse.unwrap_or(false),
             strategy: self
                 .strategy
@@ -900,6 +929,8 @@ mod tests {
         [[flows]]
         count = 2
         strategy = "ae"
+        access_delay = "1ms"
+        access_delay_spread = "2ms"
         [[flows]]
         bytes = 500000
         reverse = true
@@ -931,6 +962,10 @@ mod tests {
         assert_eq!(emu.flows[2].bytes, 500_000);
         assert!(emu.flows[0].bytes > 1 << 50);
         assert_eq!(emu.flows[2].server.recv_buffer, 20 * 1000);
+        // Access delays 1 ms and 3 ms: the first and second flow's access
+        // links (four links per flow, after the two middle ones).
+        assert_eq!(emu.links[2].delay, Duration::from_millis(1));
+        assert_eq!(emu.links[6].delay, Duration::from_millis(3));
         assert_eq!(emu.cross_traffic.len(), 1);
         assert_eq!(emu.cross_traffic[0].path, vec![DUMBBELL_MIDDLE.0]);
         assert!(matches!(
@@ -964,6 +999,18 @@ mod tests {
     }
 
     #[test]
+    fn access_delays_spread_evenly() {
+        let mut g = FlowGroup::new(5, Some(1000));
+        g.access_delay = Duration::from_millis(2);
+        assert_eq!(g.access_delay_of(3), Duration::from_millis(2));
+        g.access_delay_spread = Duration::from_millis(4);
+        let d: Vec<u128> = (0..5).map(|k| g.access_delay_of(k).as_millis()).collect();
+        assert_eq!(d, vec![2, 3, 4, 5, 6]);
+        g.count = 1;
+        assert_eq!(g.access_delay_of(0), Duration::from_millis(2));
+    }
+
+    #[test]
     fn bad_values_name_their_field() {
         let cases = [
             ("queue = \"red\"", "queue = \"fifo\"", "bottleneck.queue"),
@@ -985,6 +1032,11 @@ mod tests {
                 "flows[1]",
             ),
             ("on = \"5s\"", "on = \"5\"", "cross[0].on"),
+            (
+                "access_delay_spread = \"2ms\"",
+                "access_delay_spread = \"x\"",
+                "flows[0].access_delay_spread",
+            ),
             ("loss = \"0.5%\"", "loss = \"5\"", "bottleneck.loss"),
             ("jitter = \"2ms\"", "jitter = \"2\"", "bottleneck.jitter"),
             (
