@@ -336,3 +336,31 @@ fn random_loss_from_a_scenario_file() {
         assert_one_line_error(&["lab", &bad], needle);
     }
 }
+
+#[test]
+fn nosack_option_runs_and_is_listed() {
+    let list = ackwise(&["lab", "list"]);
+    assert!(String::from_utf8_lossy(&list.stdout).contains("+nosack"));
+    let file = scenario("nosack.toml", GOOD);
+    let out = ackwise(&[
+        "lab",
+        &file,
+        "--strategies",
+        "da,da+nosack",
+        "--jobs",
+        "1",
+        "--quiet",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let table = String::from_utf8_lossy(&out.stdout);
+    // Both finish; the drop-tail losses are recovered without SACK.
+    let row = table
+        .lines()
+        .find(|l| l.split_whitespace().next() == Some("da+nosack"))
+        .unwrap_or_else(|| panic!("{table}"));
+    assert!(row.contains("1/1"), "{table}");
+}
