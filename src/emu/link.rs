@@ -7,6 +7,8 @@
 //! held by the link), so a DropTail limit of `B` packets means `B` waiting
 //! plus one on the wire.
 
+use super::jitter::JitterProcess;
+use super::loss::LossProcess;
 use super::middlebox::{LinkHook, NoHook};
 use super::queue::LinkQueue;
 use super::scenario::LinkSpec;
@@ -35,6 +37,8 @@ pub(crate) struct LinkCounters {
     /// ACKs held back by delay control.
     pub delayed: u64,
     pub marks: u64,
+    /// Packets serialised, then lost on the wire by the loss model.
+    pub lost: u64,
     pub peak_queue_packets: usize,
     /// Integral of the queue length over time, packet-nanoseconds.
     pub queue_area: u128,
@@ -52,10 +56,15 @@ pub(crate) struct Link {
     /// A `TxDone` event is scheduled.
     pub tx_done_pending: bool,
     pub counters: LinkCounters,
+    /// Random loss on the wire.
+    pub loss: LossProcess,
+    /// Random extra propagation delay.
+    pub jitter: JitterProcess,
     /// Index into the simulator's captures, if this link is captured.
     pub capture: Option<usize>,
     /// Packets serialised and propagating, with their arrival times at the
-    /// far end (non-decreasing, since the delay is fixed).
+    /// far end, kept sorted (non-decreasing; equal times in sending
+    /// order). Without jitter every packet goes to the back.
     pub in_flight: VecDeque<(Instant, u32)>,
 }
 
@@ -69,9 +78,26 @@ impl Link {
             busy_until: Instant::ZERO,
             tx_done_pending: false,
             counters: LinkCounters::default(),
+            loss: LossProcess::new(spec.loss),
+            jitter: JitterProcess::new(spec.jitter),
             capture: None,
             in_flight: VecDeque::new(),
         }
+    }
+
+    /// Puts a packet arriving at `at` into the delay line; returns `true`
+    /// if it is now the head, i.e. the link's next exit event must be
+    /// scheduled for it.
+    pub fn propagate(&mut self, at: Instant, p: u32) -> bool {
+        let line = &mut self.in_flight;
+        if line.back().is_none_or(|&(last, _)| last <= at) {
+            line.push_back((at, p));
+            return line.len() == 1;
+        }
+        // Overtaking (reordering jitter): after every packet due no later.
+        let i = line.partition_point(|&(t, _)| t <= at);
+        line.insert(i, (at, p));
+        i == 0
     }
 
     /// Accounts the queue length up to `now`; call before the length
@@ -111,5 +137,26 @@ mod tests {
         );
         // Rounds up: 1 byte at 3 bit/s is 2.666.. s.
         assert_eq!(transmission_time(1, 3), Duration::from_nanos(2_666_666_667));
+    }
+
+    #[test]
+    fn delay_line_stays_sorted_and_reports_a_new_head() {
+        let spec = LinkSpec {
+            name: "l".into(),
+            rate_bps: 1_000_000,
+            delay: Duration::ZERO,
+            queue: crate::emu::QueueSpec::drop_tail(10),
+            loss: crate::emu::LossModel::None,
+            jitter: None,
+        };
+        let mut l = Link::new(&spec);
+        let ms = Instant::from_millis;
+        assert!(l.propagate(ms(5), 1), "first packet is the head");
+        assert!(!l.propagate(ms(5), 2), "a tie goes behind");
+        assert!(!l.propagate(ms(7), 3));
+        assert!(!l.propagate(ms(6), 4), "overtakes 3 only");
+        assert!(l.propagate(ms(4), 5), "overtakes everything");
+        let order: Vec<u32> = l.in_flight.iter().map(|&(_, p)| p).collect();
+        assert_eq!(order, vec![5, 1, 2, 4, 3]);
     }
 }

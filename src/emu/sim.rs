@@ -175,6 +175,12 @@ impl Simulator {
         match ev {
             Event::LinkExit(l) => {
                 let line = &mut self.links[l as usize].in_flight;
+                // A packet inserted ahead of the head (reordering) got its
+                // own event; the old head's event may then find the line's
+                // head not yet due, and the head's own event is pending.
+                if line.front().is_none_or(|&(due, _)| due > at) {
+                    return Ok(());
+                }
                 let Some((_, p)) = line.pop_front() else {
                     return Ok(());
                 };
@@ -394,11 +400,20 @@ impl Simulator {
                 self.capture_error.get_or_insert(e);
             }
         }
-        // Arrivals leave a link in the order they entered it, so each link
-        // keeps its own delay line and only the head is in the event heap:
-        // the heap stays as small as the number of links, not packets.
-        link.in_flight.push_back((arrive, p));
-        if link.in_flight.len() == 1 {
+        // Loss on the wire: the packet used the transmitter (and was
+        // captured) but never reaches the far end. Decided here, in event
+        // order, so the run's RNG stream stays deterministic.
+        if link.loss.lose(&mut self.rng) {
+            link.counters.lost += 1;
+            self.pool.release(p);
+            return;
+        }
+        let arrive = link.jitter.arrival(arrive, &mut self.rng);
+        // Each link keeps its own delay line sorted by arrival and only
+        // the head is in the event heap: the heap stays as small as the
+        // number of links, not packets. Without reordering, arrivals leave
+        // in the order they entered.
+        if link.propagate(arrive, p) {
             self.events.push(arrive, Event::LinkExit(l as u32));
         }
     }
@@ -593,6 +608,7 @@ impl Simulator {
                     packets: c.packets,
                     bytes: c.bytes,
                     drops: c.queue_drops,
+                    lost: c.lost,
                     hook_drops: c.hook_drops,
                     filtered: c.filtered,
                     delayed: c.delayed,

@@ -22,6 +22,7 @@ pub mod bench;
 pub mod crosscheck;
 pub mod ns2;
 pub mod options;
+mod path_file;
 pub mod plot;
 pub mod presets;
 mod progress;

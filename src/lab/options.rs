@@ -7,7 +7,7 @@ use crate::connection::{Config, Decrease, PacingConfig};
 use crate::lab::UnknownStrategy;
 
 /// Every option: its stable lab name and a line for `ackwise lab list`.
-pub const OPTIONS: [(&str, &str); 2] = [
+pub const OPTIONS: [(&str, &str); 3] = [
     (
         "pacing",
         "pace one window over 0.9 SRTT (paper 004 sec. 4.1)",
@@ -15,6 +15,10 @@ pub const OPTIONS: [(&str, &str); 2] = [
     (
         "beta27",
         "decrease by beta = 2/7 after the initial slow start (paper 003 sec. 4.4)",
+    ),
+    (
+        "nosack",
+        "both ends without SACK, so the sender runs NewReno (RFC 6582), the baseline of papers 000, 002 and 004",
     ),
 ];
 
@@ -25,6 +29,11 @@ pub const OPTIONS: [(&str, &str); 2] = [
 ///   0.9 SRTT per window.
 /// * `beta27`: [`Decrease::TwoSevenths`] for the congestion controller
 ///   (paper 003 section 4.4).
+/// * `nosack`: [`Config::sack`] off. The lab gives both ends the same
+///   configuration, so neither offers SACK-permitted on its SYN and the
+///   connection negotiates no SACK (RFC 2018 sec. 2): the sender recovers
+///   with NewReno's partial ACKs (RFC 6582), as the senders of papers
+///   000, 002 and 004 did.
 ///
 /// Applying an option twice is the same as once. An unknown name is an
 /// error that lists the known ones, and `config` is left untouched.
@@ -32,6 +41,7 @@ pub fn apply_option(option: &str, config: &mut Config) -> Result<(), UnknownStra
     match option.trim().to_ascii_lowercase().as_str() {
         "pacing" => config.pacing = Some(PacingConfig::PAPER_004),
         "beta27" => config.congestion.decrease = Decrease::TwoSevenths,
+        "nosack" => config.sack = false,
         _ => {
             return Err(UnknownStrategy {
                 name: option.to_string(),
@@ -55,17 +65,21 @@ mod tests {
         assert_eq!(c.pacing.map(|p| p.fraction_per_mille), Some(900));
         apply_option(" BETA27 ", &mut c).unwrap();
         assert_eq!(c.congestion.decrease, Decrease::TwoSevenths);
+        assert!(c.sack);
+        apply_option("nosack", &mut c).unwrap();
+        assert!(!c.sack);
         c.validate().unwrap();
         // Idempotent.
         let before = c.clone();
         apply_option("pacing", &mut c).unwrap();
         apply_option("beta27", &mut c).unwrap();
+        apply_option("nosack", &mut c).unwrap();
         assert_eq!(c, before);
         // Unknown: an error naming it and the known options, config kept.
         for bad in ["pace", "", "beta2/7", "pacing+beta27"] {
             let err = apply_option(bad, &mut c).unwrap_err();
             assert_eq!(err.name, bad);
-            assert!(err.to_string().contains("pacing, beta27"), "{err}");
+            assert!(err.to_string().contains("pacing, beta27, nosack"), "{err}");
             assert_eq!(c, before);
         }
         // Every listed option is accepted.

@@ -4,14 +4,16 @@
 //! The same structure is read from TOML files (schema in
 //! `docs/scenarios.md`) and built by the presets.
 
+use super::path_file::{parse_loss, parse_probability};
 use super::strategy::{NetAck, Strategy};
 use super::units::{parse_duration, parse_rate};
 use super::LabError;
 use crate::ack_path::{AckBufferConfig, DelayControlConfig, Filter, Service};
 use crate::connection::Config;
+use crate::emu::Reorder;
 use crate::emu::{
-    CrossTrafficSpec, DelayControlSpec, DumbbellSpec, FlowParams, HopSpec, ParkingLotRoutes,
-    Period, QueueSpec, RedParams, Scenario, DUMBBELL_MIDDLE,
+    CrossTrafficSpec, DelayControlSpec, DumbbellSpec, FlowParams, HopSpec, Jitter, LossModel,
+    ParkingLotRoutes, Period, QueueSpec, RedParams, Scenario, DUMBBELL_MIDDLE,
 };
 use crate::time::Duration;
 use serde::Deserialize;
@@ -99,6 +101,13 @@ pub struct LinkParams {
     pub buffer_packets: usize,
     /// Queueing discipline.
     pub queue: QueueKind,
+    /// Random loss on this direction's wire, passed through to the
+    /// middle link (each hop of a parking lot) the lab builds. When
+    /// `reverse` is absent the reverse direction mirrors it, loss included.
+    pub loss: LossModel,
+    /// Random extra propagation delay (order kept) and reordering on this
+    /// direction, passed through like `loss`.
+    pub jitter: Option<Jitter>,
 }
 
 impl LinkParams {
@@ -134,6 +143,8 @@ impl LinkParams {
             rate_bps: self.rate_bps,
             delay: self.delay,
             queue,
+            loss: self.loss,
+            jitter: self.jitter,
         }
     }
 
@@ -185,6 +196,15 @@ pub struct FlowGroup {
     pub stagger: Duration,
     /// One-way delay of each flow's access links.
     pub access_delay: Duration,
+    /// Spreads the group's access delays evenly over
+    /// `[access_delay, access_delay + access_delay_spread]`: flow `k` of
+    /// `n` gets `access_delay + spread * k / (n - 1)`. Each flow crosses
+    /// four access links per round trip, so RTTs spread by four times
+    /// this. Identical RTTs phase-lock flows in a deterministic emulator
+    /// (paper 003 fig. 11 and paper 004 spread them); a few ms of spread
+    /// restores fairness. No randomness: zero (the default) changes
+    /// nothing.
+    pub access_delay_spread: Duration,
     /// Data flows from the right side to the left (two-way traffic).
     pub reverse: bool,
     /// This group always uses this strategy, whatever the run compares
@@ -196,6 +216,17 @@ pub struct FlowGroup {
 }
 
 impl FlowGroup {
+    /// Access delay of flow `k` of the group (see
+    /// [`access_delay_spread`](Self::access_delay_spread)).
+    pub fn access_delay_of(&self, k: u32) -> Duration {
+        if self.count < 2 || self.access_delay_spread.is_zero() {
+            return self.access_delay;
+        }
+        let spread =
+            self.access_delay_spread.as_nanos() * u128::from(k) / u128::from(self.count - 1);
+        self.access_delay + Duration::from_nanos(u64::try_from(spread).unwrap_or(u64::MAX))
+    }
+
     /// `count` flows of `bytes` each (`None`: long-lived), all starting at
     /// zero, left to right, with the run's strategy.
     pub fn new(count: u32, bytes: Option<u64>) -> FlowGroup {
@@ -205,6 +236,7 @@ impl FlowGroup {
             start: Duration::ZERO,
             stagger: Duration::ZERO,
             access_delay: Duration::ZERO,
+            access_delay_spread: Duration::ZERO,
             reverse: false,
             strategy: None,
             recv_window_segments: None,
@@ -286,6 +318,8 @@ impl Default for LabScenario {
                 delay: Duration::from_millis(50),
                 buffer_packets: 19,
                 queue: QueueKind::DropTail,
+                loss: LossModel::None,
+                jitter: None,
             },
             reverse: None,
             access_rate_bps: None,
@@ -382,7 +416,7 @@ impl LabScenario {
             for k in 0..g.count {
                 let mut f = FlowParams::new(config.clone(), g.bytes.unwrap_or(LONG_LIVED_BYTES));
                 f.start = g.start + g.stagger * k;
-                f.access_delay = g.access_delay;
+                f.access_delay = g.access_delay_of(k);
                 f.reverse = g.reverse;
                 f.ecn_capable = ecn;
                 flows.push(f);
@@ -487,6 +521,12 @@ impl LabScenario {
             }
             if let Err(problem) = link.hop(1000).queue.validate() {
                 return bad(&format!("{name}.queue"), problem);
+            }
+            if let Err(problem) = link.loss.validate() {
+                return bad(&format!("{name}.loss"), problem);
+            }
+            if let Some(Err(problem)) = link.jitter.map(|j| j.validate()) {
+                return bad(&format!("{name}.reorder"), problem);
             }
         }
         if self.access_rate_bps == Some(0) {
@@ -622,6 +662,26 @@ pub struct LinkFile {
     pub red_max_p: Option<f64>,
     /// RED: mark ECN-capable packets instead of dropping (default false).
     pub ecn: Option<bool>,
+    /// Random loss on the wire: `"1%"`, `0.01`, `{ bernoulli = 0.01 }` or
+    /// `{ gilbert_elliott = { mean = "1%", burst = 4 } }` (see
+    /// `docs/scenarios.md`). Kept as a raw value so that a bad one is
+    /// reported as one line naming the key.
+    pub loss: Option<toml::Value>,
+    /// Order-keeping delay jitter: each packet's extra propagation delay
+    /// is uniform up to this, e.g. `"2ms"`.
+    pub jitter: Option<String>,
+    /// Reordering: `{ probability = 0.01, extra = "5ms" }`.
+    pub reorder: Option<ReorderFile>,
+}
+
+/// The `reorder` table of a link in a scenario file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReorderFile {
+    /// Fraction of packets held back, a number or a percentage string.
+    pub probability: toml::Value,
+    /// How much longer a held-back packet propagates, e.g. `"5ms"`.
+    pub extra: String,
 }
 
 /// A flow group in a scenario file.
@@ -638,6 +698,9 @@ pub struct FlowFile {
     pub stagger: Option<String>,
     /// One-way access-link delay.
     pub access_delay: Option<String>,
+    /// The group's access delays spread evenly over
+    /// `[access_delay, access_delay + access_delay_spread]`, e.g. `"1ms"`.
+    pub access_delay_spread: Option<String>,
     /// Data flows right to left.
     pub reverse: Option<bool>,
     /// A strategy this group always uses.
@@ -713,11 +776,33 @@ impl LinkFile {
                 )
             }
         };
+        let loss = match &self.loss {
+            Some(v) => field(&format!("{name}.loss"), parse_loss(v))?,
+            None => LossModel::None,
+        };
+        let max_extra = duration_or(&format!("{name}.jitter"), &self.jitter, Duration::ZERO)?;
+        let reorder = self
+            .reorder
+            .as_ref()
+            .map(|r| {
+                Ok::<_, LabError>(Reorder {
+                    probability: field(
+                        &format!("{name}.reorder.probability"),
+                        parse_probability(&r.probability),
+                    )?,
+                    extra: field(&format!("{name}.reorder.extra"), parse_duration(&r.extra))?,
+                })
+            })
+            .transpose()?;
+        let jitter =
+            (!max_extra.is_zero() || reorder.is_some()).then_some(Jitter { max_extra, reorder });
         Ok(LinkParams {
             rate_bps: field(&format!("{name}.rate"), parse_rate(&self.rate))?,
             delay: field(&format!("{name}.delay"), parse_duration(&self.delay))?,
             buffer_packets: self.buffer_packets,
             queue,
+            loss,
+            jitter,
         })
     }
 }
@@ -731,6 +816,11 @@ impl FlowFile {
             start: duration_or(&name("start"), &self.start, Duration::ZERO)?,
             stagger: duration_or(&name("stagger"), &self.stagger, Duration::ZERO)?,
             access_delay: duration_or(&name("access_delay"), &self.access_delay, Duration::ZERO)?,
+            access_delay_spread: duration_or(
+                &name("access_delay_spread"),
+                &self.access_delay_spread,
+                Duration::ZERO,
+            )?,
             reverse: self.reverse.unwrap_or(false),
             strategy: self
                 .strategy
@@ -840,6 +930,9 @@ mod tests {
         red_min_th = 10
         red_max_th = 30
         ecn = true
+        loss = "0.5%"
+        jitter = "2ms"
+        reorder = { probability = "1%", extra = "5ms" }
         [reverse]
         rate = "300kbit"
         delay = "20ms"
@@ -847,6 +940,8 @@ mod tests {
         [[flows]]
         count = 2
         strategy = "ae"
+        access_delay = "1ms"
+        access_delay_spread = "2ms"
         [[flows]]
         bytes = 500000
         reverse = true
@@ -878,6 +973,10 @@ mod tests {
         assert_eq!(emu.flows[2].bytes, 500_000);
         assert!(emu.flows[0].bytes > 1 << 50);
         assert_eq!(emu.flows[2].server.recv_buffer, 20 * 1000);
+        // Access delays 1 ms and 3 ms: the first and second flow's access
+        // links (four links per flow, after the two middle ones).
+        assert_eq!(emu.links[2].delay, Duration::from_millis(1));
+        assert_eq!(emu.links[6].delay, Duration::from_millis(3));
         assert_eq!(emu.cross_traffic.len(), 1);
         assert_eq!(emu.cross_traffic[0].path, vec![DUMBBELL_MIDDLE.0]);
         assert!(matches!(
@@ -889,9 +988,37 @@ mod tests {
             })
         ));
         assert_eq!(emu.links[DUMBBELL_MIDDLE.1].rate_bps, 300_000);
+        let fwd = &emu.links[DUMBBELL_MIDDLE.0];
+        assert_eq!(fwd.loss, LossModel::Bernoulli { p: 0.005 });
+        assert_eq!(
+            fwd.jitter,
+            Some(Jitter {
+                max_extra: Duration::from_millis(2),
+                reorder: Some(Reorder {
+                    probability: 0.01,
+                    extra: Duration::from_millis(5)
+                })
+            })
+        );
+        // An explicit [reverse] has neither.
+        let rev = &emu.links[DUMBBELL_MIDDLE.1];
+        assert_eq!((rev.loss, rev.jitter), (LossModel::None, None));
+        assert_eq!(emu.links[2].jitter, None, "access links are clean");
         // Access links run at the given rate.
         assert_eq!(emu.links[2].rate_bps, 10_000_000);
         emu.validate().unwrap();
+    }
+
+    #[test]
+    fn access_delays_spread_evenly() {
+        let mut g = FlowGroup::new(5, Some(1000));
+        g.access_delay = Duration::from_millis(2);
+        assert_eq!(g.access_delay_of(3), Duration::from_millis(2));
+        g.access_delay_spread = Duration::from_millis(4);
+        let d: Vec<u128> = (0..5).map(|k| g.access_delay_of(k).as_millis()).collect();
+        assert_eq!(d, vec![2, 3, 4, 5, 6]);
+        g.count = 1;
+        assert_eq!(g.access_delay_of(0), Duration::from_millis(2));
     }
 
     #[test]
@@ -916,6 +1043,23 @@ mod tests {
                 "flows[1]",
             ),
             ("on = \"5s\"", "on = \"5\"", "cross[0].on"),
+            (
+                "access_delay_spread = \"2ms\"",
+                "access_delay_spread = \"x\"",
+                "flows[0].access_delay_spread",
+            ),
+            ("loss = \"0.5%\"", "loss = \"5\"", "bottleneck.loss"),
+            ("jitter = \"2ms\"", "jitter = \"2\"", "bottleneck.jitter"),
+            (
+                "probability = \"1%\"",
+                "probability = 2",
+                "bottleneck.reorder.probability",
+            ),
+            (
+                "extra = \"5ms\"",
+                "extra = \"soon\"",
+                "bottleneck.reorder.extra",
+            ),
         ];
         for (from, to, expect) in cases {
             let text = FULL.replace(from, to);

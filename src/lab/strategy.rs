@@ -178,6 +178,9 @@ pub struct Options {
     /// `+nosackabc`: byte counting also counts data that was already
     /// SACKed (turns the default refinement off, to measure it).
     pub nosackabc: bool,
+    /// `+nosack`: neither end offers SACK, so the sender runs NewReno
+    /// (RFC 6582), the baseline of papers 000, 002 and 004.
+    pub nosack: bool,
     /// `+fq`: round-robin (per-flow) queueing at the bottleneck instead of
     /// the scenario's queue (paper 004 sec. 4.1's "fair queueing"). A
     /// property of the network, not the hosts: the lab scenario applies
@@ -261,11 +264,12 @@ impl NetAck {
 }
 
 impl Options {
-    const NAMES: [&'static str; 11] = [
+    const NAMES: [&'static str; 12] = [
         "ss-every",
         "pacing",
         "beta27",
         "nosackabc",
+        "nosack",
         "fq",
         "af-classic",
         "af-static-N",
@@ -280,6 +284,7 @@ impl Options {
         pacing: false,
         beta27: false,
         nosackabc: false,
+        nosack: false,
         fq: false,
         net_ack: None,
     };
@@ -500,6 +505,7 @@ impl Strategy {
         for (on, name) in [
             (self.options.pacing, "pacing"),
             (self.options.beta27, "beta27"),
+            (self.options.nosack, "nosack"),
         ] {
             if on {
                 let _ = apply_option(name, &mut config);
@@ -518,6 +524,7 @@ impl fmt::Display for Strategy {
             (o.pacing, "+pacing"),
             (o.beta27, "+beta27"),
             (o.nosackabc, "+nosackabc"),
+            (o.nosack, "+nosack"),
             (o.fq, "+fq"),
         ] {
             if on {
@@ -558,6 +565,7 @@ impl FromStr for Strategy {
                 "pacing" => options.pacing = true,
                 "beta27" => options.beta27 = true,
                 "nosackabc" => options.nosackabc = true,
+                "nosack" => options.nosack = true,
                 "fq" => options.fq = true,
                 other if options.net_ack.is_none() => {
                     options.net_ack = Some(NetAck::parse(other).ok_or_else(unknown)?)
@@ -604,6 +612,16 @@ mod tests {
             c.congestion.decrease,
             crate::connection::Decrease::TwoSevenths
         );
+        let nosack: Strategy = "da+nosack".parse().unwrap();
+        assert!(nosack.options.nosack);
+        assert_eq!(nosack.name(), "da+nosack");
+        let c = nosack.apply(
+            &Config::default(),
+            Duration::from_millis(100),
+            Duration::from_millis(100),
+        );
+        assert!(!c.sack);
+        c.validate().unwrap();
     }
 
     #[test]
