@@ -282,13 +282,22 @@ fn p003_fairness(red: bool) -> Vec<Point> {
         } else {
             link(rate, ms(25), bdp)
         };
+        // "An RTT of approximately 50 ms": each group's flows spread over
+        // 50-53 ms (four access links of 0-0.75 ms), the k-th compared
+        // flow with the same RTT as the k-th AE flow. Identical RTTs
+        // phase-lock the flows of a deterministic emulator (one AE flow
+        // took over half the link), which the paper's "approximately"
+        // does not describe.
+        let spread = Duration::from_micros(750);
         for flows in [2u32, 4, 8, 16, 32, 64] {
             let ae = FlowGroup {
                 strategy: Some(Strategy::AE),
+                access_delay_spread: spread,
                 ..long_lived(flows / 2, ms(20))
             };
             let compared = FlowGroup {
                 start: ms(10),
+                access_delay_spread: spread,
                 ..long_lived(flows / 2, ms(20))
             };
             let back = FlowGroup {

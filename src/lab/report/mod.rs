@@ -249,6 +249,20 @@ fn run_points(
     run::run(&run_plan, plan.progress)
 }
 
+/// Runs every point of `preset` with `strategies` (lab names, options
+/// allowed) instead of the preset's own.
+fn run_with_strategies(
+    mut preset: Preset,
+    strategies: &[&str],
+    plan: &ReportPlan,
+) -> Result<Vec<RunRecord>, LabError> {
+    preset.strategies = strategies
+        .iter()
+        .map(|s| s.parse())
+        .collect::<Result<Vec<Strategy>, _>>()?;
+    run_points(preset, plan, None)
+}
+
 /// `preset` with only the points whose `param` is one of `values`; an
 /// error rather than an empty run when none is.
 fn only_points(mut preset: Preset, param: &str, values: &[f64]) -> Result<Preset, LabError> {

@@ -157,7 +157,7 @@ pub(super) fn paper_003(plan: &ReportPlan) -> Result<PathBuf, LabError> {
         md,
         "## Figures 10 to 12: fairness against AE\n\n\
          Half the flows run AE, half the compared strategy, with four reverse AE \
-         flows limited to 20 segments, about 50 ms RTT, one BDP of drop-tail buffer, \
+         flows limited to 20 segments, RTTs spread over 50-53 ms (the k-th compared flow with the k-th AE flow's), one BDP of drop-tail buffer, \
          100 s with the first 40 s left out. The `ae` column is AE against AE.\n\n\
          ### Mean throughput of the compared flows over that of the AE flows (figs. 10-11)\n"
     );

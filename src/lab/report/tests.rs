@@ -232,3 +232,19 @@ fn unknown_pages_are_refused() {
         .to_string()
         .contains("paper-003"));
 }
+
+#[test]
+fn the_paper_004_baseline_runs_name_real_strategies_and_presets() {
+    for name in NOSACK_STRATEGIES.iter().chain(&NOSACK_STRATEGIES_ASYM) {
+        let s: Strategy = name.parse().unwrap();
+        assert_eq!(s.name(), *name);
+    }
+    assert!(NOSACK_STRATEGIES.contains(&NOSACK_BASELINE));
+    assert_eq!(
+        NOSACK_PRESETS[0], "p004-1-0",
+        "fig. 8's check reads the first"
+    );
+    for name in NOSACK_PRESETS {
+        presets::find(name).unwrap();
+    }
+}
