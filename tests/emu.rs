@@ -238,6 +238,8 @@ fn shared_last_parking_lot_routes_every_flow_through_the_last_hop() {
         rate_bps: 2_000_000,
         delay: Duration::from_millis(10),
         queue: QueueSpec::drop_tail(20),
+        loss: LossModel::None,
+        jitter: None,
     };
     let flows: Vec<FlowParams> = (0..4)
         .map(|i| FlowParams {
