@@ -235,7 +235,12 @@ fn unknown_pages_are_refused() {
 
 #[test]
 fn the_paper_004_baseline_runs_name_real_strategies_and_presets() {
-    for name in NOSACK_STRATEGIES.iter().chain(&NOSACK_STRATEGIES_ASYM) {
+    let p002 = super::ack_management::P002_NOSACK_STRATEGIES;
+    for name in NOSACK_STRATEGIES
+        .iter()
+        .chain(&NOSACK_STRATEGIES_ASYM)
+        .chain(&p002)
+    {
         let s: Strategy = name.parse().unwrap();
         assert_eq!(s.name(), *name);
     }
