@@ -132,47 +132,29 @@ pub fn merge(parts: &[(String, GauntletFile)]) -> Result<GauntletFile, LabError>
 
 #[cfg(test)]
 mod tests {
-    use super::super::{run, GauntletPlan};
+    use super::super::metrics::tests::record;
+    use super::super::GauntletPlan;
     use super::*;
     use crate::lab::Strategy;
 
-    /// Two tiny cases under AE only: seed 11's cases 0 and 1 rerun until
-    /// both are cheap would couple the test to the draw, so the records
-    /// are built by hand from two real runs of whatever they are, with a
-    /// short horizon.
-    fn parts() -> Vec<(String, GauntletFile)> {
-        (1..=2)
-            .map(|i| {
-                let mut plan = GauntletPlan::new(3, 2);
-                plan.strategies = vec![Strategy::AE];
-                plan.shard = Some((i, 2));
-                (format!("part{i}.json"), fake_run(&plan))
-            })
-            .collect()
-    }
-
-    /// The header a real run writes, with records cloned from one small
-    /// record so the test does not pay for simulations.
+    /// The file a run of `plan` writes, with hand-built records (the
+    /// merge only moves records; simulating them would test nothing more).
     fn fake_run(plan: &GauntletPlan) -> GauntletFile {
-        let mut small = GauntletPlan::new(3, 1);
-        small.strategies = vec![Strategy::AE];
-        small.only_case = Some(SMALL_CASE);
-        let template = run(&small).unwrap().records.remove(0);
+        let strategies: Vec<String> = plan.run_strategies().iter().map(|s| s.name()).collect();
         let records = plan
             .case_numbers()
             .into_iter()
-            .map(|k| {
-                let mut r = template.clone();
-                r.case = k;
-                r.params.case = k;
-                r
+            .flat_map(|k| {
+                strategies
+                    .iter()
+                    .map(move |s| record(k, s, 1.0 + k as f64 / 3.0, 10 * k + 1, 0, None))
             })
             .collect();
         GauntletFile {
             format: FORMAT.into(),
             seed: plan.seed,
             cases: plan.cases,
-            strategies: vec!["ae".into()],
+            strategies,
             shard: plan.shard.map(|(i, n)| format!("{i}/{n}")),
             only_case: None,
             records,
@@ -180,42 +162,63 @@ mod tests {
         }
     }
 
-    /// A case of seed 3 that simulates in milliseconds (small transfer).
-    const SMALL_CASE: u64 = 0;
-
     #[test]
     fn merge_restores_the_unsharded_file_and_refuses_bad_parts() {
-        let parts = parts();
-        let whole = fake_run(&GauntletPlan {
-            strategies: vec![Strategy::AE],
-            ..GauntletPlan::new(3, 2)
-        });
-        let merged = merge(&[parts[1].clone(), parts[0].clone()]).unwrap();
-        assert_eq!(merged.to_json(), whole.to_json());
+        let plan = GauntletPlan {
+            strategies: vec![Strategy::AE, Strategy::W4],
+            ..GauntletPlan::new(3, 5)
+        };
+        let parts: Vec<(String, GauntletFile)> = (1..=3)
+            .map(|i| {
+                let shard = GauntletPlan {
+                    shard: Some((i, 3)),
+                    ..plan.clone()
+                };
+                (format!("part{i}.json"), fake_run(&shard))
+            })
+            .collect();
+        let whole = fake_run(&plan).to_json();
+        let shuffled = [parts[2].clone(), parts[0].clone(), parts[1].clone()];
+        assert_eq!(merge(&shuffled).unwrap().to_json(), whole);
         // Through JSON text, as the command does.
         let reread: Vec<(String, GauntletFile)> = parts
             .iter()
             .map(|(n, f)| (n.clone(), GauntletFile::from_json(&f.to_json(), n).unwrap()))
             .collect();
-        assert_eq!(merge(&reread).unwrap().to_json(), whole.to_json());
+        assert_eq!(merge(&reread).unwrap().to_json(), whole);
 
-        let err = |p: &[(String, GauntletFile)]| merge(p).unwrap_err().to_string();
-        let e = err(&[parts[0].clone(), parts[0].clone()]);
-        assert!(e.contains("appears twice"), "{e}");
-        let e = err(&parts[..1]);
-        assert!(e.contains("1 of 2 cases missing"), "{e}");
-        let mut other = parts[1].clone();
-        other.1.seed = 4;
-        let e = err(&[parts[0].clone(), other]);
-        assert!(e.contains("seed"), "{e}");
-        let mut other = parts[1].clone();
-        other.1.strategies.push("4w".into());
-        let e = err(&[parts[0].clone(), other]);
-        assert!(e.contains("strategies"), "{e}");
-        let mut other = parts[1].clone();
-        other.1.cases = 3;
-        let e = err(&[parts[0].clone(), other]);
-        assert!(e.contains("--cases"), "{e}");
-        assert!(!e.contains('\n'), "one line: {e}");
+        let err = |p: &[(String, GauntletFile)]| {
+            let e = merge(p).unwrap_err().to_string();
+            assert!(!e.contains('\n'), "one line: {e}");
+            e
+        };
+        let e = err(&[parts[0].clone(), parts[1].clone(), parts[0].clone()]);
+        assert!(
+            e.contains("appears twice") && e.contains("part1.json"),
+            "{e}"
+        );
+        let e = err(&parts[..2]);
+        assert!(e.contains("1 of 5 cases missing or incomplete: 2"), "{e}");
+        let mut torn = parts[2].clone();
+        torn.1.records.pop();
+        let e = err(&[parts[0].clone(), parts[1].clone(), torn]);
+        assert!(e.contains("cases missing or incomplete: 2"), "{e}");
+        for (what, change) in [
+            (
+                "seed",
+                (|f: &mut GauntletFile| f.seed = 4) as fn(&mut GauntletFile),
+            ),
+            ("strategies", |f| f.strategies.push("da".into())),
+            ("--cases", |f| f.cases = 6),
+        ] {
+            let mut other = parts[1].clone();
+            change(&mut other.1);
+            let e = err(&[parts[0].clone(), other, parts[2].clone()]);
+            assert!(e.contains(what), "{what}: {e}");
+        }
+        let mut replay = parts[1].clone();
+        replay.1.only_case = Some(1);
+        assert!(err(&[replay]).contains("single replayed case"));
+        assert!(err(&[]).contains("no part"));
     }
 }

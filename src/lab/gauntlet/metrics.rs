@@ -342,3 +342,129 @@ pub fn table(summaries: &[StrategySummary]) -> String {
     }
     out
 }
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::lab::gauntlet::draw::{draw, FlowDraw, LossDraw};
+
+    /// A record of `case` under `strategy` with the given judged figures;
+    /// the path is case 0 of seed 1 made a loss-free single-flow path with
+    /// a 1 BDP buffer, shared with one AE competitor when `share` is set.
+    pub(crate) fn record(
+        case: u64,
+        strategy: &str,
+        completion_s: f64,
+        ack_packets: u64,
+        rtos: u64,
+        share: Option<f64>,
+    ) -> GauntletRecord {
+        let mut params = draw(1, 0).params;
+        params.case = case;
+        params.loss = LossDraw::None;
+        params.buffer_bdp = 1.0;
+        params.flows.truncate(1);
+        params.flows[0].competitor = None;
+        if share.is_some() {
+            params.flows.push(FlowDraw {
+                competitor: Some("ae".into()),
+                ..params.flows[0].clone()
+            });
+        }
+        GauntletRecord {
+            case,
+            strategy: strategy.into(),
+            params,
+            outcome: Outcome {
+                completion_s,
+                unfinished: 0,
+                ack_packets,
+                data_packets: 1000,
+                retransmissions: rtos,
+                rtos,
+                share,
+                queue_drops: 0,
+                simulated_s: completion_s,
+                flows: Vec::new(),
+            },
+        }
+    }
+
+    #[test]
+    fn percentiles_are_nearest_rank() {
+        let xs = [5.0, 1.0, 4.0, 2.0, 3.0];
+        assert_eq!(percentile(&xs, 0.5), Some(3.0));
+        assert_eq!(percentile(&xs, 0.9), Some(5.0));
+        assert_eq!(percentile(&xs, 0.1), Some(1.0));
+        assert_eq!(percentile(&xs, 1.0), Some(5.0));
+        assert_eq!(percentile(&[], 0.5), None);
+    }
+
+    #[test]
+    fn strategies_are_judged_against_ae_on_the_same_case() {
+        let mut records = Vec::new();
+        // Four unshared cases: AE takes 10 s and sends 1000 ACKs.
+        for (k, (ct, acks, rtos)) in [
+            (10.0, 200, 0),
+            (10.4, 250, 0),
+            (12.0, 100, 1),
+            (20.0, 300, 0),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            records.push(record(k as u64, "ae", 10.0, 1000, 0, None));
+            records.push(record(k as u64, "4w", ct, acks, rtos, None));
+        }
+        // Two shared cases: AE holds half, 4w 0.45 and 0.6 of the link.
+        for (k, share, rtos) in [(4, 0.45, 2), (5, 0.6, 0)] {
+            records.push(record(k, "ae", 10.0, 1000, 1, Some(0.5)));
+            records.push(record(k, "4w", 10.0, 200, rtos, Some(share)));
+        }
+        let s = &summarise(&records, &["ae".into(), "4w".into()])[0];
+        assert_eq!(s.strategy, "4w");
+        assert_eq!(s.cases, 6);
+        assert_eq!(s.completion, [1.0, 2.0, 2.0]);
+        // 1.0, 1.04, 1.0, 1.0 within; 1.2 and 2.0 not; only 2.0 above 1.25.
+        assert!((s.within_105 - 4.0 / 6.0).abs() < 1e-12);
+        assert!((s.above_125 - 1.0 / 6.0).abs() < 1e-12);
+        assert_eq!(s.acks, [0.2, 0.3]);
+        // Every hand-built unshared case is an RTO-free path.
+        assert_eq!((s.rto_free_paths, s.rtos_on_free_paths), (4, 1));
+        assert_eq!(s.ae_rtos_on_free_paths, 0);
+        assert_eq!((s.shared_paths, s.more_rtos_than_ae_shared), (2, 1));
+        let share = s.share.unwrap();
+        assert!((share[0] - 0.9).abs() < 1e-12 && (share[3] - 1.2).abs() < 1e-12);
+        assert_eq!(s.share_within, Some(0.5));
+        // A case without an AE record is not judged.
+        records.retain(|r| !(r.case == 3 && r.strategy == "ae"));
+        assert_eq!(summarise(&records, &["ae".into(), "4w".into()])[0].cases, 5);
+    }
+
+    #[test]
+    fn completion_is_the_test_flows_span_and_counts_stalls_at_the_horizon() {
+        use crate::lab::Strategy;
+        // Run a real small case: seed 1 case 3 is one 0.7 MB flow at
+        // 300 Mbit/s; make it two test flows and a competitor.
+        let case = draw(1, 3);
+        let roles = case.scenario.roles(Strategy::AE);
+        let r = crate::emu::run(&case.scenario.to_emu(Strategy::AE, 1)).unwrap();
+        let o = outcome(&case.params, &roles, &r);
+        assert_eq!(o.unfinished, 0);
+        let f = &o.flows[0];
+        assert!(f.finished && f.test);
+        let start = case.params.flows[0].start_us as f64 / 1e6;
+        assert!((o.completion_s - (f.finish_s.unwrap() - start)).abs() < 1e-9);
+        assert_eq!(o.share, None, "no competitor, no share");
+        assert_eq!(o.ack_packets, f.ack_packets);
+
+        // The same result read as if the flow had not finished: it counts
+        // as finishing at the horizon, never as missing.
+        let mut stalled = r.clone();
+        stalled.flows[0].finished = false;
+        let o = outcome(&case.params, &roles, &stalled);
+        assert_eq!(o.unfinished, 1);
+        let horizon = case.params.horizon_us as f64 / 1e6;
+        assert!((o.completion_s - (horizon - start)).abs() < 1e-9);
+    }
+}
