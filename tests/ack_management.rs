@@ -5,8 +5,8 @@
 use ackwise::ack_path::{AckBufferConfig, DelayControlConfig, Filter, Service};
 use ackwise::connection::{AckPolicyConfig, Config};
 use ackwise::emu::{
-    self, DelayControlSpec, DumbbellSpec, FlowParams, HopSpec, QueueSpec, RunResult, Scenario,
-    DUMBBELL_MIDDLE,
+    self, DelayControlSpec, DumbbellSpec, FlowParams, HopSpec, LossModel, QueueSpec, RunResult,
+    Scenario, DUMBBELL_MIDDLE,
 };
 use ackwise::lab::run::{self, RunPlan};
 use ackwise::lab::{presets, Strategy};
@@ -32,11 +32,13 @@ fn asymmetric(flows: usize, bytes: u64, reverse: QueueSpec, seed: u64) -> Scenar
             rate_bps: 10_000_000,
             delay: Duration::from_millis(100),
             queue: QueueSpec::drop_tail(10_000),
+            loss: LossModel::None,
         },
         reverse: HopSpec {
             rate_bps: 100_000,
             delay: Duration::from_millis(100),
             queue: reverse,
+            loss: LossModel::None,
         },
         access_rate_bps: Some(100_000_000),
         access_queue: QueueSpec::drop_tail(1000),

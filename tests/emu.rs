@@ -8,8 +8,8 @@
 use ackwise::connection::{AckPolicyConfig, Config};
 use ackwise::emu::{
     self, transmission_time, CaptureSpec, CrossTrafficSpec, DumbbellSpec, EmuError, FlowParams,
-    HookAction, HopSpec, LinkHook, LinkQueue, PacketInfo, PacketKind, Period, QueueSpec, Scenario,
-    Simulator, DUMBBELL_MIDDLE,
+    HookAction, HopSpec, LinkHook, LinkQueue, LossModel, PacketInfo, PacketKind, Period, QueueSpec,
+    Scenario, Simulator, DUMBBELL_MIDDLE,
 };
 use ackwise::time::Instant;
 use std::cell::RefCell;
@@ -86,6 +86,7 @@ fn serialisation_plus_delay() {
             rate_bps: rate,
             delay: Duration::from_millis(7),
             queue: QueueSpec::drop_tail(10),
+            loss: LossModel::None,
         });
     }
     s.cross_traffic.push(CrossTrafficSpec {
@@ -209,6 +210,7 @@ fn parking_lot_long_flow_gets_less() {
         rate_bps: 2_000_000,
         delay: Duration::from_millis(10),
         queue: QueueSpec::drop_tail(20),
+        loss: LossModel::None,
     };
     let flows: Vec<FlowParams> = (0..4)
         .map(|i| FlowParams {
@@ -262,6 +264,7 @@ fn asymmetric_reverse_link_slows_the_transfer() {
         rate_bps: 28_800,
         delay: Duration::from_millis(50),
         queue: QueueSpec::drop_tail(10),
+        loss: LossModel::None,
     };
     spec.access_rate_bps = Some(10_000_000);
     let slow = Scenario::dumbbell(&spec, &[FlowParams::new(config(), 500_000)]);
@@ -444,4 +447,55 @@ fn measurement_window_leaves_out_the_start() {
     let mut bad = whole;
     bad.measure_from = bad.horizon;
     assert!(emu::run(&bad).is_err());
+}
+
+#[test]
+fn random_loss_on_the_wire_is_counted_apart_and_recovered() {
+    // 1% Bernoulli loss on the forward middle link, a queue too big to
+    // overflow: every loss there is the path's, none the queue's.
+    let mut spec = DumbbellSpec::symmetric(
+        10_000_000,
+        Duration::from_millis(10),
+        QueueSpec::drop_tail(10_000),
+    );
+    spec.forward.loss = LossModel::Bernoulli { p: 0.01 };
+    let s = Scenario::dumbbell(&spec, &[FlowParams::new(config(), 2_000_000)]);
+    let r = emu::run(&s).unwrap();
+    let f = &r.flows[0];
+    assert!(f.finished && f.delivered_all && f.content_ok, "{f:?}");
+    let fwd = &r.links[DUMBBELL_MIDDLE.0];
+    assert_eq!(fwd.drops, 0);
+    // About 20 of ~2000 packets: within generous binomial bounds.
+    assert!(fwd.lost >= 5 && fwd.lost <= 50, "lost {}", fwd.lost);
+    assert!(f.retransmissions >= fwd.lost, "{f:?}");
+    // A lost packet used the link: it is in the transmitted count.
+    assert!(fwd.packets >= f.data_packets);
+    assert_eq!(r.links[DUMBBELL_MIDDLE.1].lost, 0);
+    // Same seed, same run; another seed, other losses.
+    assert_eq!(emu::run(&s).unwrap(), r);
+    let mut other = s.clone();
+    other.seed = 1;
+    assert_ne!(emu::run(&other).unwrap().links[0], r.links[0]);
+}
+
+#[test]
+fn bursty_loss_on_the_ack_path_and_bad_models_rejected() {
+    let mut spec = DumbbellSpec::symmetric(
+        10_000_000,
+        Duration::from_millis(10),
+        QueueSpec::drop_tail(10_000),
+    );
+    spec.reverse.loss = LossModel::gilbert_elliott_bursty(0.05, 4.0);
+    let s = Scenario::dumbbell(&spec, &[FlowParams::new(config(), 1_000_000)]);
+    let r = emu::run(&s).unwrap();
+    assert!(r.flows[0].finished, "{:?}", r.flows[0]);
+    assert!(r.links[DUMBBELL_MIDDLE.1].lost > 0);
+    assert_eq!(r.links[DUMBBELL_MIDDLE.0].lost, 0);
+
+    let mut bad = s.clone();
+    bad.links[0].loss = LossModel::Bernoulli { p: 2.0 };
+    assert!(matches!(
+        emu::run(&bad),
+        Err(EmuError::InvalidLink { link: 0, .. })
+    ));
 }

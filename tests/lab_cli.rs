@@ -282,3 +282,57 @@ fn bad_series_and_plot_flags_are_one_line_errors() {
         "needs --series",
     );
 }
+
+#[test]
+fn random_loss_from_a_scenario_file() {
+    let lossy = GOOD.replace(
+        "buffer_packets = 19",
+        "buffer_packets = 19\nloss = { gilbert_elliott = { mean = \"10%\", burst = 3 } }",
+    );
+    let file = scenario("loss.toml", &lossy);
+    let json = temp("loss.json");
+    let out = ackwise(&[
+        "lab",
+        &file,
+        "--jobs",
+        "1",
+        "--quiet",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&json).unwrap();
+    assert!(text.contains("\"lost\":"), "{text}");
+    // Without a loss model the key is absent: old records read as before.
+    let plain = scenario("noloss.toml", GOOD);
+    let out = ackwise(&[
+        "lab",
+        &plain,
+        "--jobs",
+        "1",
+        "--quiet",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(out.status.success());
+    assert!(!std::fs::read_to_string(&json).unwrap().contains("\"lost\""));
+
+    for (value, needle) in [
+        ("\"150%\"", "bottleneck.loss"),
+        ("{ bernouli = 0.1 }", "unknown loss model `bernouli`"),
+        ("{ gilbert_elliott = { mean = 0.01 } }", "needs `burst`"),
+    ] {
+        let bad = scenario(
+            "badloss.toml",
+            &GOOD.replace(
+                "buffer_packets = 19",
+                &format!("buffer_packets = 19\nloss = {value}"),
+            ),
+        );
+        assert_one_line_error(&["lab", &bad], needle);
+    }
+}

@@ -2,7 +2,7 @@
 //! paper 004, driven by real connections over a 1-0 path.
 
 use ackwise::connection::{AckPolicyConfig, Config};
-use ackwise::emu;
+use ackwise::emu::{self, LossModel};
 use ackwise::lab::scenario::{FlowGroup, LinkParams, QueueKind};
 use ackwise::lab::{LabScenario, Strategy};
 use ackwise::time::Duration;
@@ -21,6 +21,7 @@ fn one_zero(horizon: Duration, measure_from: Duration) -> LabScenario {
             delay: Duration::from_millis(40),
             buffer_packets: 31,
             queue: QueueKind::DropTail,
+            loss: LossModel::None,
         },
         flows: vec![group],
         initial_window_segments: 1,

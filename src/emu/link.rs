@@ -7,6 +7,7 @@
 //! held by the link), so a DropTail limit of `B` packets means `B` waiting
 //! plus one on the wire.
 
+use super::loss::LossProcess;
 use super::middlebox::{LinkHook, NoHook};
 use super::queue::LinkQueue;
 use super::scenario::LinkSpec;
@@ -35,6 +36,8 @@ pub(crate) struct LinkCounters {
     /// ACKs held back by delay control.
     pub delayed: u64,
     pub marks: u64,
+    /// Packets serialised, then lost on the wire by the loss model.
+    pub lost: u64,
     pub peak_queue_packets: usize,
     /// Integral of the queue length over time, packet-nanoseconds.
     pub queue_area: u128,
@@ -52,6 +55,8 @@ pub(crate) struct Link {
     /// A `TxDone` event is scheduled.
     pub tx_done_pending: bool,
     pub counters: LinkCounters,
+    /// Random loss on the wire.
+    pub loss: LossProcess,
     /// Index into the simulator's captures, if this link is captured.
     pub capture: Option<usize>,
     /// Packets serialised and propagating, with their arrival times at the
@@ -69,6 +74,7 @@ impl Link {
             busy_until: Instant::ZERO,
             tx_done_pending: false,
             counters: LinkCounters::default(),
+            loss: LossProcess::new(spec.loss),
             capture: None,
             in_flight: VecDeque::new(),
         }

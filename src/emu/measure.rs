@@ -65,6 +65,9 @@ pub struct LinkResult {
     pub bytes: u64,
     /// Packets the queue dropped.
     pub drops: u64,
+    /// Packets serialised and then lost on the wire by the link's
+    /// [`LossModel`](super::LossModel) (not counted in `drops`).
+    pub lost: u64,
     /// Packets a middlebox hook dropped.
     pub hook_drops: u64,
     /// Pure ACKs the queue's ACK filter removed (paper 000).

@@ -42,6 +42,9 @@
 //!   [`Scenario::overhead_bytes`] (20 for an IPv4 header by default).
 //! - A link serialises one packet at a time; the packet on the wire is not
 //!   in the queue (as in ns-2). See [`link`].
+//! - A link may lose packets at random on the wire, after serialisation
+//!   ([`LossModel`]: Bernoulli or Gilbert-Elliott); those count as `lost`,
+//!   not as queue drops.
 //! - The client writes `bytes` of a fixed pattern and closes; the server
 //!   reads, verifies and closes when the peer has closed. A flow is
 //!   finished when the ACK of its last byte reached the client and the
@@ -57,6 +60,7 @@ mod error;
 mod event;
 mod host;
 pub mod link;
+mod loss;
 mod measure;
 pub mod middlebox;
 mod packet;
@@ -68,6 +72,7 @@ mod topology;
 
 pub use error::EmuError;
 pub use link::transmission_time;
+pub use loss::LossModel;
 pub use measure::{jain_index, FlowResult, FlowSeries, LinkResult, RunResult, TimeSeries};
 pub use middlebox::{HookAction, LinkHook, NoHook, PacketInfo};
 pub use packet::PacketKind;

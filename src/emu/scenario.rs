@@ -2,6 +2,7 @@
 //! traffic, and what to measure. Builders for the papers' topologies live
 //! in the `topology` module; anything can also be assembled by hand.
 
+use super::loss::LossModel;
 use super::queue::QueueSpec;
 use super::EmuError;
 use crate::ack_path::DelayControlConfig;
@@ -24,6 +25,8 @@ pub struct LinkSpec {
     pub delay: Duration,
     /// Queueing discipline at the input.
     pub queue: QueueSpec,
+    /// Random loss on the wire, after serialisation (default none).
+    pub loss: LossModel,
 }
 
 /// One TCP transfer: a client that sends `bytes` and a server that reads
@@ -164,6 +167,9 @@ impl Scenario {
                 return bad("rate_bps must be positive");
             }
             if let Err(problem) = l.queue.validate() {
+                return bad(problem);
+            }
+            if let Err(problem) = l.loss.validate() {
                 return bad(problem);
             }
         }

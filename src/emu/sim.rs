@@ -394,6 +394,14 @@ impl Simulator {
                 self.capture_error.get_or_insert(e);
             }
         }
+        // Loss on the wire: the packet used the transmitter (and was
+        // captured) but never reaches the far end. Decided here, in event
+        // order, so the run's RNG stream stays deterministic.
+        if link.loss.lose(&mut self.rng) {
+            link.counters.lost += 1;
+            self.pool.release(p);
+            return;
+        }
         // Arrivals leave a link in the order they entered it, so each link
         // keeps its own delay line and only the head is in the event heap:
         // the heap stays as small as the number of links, not packets.
@@ -593,6 +601,7 @@ impl Simulator {
                     packets: c.packets,
                     bytes: c.bytes,
                     drops: c.queue_drops,
+                    lost: c.lost,
                     hook_drops: c.hook_drops,
                     filtered: c.filtered,
                     delayed: c.delayed,

@@ -7,6 +7,7 @@
 //! Routing is static: each flow's forward and reverse paths are lists of
 //! link indices fixed here.
 
+use super::loss::LossModel;
 use super::queue::QueueSpec;
 use super::scenario::{FlowSpec, LinkId, LinkSpec, Scenario};
 use crate::connection::Config;
@@ -21,6 +22,8 @@ pub struct HopSpec {
     pub delay: Duration,
     /// Queue at the input.
     pub queue: QueueSpec,
+    /// Random loss on the wire (default none).
+    pub loss: LossModel,
 }
 
 /// A flow to place on a built topology.
@@ -83,6 +86,7 @@ impl DumbbellSpec {
             rate_bps,
             delay,
             queue,
+            loss: LossModel::None,
         };
         DumbbellSpec {
             forward: hop.clone(),
@@ -105,6 +109,19 @@ fn add_link(
         rate_bps,
         delay,
         queue,
+        loss: LossModel::None,
+    });
+    s.links.len() - 1
+}
+
+/// Adds a link with the rate, delay, queue and loss of `hop`.
+fn add_hop(s: &mut Scenario, name: String, hop: &HopSpec) -> LinkId {
+    s.links.push(LinkSpec {
+        name,
+        rate_bps: hop.rate_bps,
+        delay: hop.delay,
+        queue: hop.queue.clone(),
+        loss: hop.loss,
     });
     s.links.len() - 1
 }
@@ -159,20 +176,8 @@ impl Scenario {
     /// their defaults and can be set afterwards.
     pub fn dumbbell(spec: &DumbbellSpec, flows: &[FlowParams]) -> Scenario {
         let mut s = Scenario::default();
-        let fwd = add_link(
-            &mut s,
-            "middle.fwd".into(),
-            spec.forward.rate_bps,
-            spec.forward.delay,
-            spec.forward.queue.clone(),
-        );
-        let rev = add_link(
-            &mut s,
-            "middle.rev".into(),
-            spec.reverse.rate_bps,
-            spec.reverse.delay,
-            spec.reverse.queue.clone(),
-        );
+        let fwd = add_hop(&mut s, "middle.fwd".into(), &spec.forward);
+        let rev = add_hop(&mut s, "middle.rev".into(), &spec.reverse);
         let access = spec.access_rate_bps.unwrap_or_else(|| {
             spec.forward
                 .rate_bps
@@ -199,26 +204,10 @@ impl Scenario {
     pub fn parking_lot(hop: &HopSpec, flows: &[FlowParams]) -> Scenario {
         let mut s = Scenario::default();
         let fwd: Vec<LinkId> = (0..3)
-            .map(|k| {
-                add_link(
-                    &mut s,
-                    format!("hop{k}.fwd"),
-                    hop.rate_bps,
-                    hop.delay,
-                    hop.queue.clone(),
-                )
-            })
+            .map(|k| add_hop(&mut s, format!("hop{k}.fwd"), hop))
             .collect();
         let rev: Vec<LinkId> = (0..3)
-            .map(|k| {
-                add_link(
-                    &mut s,
-                    format!("hop{k}.rev"),
-                    hop.rate_bps,
-                    hop.delay,
-                    hop.queue.clone(),
-                )
-            })
+            .map(|k| add_hop(&mut s, format!("hop{k}.rev"), hop))
             .collect();
         let access = hop.rate_bps.saturating_mul(10);
         let q = QueueSpec::drop_tail(1000);
@@ -245,20 +234,8 @@ impl Scenario {
     /// without edge hops). Link 0 is forward, link 1 reverse.
     pub fn single_link(forward: &HopSpec, reverse: &HopSpec, flow: &FlowParams) -> Scenario {
         let mut s = Scenario::default();
-        let f = add_link(
-            &mut s,
-            "fwd".into(),
-            forward.rate_bps,
-            forward.delay,
-            forward.queue.clone(),
-        );
-        let r = add_link(
-            &mut s,
-            "rev".into(),
-            reverse.rate_bps,
-            reverse.delay,
-            reverse.queue.clone(),
-        );
+        let f = add_hop(&mut s, "fwd".into(), forward);
+        let r = add_hop(&mut s, "rev".into(), reverse);
         s.flows.push(flow_spec(0, flow, vec![f], vec![r]));
         s
     }

@@ -12,7 +12,7 @@ use super::ns2::{Ns2Bench, Ns2Dumbbell, Ns2Sink};
 use super::strategy::Strategy;
 use super::LabError;
 use crate::connection::Config;
-use crate::emu::{self, FlowParams, HopSpec, QueueSpec, Scenario};
+use crate::emu::{self, FlowParams, HopSpec, LossModel, QueueSpec, Scenario};
 use crate::time::Duration;
 
 /// What one benchmark run measured.
@@ -44,6 +44,7 @@ pub fn scenario(simulated: Duration) -> Scenario {
         rate_bps,
         delay: one_way,
         queue: QueueSpec::drop_tail(1250),
+        loss: LossModel::None,
     };
     let base = Config {
         mss: 1012,

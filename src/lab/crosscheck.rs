@@ -17,7 +17,9 @@
 use super::ns2::{Ns2Dumbbell, Ns2Result, Ns2Sink};
 use super::LabError;
 use crate::connection::{AckPolicyConfig, Config, CongestionConfig};
-use crate::emu::{self, DumbbellSpec, FlowParams, HopSpec, QueueSpec, RunResult, Scenario};
+use crate::emu::{
+    self, DumbbellSpec, FlowParams, HopSpec, LossModel, QueueSpec, RunResult, Scenario,
+};
 use crate::time::Duration;
 use serde::Serialize;
 use std::fmt::Write;
@@ -208,6 +210,7 @@ impl CrossScenario {
             rate_bps: self.bottleneck_rate_bps,
             delay: self.bottleneck_delay,
             queue: QueueSpec::drop_tail(self.buffer_packets.saturating_sub(1)),
+            loss: LossModel::None,
         };
         let spec = DumbbellSpec {
             forward: hop.clone(),

@@ -23,6 +23,7 @@ pub mod crosscheck;
 pub mod gauntlet;
 pub mod ns2;
 pub mod options;
+mod path_file;
 pub mod plot;
 pub mod presets;
 mod progress;

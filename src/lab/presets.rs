@@ -6,6 +6,7 @@
 use super::scenario::{CrossGroup, FlowGroup, LabScenario, LinkParams, QueueKind, TopologyKind};
 use super::strategy::{NetAck, Strategy};
 use super::LabError;
+use crate::emu::LossModel;
 use crate::time::Duration;
 
 /// One point of a sweep.
@@ -63,6 +64,7 @@ fn link(rate_bps: u64, delay: Duration, buffer_packets: usize) -> LinkParams {
         delay,
         buffer_packets,
         queue: QueueKind::DropTail,
+        loss: LossModel::None,
     }
 }
 
@@ -273,6 +275,7 @@ fn p003_fairness(red: bool) -> Vec<Point> {
                     max_p: 0.1,
                     ecn: false,
                 },
+                loss: LossModel::None,
             }
         } else {
             link(rate, ms(25), bdp)
@@ -625,6 +628,7 @@ fn red_link(rate: u64, delay: Duration, rtt: Duration) -> LinkParams {
         delay,
         buffer_packets: bdp_packets(rate, rtt, 0.5).max(30),
         queue: QueueKind::RED_PAPER_004,
+        loss: LossModel::None,
     }
 }
 
@@ -844,6 +848,7 @@ fn p002_asym20() -> Preset {
                 max_p: 0.1,
                 ecn: true,
             },
+            loss: LossModel::None,
         }),
         flows: vec![FlowGroup {
             access_delay: ms(5),

@@ -51,12 +51,21 @@ pub struct LinkRecord {
     pub utilization: f64,
     /// Packets dropped by the queue.
     pub drops: u64,
+    /// Packets lost on the wire by the link's random-loss model (not in
+    /// `drops`). Left out of the JSON when zero, so runs without a loss
+    /// model read byte for byte as they did before loss existed.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub lost: u64,
     /// On-link bytes sent in the measurement window.
     pub bytes: u64,
     /// Pure ACKs removed by an ACK-filtering queue (paper 000).
     pub filtered: u64,
     /// Pure ACKs held back by delay control before this link (paper 001).
     pub delayed: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// One run: a preset point under one strategy.
@@ -340,6 +349,7 @@ fn record(
                 name: l.name.clone(),
                 utilization: l.utilization,
                 drops: l.drops,
+                lost: l.lost,
                 bytes: l.bytes,
                 filtered: l.filtered,
                 delayed: l.delayed,

@@ -4,14 +4,15 @@
 //! The same structure is read from TOML files (schema in
 //! `docs/scenarios.md`) and built by the presets.
 
+use super::path_file::parse_loss;
 use super::strategy::{NetAck, Strategy};
 use super::units::{parse_duration, parse_rate};
 use super::LabError;
 use crate::ack_path::{AckBufferConfig, DelayControlConfig, Filter, Service};
 use crate::connection::Config;
 use crate::emu::{
-    CrossTrafficSpec, DelayControlSpec, DumbbellSpec, FlowParams, HopSpec, Period, QueueSpec,
-    RedParams, Scenario, DUMBBELL_MIDDLE,
+    CrossTrafficSpec, DelayControlSpec, DumbbellSpec, FlowParams, HopSpec, LossModel, Period,
+    QueueSpec, RedParams, Scenario, DUMBBELL_MIDDLE,
 };
 use crate::time::Duration;
 use serde::Deserialize;
@@ -95,6 +96,10 @@ pub struct LinkParams {
     pub buffer_packets: usize,
     /// Queueing discipline.
     pub queue: QueueKind,
+    /// Random loss on this direction's wire, passed through to the
+    /// middle link (each hop of a parking lot) the lab builds. When
+    /// `reverse` is absent the reverse direction mirrors it, loss included.
+    pub loss: LossModel,
 }
 
 impl LinkParams {
@@ -130,6 +135,7 @@ impl LinkParams {
             rate_bps: self.rate_bps,
             delay: self.delay,
             queue,
+            loss: self.loss,
         }
     }
 
@@ -282,6 +288,7 @@ impl Default for LabScenario {
                 delay: Duration::from_millis(50),
                 buffer_packets: 19,
                 queue: QueueKind::DropTail,
+                loss: LossModel::None,
             },
             reverse: None,
             access_rate_bps: None,
@@ -479,6 +486,9 @@ impl LabScenario {
             if let Err(problem) = link.hop(1000).queue.validate() {
                 return bad(&format!("{name}.queue"), problem);
             }
+            if let Err(problem) = link.loss.validate() {
+                return bad(&format!("{name}.loss"), problem);
+            }
         }
         if self.access_rate_bps == Some(0) {
             return bad("access_rate", "must be positive");
@@ -613,6 +623,11 @@ pub struct LinkFile {
     pub red_max_p: Option<f64>,
     /// RED: mark ECN-capable packets instead of dropping (default false).
     pub ecn: Option<bool>,
+    /// Random loss on the wire: `"1%"`, `0.01`, `{ bernoulli = 0.01 }` or
+    /// `{ gilbert_elliott = { mean = "1%", burst = 4 } }` (see
+    /// `docs/scenarios.md`). Kept as a raw value so that a bad one is
+    /// reported as one line naming the key.
+    pub loss: Option<toml::Value>,
 }
 
 /// A flow group in a scenario file.
@@ -704,11 +719,16 @@ impl LinkFile {
                 )
             }
         };
+        let loss = match &self.loss {
+            Some(v) => field(&format!("{name}.loss"), parse_loss(v))?,
+            None => LossModel::None,
+        };
         Ok(LinkParams {
             rate_bps: field(&format!("{name}.rate"), parse_rate(&self.rate))?,
             delay: field(&format!("{name}.delay"), parse_duration(&self.delay))?,
             buffer_packets: self.buffer_packets,
             queue,
+            loss,
         })
     }
 }

@@ -1,0 +1,312 @@
+//! Random loss on a link's wire: independent (Bernoulli) or bursty
+//! (Gilbert-Elliott, as used to model radio links with fading).
+//!
+//! A lost packet is lost *after* serialisation: it occupied the
+//! transmitter for its full transmission time, as a frame corrupted on a
+//! radio link does, and never reaches the far end. Losses are counted
+//! apart from queue drops (`LinkResult::lost`), so a report can tell
+//! congestion from the path's own loss.
+//!
+//! Every draw comes from the run's single RNG, in event order, so a seed
+//! still fixes the result bit for bit. A link without a loss model draws
+//! nothing: adding this module changed no existing run.
+
+use super::queue::uniform;
+use rand_core::RngCore;
+
+/// How a link loses packets on the wire.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub enum LossModel {
+    /// No random loss (the default).
+    #[default]
+    None,
+    /// Each packet is lost independently with probability `p`.
+    Bernoulli {
+        /// Loss probability per packet, in [0, 1].
+        p: f64,
+    },
+    /// A two-state Markov chain (Gilbert 1960, Elliott 1963). The state
+    /// advances once per packet on the link, then the packet is lost with
+    /// the new state's loss probability. With `loss_good = 0` and
+    /// `loss_bad = 1` (Gilbert's model) losses come in bursts whose length
+    /// is geometric with mean `1 / p_bad_to_good` packets.
+    GilbertElliott {
+        /// Per-packet probability of moving from the good to the bad state.
+        p_good_to_bad: f64,
+        /// Per-packet probability of moving from the bad to the good state.
+        p_bad_to_good: f64,
+        /// Loss probability in the good state.
+        loss_good: f64,
+        /// Loss probability in the bad state.
+        loss_bad: f64,
+    },
+}
+
+impl LossModel {
+    /// A Gilbert model (no loss when good, every packet lost when bad)
+    /// with a long-run loss rate of `mean_loss` and loss bursts of
+    /// `mean_burst_packets` on average (at least 1: a shorter mean burst
+    /// is taken as 1, i.e. no burstiness beyond chance).
+    ///
+    /// The bad state lasts `1 / p_bad_to_good` packets on average and is
+    /// occupied a fraction `p_gb / (p_gb + p_bg)` of the time, which is
+    /// set to `mean_loss`. A `mean_loss` of 1 or more (or a non-finite
+    /// value) gives a model [`validate`](Self::validate) rejects.
+    pub fn gilbert_elliott_bursty(mean_loss: f64, mean_burst_packets: f64) -> LossModel {
+        let burst = if mean_burst_packets.is_nan() {
+            f64::NAN
+        } else {
+            mean_burst_packets.max(1.0)
+        };
+        let p_bad_to_good = 1.0 / burst;
+        LossModel::GilbertElliott {
+            p_good_to_bad: mean_loss * p_bad_to_good / (1.0 - mean_loss),
+            p_bad_to_good,
+            loss_good: 0.0,
+            loss_bad: 1.0,
+        }
+    }
+
+    /// Every probability is finite and within [0, 1]; a Gilbert-Elliott
+    /// chain must be able to leave the bad state if it can enter it.
+    pub fn validate(&self) -> Result<(), &'static str> {
+        let prob = |p: f64| p.is_finite() && (0.0..=1.0).contains(&p);
+        match *self {
+            LossModel::None => Ok(()),
+            LossModel::Bernoulli { p } => {
+                if prob(p) {
+                    Ok(())
+                } else {
+                    Err("loss probability must be a number in [0, 1]")
+                }
+            }
+            LossModel::GilbertElliott {
+                p_good_to_bad,
+                p_bad_to_good,
+                loss_good,
+                loss_bad,
+            } => {
+                if ![p_good_to_bad, p_bad_to_good, loss_good, loss_bad]
+                    .into_iter()
+                    .all(prob)
+                {
+                    return Err("Gilbert-Elliott probabilities must be numbers in [0, 1]");
+                }
+                if p_good_to_bad > 0.0 && p_bad_to_good == 0.0 && loss_bad >= 1.0 {
+                    // Once bad, every packet would be lost forever.
+                    return Err(
+                        "Gilbert-Elliott bad state with loss 1 must be left (p_bad_to_good > 0)",
+                    );
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Long-run fraction of packets lost (the stationary loss rate).
+    pub fn mean_loss(&self) -> f64 {
+        match *self {
+            LossModel::None => 0.0,
+            LossModel::Bernoulli { p } => p,
+            LossModel::GilbertElliott {
+                p_good_to_bad,
+                p_bad_to_good,
+                loss_good,
+                loss_bad,
+            } => {
+                let moves = p_good_to_bad + p_bad_to_good;
+                if moves == 0.0 {
+                    // Never leaves the good state it starts in.
+                    return loss_good;
+                }
+                let bad = p_good_to_bad / moves;
+                bad * loss_bad + (1.0 - bad) * loss_good
+            }
+        }
+    }
+
+    /// A model that never loses anything and so never needs a draw.
+    pub fn is_none(&self) -> bool {
+        matches!(self, LossModel::None)
+    }
+}
+
+/// A link's loss process: the model and, for Gilbert-Elliott, the
+/// current state. Every chain starts in the good state.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub(crate) struct LossProcess {
+    model: LossModel,
+    bad: bool,
+}
+
+impl LossProcess {
+    pub(crate) fn new(model: LossModel) -> LossProcess {
+        LossProcess { model, bad: false }
+    }
+
+    /// Decides the fate of one packet leaving the transmitter: `true` if
+    /// it is lost. Draws from `rng` only when there is a model.
+    pub(crate) fn lose(&mut self, rng: &mut dyn RngCore) -> bool {
+        match self.model {
+            LossModel::None => false,
+            LossModel::Bernoulli { p } => uniform(rng) < p,
+            LossModel::GilbertElliott {
+                p_good_to_bad,
+                p_bad_to_good,
+                loss_good,
+                loss_bad,
+            } => {
+                // Two draws per packet whatever the outcome, so the RNG
+                // stream does not depend on the state.
+                let flip = uniform(rng);
+                let lose = uniform(rng);
+                let leave = if self.bad {
+                    p_bad_to_good
+                } else {
+                    p_good_to_bad
+                };
+                if flip < leave {
+                    self.bad = !self.bad;
+                }
+                lose < if self.bad { loss_bad } else { loss_good }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand_chacha::ChaCha8Rng;
+    use rand_core::SeedableRng;
+
+    fn losses(model: LossModel, seed: u64, n: usize) -> Vec<bool> {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let mut p = LossProcess::new(model);
+        (0..n).map(|_| p.lose(&mut rng)).collect()
+    }
+
+    /// Lengths of the runs of consecutive losses.
+    fn bursts(lost: &[bool]) -> Vec<usize> {
+        let mut out = Vec::new();
+        let mut run = 0;
+        for &l in lost {
+            if l {
+                run += 1;
+            } else if run > 0 {
+                out.push(run);
+                run = 0;
+            }
+        }
+        if run > 0 {
+            out.push(run);
+        }
+        out
+    }
+
+    #[test]
+    fn none_never_loses_and_never_draws() {
+        let mut rng = ChaCha8Rng::seed_from_u64(1);
+        let before = rng.clone();
+        let mut p = LossProcess::new(LossModel::default());
+        assert!((0..1000).all(|_| !p.lose(&mut rng)));
+        assert_eq!(rng, before, "no model, no draw");
+    }
+
+    #[test]
+    fn bernoulli_rate_within_bounds() {
+        let n = 200_000;
+        for p in [0.001, 0.01, 0.1, 0.5] {
+            let lost = losses(LossModel::Bernoulli { p }, 7, n);
+            let k = lost.iter().filter(|&&l| l).count() as f64;
+            // Five standard deviations of a binomial count.
+            let sd = (n as f64 * p * (1.0 - p)).sqrt();
+            assert!((k - n as f64 * p).abs() < 5.0 * sd, "p {p}: {k} lost");
+        }
+        assert!(losses(LossModel::Bernoulli { p: 1.0 }, 1, 100)
+            .iter()
+            .all(|&l| l));
+        assert!(!losses(LossModel::Bernoulli { p: 0.0 }, 1, 100)
+            .iter()
+            .any(|&l| l));
+    }
+
+    #[test]
+    fn gilbert_elliott_rate_and_burst_length() {
+        let n = 400_000;
+        for (mean, burst) in [(0.01, 4.0), (0.05, 10.0), (0.02, 1.0)] {
+            let model = LossModel::gilbert_elliott_bursty(mean, burst);
+            model.validate().unwrap();
+            assert!((model.mean_loss() - mean).abs() < 1e-12);
+            let lost = losses(model, 11, n);
+            let rate = lost.iter().filter(|&&l| l).count() as f64 / n as f64;
+            // Bursts make the count far more variable than a binomial;
+            // 25% relative error is still a sharp check at these sizes.
+            assert!((rate - mean).abs() < 0.25 * mean, "{mean}/{burst}: {rate}");
+            let b = bursts(&lost);
+            let avg = b.iter().sum::<usize>() as f64 / b.len() as f64;
+            assert!((avg - burst).abs() < 0.15 * burst, "{mean}/{burst}: {avg}");
+        }
+        // Independent losses of the same rate have bursts near 1.
+        let b = bursts(&losses(LossModel::Bernoulli { p: 0.01 }, 3, n));
+        let avg = b.iter().sum::<usize>() as f64 / b.len() as f64;
+        assert!(avg < 1.05, "{avg}");
+    }
+
+    #[test]
+    fn gilbert_elliott_partial_loss_in_each_state() {
+        let model = LossModel::GilbertElliott {
+            p_good_to_bad: 0.01,
+            p_bad_to_good: 0.09,
+            loss_good: 0.001,
+            loss_bad: 0.3,
+        };
+        model.validate().unwrap();
+        let expect = 0.1 * 0.3 + 0.9 * 0.001;
+        assert!((model.mean_loss() - expect).abs() < 1e-12);
+        let n = 400_000;
+        let rate = losses(model, 5, n).iter().filter(|&&l| l).count() as f64 / n as f64;
+        assert!((rate - expect).abs() < 0.1 * expect, "{rate}");
+    }
+
+    #[test]
+    fn same_seed_same_losses() {
+        let model = LossModel::gilbert_elliott_bursty(0.03, 3.0);
+        assert_eq!(losses(model, 9, 10_000), losses(model, 9, 10_000));
+        assert_ne!(losses(model, 9, 10_000), losses(model, 10, 10_000));
+    }
+
+    #[test]
+    fn validation() {
+        let bad = [
+            LossModel::Bernoulli { p: -0.1 },
+            LossModel::Bernoulli { p: 1.5 },
+            LossModel::Bernoulli { p: f64::NAN },
+            LossModel::Bernoulli { p: f64::INFINITY },
+            LossModel::gilbert_elliott_bursty(1.0, 4.0),
+            LossModel::gilbert_elliott_bursty(0.9, 4.0),
+            LossModel::gilbert_elliott_bursty(f64::NAN, 4.0),
+            LossModel::gilbert_elliott_bursty(0.01, f64::NAN),
+            LossModel::GilbertElliott {
+                p_good_to_bad: 0.1,
+                p_bad_to_good: 0.0,
+                loss_good: 0.0,
+                loss_bad: 1.0,
+            },
+        ];
+        for m in bad {
+            assert!(m.validate().is_err(), "{m:?}");
+        }
+        let good = [
+            LossModel::None,
+            LossModel::Bernoulli { p: 0.0 },
+            LossModel::Bernoulli { p: 1.0 },
+            LossModel::gilbert_elliott_bursty(0.0, 4.0),
+            LossModel::gilbert_elliott_bursty(0.01, 0.5),
+            LossModel::gilbert_elliott_bursty(0.5, 1e9),
+        ];
+        for m in good {
+            assert!(m.validate().is_ok(), "{m:?}");
+        }
+    }
+}
