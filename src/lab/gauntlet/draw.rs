@@ -9,6 +9,7 @@
 //! of the forward rate, 1 to 16 flows with random starts, some paths shared
 //! with AE or delayed-ACK competitors, transfers of 10 kB to 100 MB.
 
+use crate::emu::LossModel;
 use crate::lab::scenario::{FlowGroup, LabScenario, LinkParams, QueueKind, TopologyKind};
 use crate::lab::strategy::Strategy;
 use crate::time::Duration;
@@ -102,6 +103,18 @@ impl LossDraw {
             LossDraw::None => 0.0,
             LossDraw::Bernoulli { p } => p,
             LossDraw::GilbertElliott { mean_loss, .. } => mean_loss,
+        }
+    }
+
+    /// The emulator's model of this loss.
+    pub fn model(self) -> LossModel {
+        match self {
+            LossDraw::None => LossModel::None,
+            LossDraw::Bernoulli { p } => LossModel::Bernoulli { p },
+            LossDraw::GilbertElliott {
+                mean_loss,
+                mean_burst_packets,
+            } => LossModel::gilbert_elliott_bursty(mean_loss, mean_burst_packets),
         }
     }
 
@@ -410,8 +423,7 @@ fn scenario(p: &CaseParams, bottleneck_one_way_s: f64) -> LabScenario {
         delay,
         buffer_packets: p.buffer_packets,
         queue,
-        // TODO(loss): set `loss` from `p.loss` once branch `paths` lands
-        // `LinkParams::loss` (see `loss_model`).
+        loss: p.loss.model(),
     };
     // ACKs queue on the reverse path in a drop-tail buffer of as many
     // packets as the forward one: what a symmetric router would give them.
@@ -420,6 +432,9 @@ fn scenario(p: &CaseParams, bottleneck_one_way_s: f64) -> LabScenario {
         delay,
         buffer_packets: p.buffer_packets,
         queue: QueueKind::DropTail,
+        // The issue puts random loss on the forward bottleneck only: the
+        // ACK path's losses come from its own queue.
+        loss: LossModel::None,
     };
     let flows = p
         .flows
@@ -493,6 +508,7 @@ mod tests {
                 assert!(f.start_us as f64 <= (3.0 * p.rtt_ms() / 1e3 + 3.0) * 1e6 + 1.0);
             }
             c.scenario.validate().unwrap();
+            assert_eq!(c.scenario.forward.loss, p.loss.model());
             red += usize::from(p.queue == "red");
             lossy += usize::from(p.loss != LossDraw::None);
             shared += usize::from(p.competitors() > 0);

@@ -64,6 +64,8 @@ pub struct Outcome {
     pub share: Option<f64>,
     /// Packets the forward bottleneck's queue dropped.
     pub queue_drops: u64,
+    /// Packets the forward bottleneck's random loss took.
+    pub random_losses: u64,
     /// Simulated time the run covered, seconds.
     pub simulated_s: f64,
     /// Every flow, in the case's order.
@@ -129,6 +131,7 @@ pub fn outcome(p: &CaseParams, roles: &[FlowRole], r: &RunResult) -> Outcome {
         rtos: sum(|f| f.rtos),
         share: (shared && all_goodput > 0.0).then(|| test_goodput / all_goodput),
         queue_drops: r.links.first().map_or(0, |l| l.drops),
+        random_losses: r.links.first().map_or(0, |l| l.lost),
         simulated_s: end_s,
         flows,
     }
@@ -384,6 +387,7 @@ pub(crate) mod tests {
                 rtos,
                 share,
                 queue_drops: 0,
+                random_losses: 0,
                 simulated_s: completion_s,
                 flows: Vec::new(),
             },
