@@ -3,11 +3,11 @@
 //! reproduce; the gauntlet shows whether the promise (far fewer ACKs, no
 //! loss of throughput) holds anywhere in the drawn ranges.
 //!
-//! - [`draw`]: case `k` of seed `s`, from an RNG keyed by `(s, k)` alone;
-//! - [`metrics`]: per-run figures and the comparison with AE;
-//! - [`merge`]: shard files back into the file of an unsharded run;
-//! - [`page`]: `docs/results/gauntlet.md`;
-//! - [`ns2check`]: the ns-2 baseline check of the cases ns-2 can express.
+//! - [`draw`] draws case `k` of seed `s` from an RNG keyed by `(s, k)`;
+//! - [`metrics`] holds the per-run figures and the comparison with AE;
+//! - [`merge`] joins shard files into the file of an unsharded run;
+//! - [`page`] writes `docs/results/gauntlet.md`;
+//! - [`ns2check`] runs the ns-2 baseline check of the cases it can express.
 //!
 //! ```no_run
 //! use ackwise::lab::gauntlet::{self, GauntletPlan};
