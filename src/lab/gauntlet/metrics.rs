@@ -308,7 +308,7 @@ pub fn table(summaries: &[StrategySummary]) -> String {
     let mut out = format!(
         "{:<12} {:>5} | {:>6} {:>6} {:>7} {:>6} {:>6} | {:>6} {:>6} | {:>9} | {:>7} {:>6} {:>6} {:>6} | {:>5}\n",
         "strategy", "cases", "ct p50", "p90", "worst", "<=1.05", ">1.25", "ack50", "ack90",
-        "rto free", "shr p10", "p50", "worst", "in.9-1", "unfin"
+        "rto:free", "shr p10", "p50", "worst", "in.9-1", "unfin"
     );
     let f = |x: f64| {
         if x.is_finite() {
@@ -334,7 +334,10 @@ pub fn table(summaries: &[StrategySummary]) -> String {
             s.above_125 * 100.0,
             f(s.acks[0]),
             f(s.acks[1]),
-            format!("{}/{} ae", s.rtos_on_free_paths, s.ae_rtos_on_free_paths),
+            format!(
+                "{}/{}ae@{}",
+                s.rtos_on_free_paths, s.ae_rtos_on_free_paths, s.rto_free_paths
+            ),
             share[0],
             share[1],
             share[2],
@@ -343,6 +346,10 @@ pub fn table(summaries: &[StrategySummary]) -> String {
             s.unfinished_cases,
         ));
     }
+    out.push_str(
+        "ct: completion / ae's; ack: ACKs / ae's; rto: RTOs / ae's RTOs @ loss-free single-flow paths \
+         with >= 0.5 BDP; shr: share / ae's share on shared paths; unfin: cases with an unfinished flow\n",
+    );
     out
 }
 
