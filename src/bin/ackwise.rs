@@ -7,6 +7,12 @@
 //! ackwise lab bench                 # emulator speed (and ns-2's, if installed)
 //! ackwise lab report paper-003|paper-004|ack-management [--out DIR]
 //!                                   # run a paper's presets, write its results page
+//! ackwise lab gauntlet [--cases N] [--seed S] [--strategies a,b] [--case K]
+//!             [--shard i/n] [--jobs N] [--json F] [--ns2] [--quiet]
+//!                                   # every strategy against AE on random paths
+//! ackwise lab merge PART.json... --json OUT.json
+//!                                   # gauntlet shards into one file
+//! ackwise lab report gauntlet [--from MERGED.json] [--cases N] [--seed S]
 //! ackwise lab crosscheck [--json F] [--ns2-stock]
 //!                                   # emulator and baseline TCP against ns-2
 //! ackwise lab PRESET|FILE.toml [--strategies ae,dal2] [--seed N]
@@ -185,10 +191,12 @@ struct RecvArgs {
 #[derive(clap::Args)]
 struct LabArgs {
     /// A preset name, a scenario file (.toml), `list`, `bench`,
-    /// `crosscheck` or `report`.
+    /// `crosscheck`, `report`, `gauntlet` or `merge`.
     target: Option<String>,
-    /// report: the page to write (`paper-003` or `paper-004`).
-    page: Option<String>,
+    /// report: the page to write (`paper-003`, `gauntlet`, ...); merge:
+    /// the part files.
+    #[arg(value_name = "PAGE|PART.json")]
+    page: Vec<String>,
     /// report: directory for the page and its plots.
     #[arg(long, value_name = "DIR", default_value = "docs/results")]
     out: String,
@@ -224,6 +232,18 @@ struct LabArgs {
     /// Write SVG plots into this directory (created if missing).
     #[arg(long, value_name = "DIR")]
     plot: Option<String>,
+    /// gauntlet: number of cases (default 200).
+    #[arg(long, value_name = "N")]
+    cases: Option<u64>,
+    /// gauntlet: run case K only, to replay it.
+    #[arg(long, value_name = "K")]
+    case: Option<u64>,
+    /// gauntlet: also run the ns-2 baseline check.
+    #[arg(long)]
+    ns2: bool,
+    /// report gauntlet: read this merged gauntlet file instead of running.
+    #[arg(long, value_name = "FILE")]
+    from: Option<String>,
     /// No progress output.
     #[arg(long, short)]
     quiet: bool,
@@ -592,6 +612,111 @@ fn crosscheck(args: &LabArgs) -> Result<ExitCode, LabError> {
     }
 }
 
+/// The gauntlet plan of `lab gauntlet` and `lab report gauntlet`.
+fn gauntlet_plan(args: &LabArgs) -> Result<lab::gauntlet::GauntletPlan, LabError> {
+    let mut plan = lab::gauntlet::GauntletPlan::new(
+        args.seed.unwrap_or(1),
+        args.cases.unwrap_or(lab::gauntlet::DEFAULT_CASES),
+    );
+    if plan.cases == 0 {
+        return Err(LabError::Field {
+            field: "--cases".into(),
+            problem: "must be at least 1".into(),
+        });
+    }
+    if let Some(list) = &args.strategies {
+        plan.strategies = Strategy::parse_list(list)?;
+    }
+    plan.only_case = args.case;
+    plan.shard = args.shard.as_deref().map(run::parse_shard).transpose()?;
+    plan.jobs = jobs(args)?;
+    plan.ns2 = args.ns2;
+    plan.progress = !args.quiet;
+    Ok(plan)
+}
+
+/// `lab gauntlet`: the summary table on stdout, the records in --json.
+fn gauntlet(args: &LabArgs) -> Result<ExitCode, LabError> {
+    use lab::gauntlet::{metrics, ns2check};
+    if let Some(extra) = args.page.first() {
+        return Err(LabError::Field {
+            field: extra.clone(),
+            problem: "unexpected argument (lab gauntlet takes only flags)".into(),
+        });
+    }
+    let plan = gauntlet_plan(args)?;
+    if plan.ns2 && !lab::ns2::ns2_available() {
+        return Err(lab::ns2::Ns2Error::NotInstalled.into());
+    }
+    let started = std::time::Instant::now();
+    let file = lab::gauntlet::run(&plan)?;
+    let summaries = metrics::summarise(&file.records, &file.strategies);
+    print!("{}", metrics::table(&summaries));
+    if let Some(ns2) = &file.ns2 {
+        print!("{}", ns2check::table(ns2));
+    }
+    if !args.quiet {
+        let runs = file.records.len();
+        let wall = started.elapsed().as_secs_f64();
+        eprintln!(
+            "{runs} runs ({} cases x {} strategies, seed {}) in {wall:.1} s wall time with {} jobs: {:.2} s per run",
+            runs / file.strategies.len().max(1),
+            file.strategies.len(),
+            file.seed,
+            plan.jobs,
+            wall * plan.jobs as f64 / runs.max(1) as f64,
+        );
+    }
+    if let Some(path) = &args.json {
+        write_file(path, &file.to_json())?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `lab merge PART.json... --json OUT.json`.
+fn merge(args: &LabArgs) -> Result<ExitCode, LabError> {
+    let Some(out) = &args.json else {
+        return Err(LabError::Field {
+            field: "lab merge".into(),
+            problem: "needs --json OUT.json".into(),
+        });
+    };
+    let parts = args
+        .page
+        .iter()
+        .map(|p| Ok((p.clone(), lab::gauntlet::GauntletFile::read(p)?)))
+        .collect::<Result<Vec<_>, LabError>>()?;
+    let merged = lab::gauntlet::merge::merge(&parts)?;
+    write_file(out, &merged.to_json())?;
+    if !args.quiet {
+        eprintln!(
+            "merged {} parts: {} cases, {} records into {out}",
+            parts.len(),
+            merged.cases,
+            merged.records.len()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `lab report gauntlet [--from MERGED.json]`.
+fn gauntlet_report(args: &LabArgs) -> Result<ExitCode, LabError> {
+    if let Some(extra) = args.page.get(1) {
+        return Err(LabError::Field {
+            field: extra.clone(),
+            problem: "unexpected argument after `report gauntlet`".into(),
+        });
+    }
+    let plan = lab::gauntlet::page::PagePlan {
+        from: args.from.clone(),
+        run: gauntlet_plan(args)?,
+        out_dir: args.out.clone().into(),
+    };
+    let path = lab::gauntlet::page::write_report(&plan)?;
+    println!("wrote {}", path.display());
+    Ok(ExitCode::SUCCESS)
+}
+
 /// `--jobs`, by default the number of cores.
 fn jobs(args: &LabArgs) -> Result<usize, LabError> {
     let jobs = args
@@ -618,8 +743,17 @@ fn lab_command(args: LabArgs) -> Result<ExitCode, LabError> {
     if target == "crosscheck" {
         return crosscheck(&args);
     }
+    if target == "gauntlet" {
+        return gauntlet(&args);
+    }
+    if target == "merge" {
+        return merge(&args);
+    }
+    if target == "report" && args.page.first().map(String::as_str) == Some("gauntlet") {
+        return gauntlet_report(&args);
+    }
     if target == "report" {
-        let Some(page) = args.page.clone() else {
+        let Some(page) = args.page.first().cloned() else {
             return Err(LabError::Field {
                 field: "report".into(),
                 problem: format!("name a page: {}", lab::report::PAGES.join(", ")),
@@ -636,7 +770,7 @@ fn lab_command(args: LabArgs) -> Result<ExitCode, LabError> {
         println!("wrote {}", path.display());
         return Ok(ExitCode::SUCCESS);
     }
-    if let Some(page) = &args.page {
+    if let Some(page) = args.page.first() {
         return Err(LabError::Field {
             field: page.clone(),
             problem: "unexpected argument (only `report` takes a page)".into(),

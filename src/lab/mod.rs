@@ -20,6 +20,7 @@
 
 pub mod bench;
 pub mod crosscheck;
+pub mod gauntlet;
 pub mod ns2;
 pub mod options;
 mod path_file;

@@ -35,6 +35,7 @@
 //!   (limited transmit), no byte counting (cwnd grows per ACK), DelAck
 //!   `interval_` 100 ms.
 
+mod paths;
 mod process;
 mod tcl;
 pub mod trace;
@@ -42,6 +43,7 @@ pub mod trace;
 #[cfg(test)]
 mod tests;
 
+pub use paths::{Ns2FlowDone, Ns2FlowSpec, Ns2Red};
 pub use process::{find_ns, NS2_PROGRAM_ENV};
 pub use trace::{EventKind, PacketType, TraceError, TraceEvent};
 
@@ -167,6 +169,18 @@ pub struct Ns2Dumbbell {
     pub horizon: Duration,
     /// Wall-clock limit for the `ns` process.
     pub wall_timeout: std::time::Duration,
+    /// Per-flow start, size, access delay and sink for
+    /// [`run_untraced`](Self::run_untraced); empty for [`run`](Self::run).
+    pub per_flow: Vec<Ns2FlowSpec>,
+    /// Rate of the bottleneck's ACK direction when it differs from the
+    /// data direction's (`run_untraced` only).
+    pub reverse_rate_bps: Option<u64>,
+    /// RED instead of DropTail on the data direction (`run_untraced`
+    /// only).
+    pub red: Option<Ns2Red>,
+    /// Bernoulli loss probability per packet on the data direction, by an
+    /// `ErrorModel` after the queue (`run_untraced` only).
+    pub loss_rate: f64,
 }
 
 impl Ns2Dumbbell {
@@ -202,6 +216,10 @@ impl Ns2Dumbbell {
             ca_increase_segments: 1.0,
             horizon: Duration::from_secs(600),
             wall_timeout: std::time::Duration::from_secs(120),
+            per_flow: Vec::new(),
+            reverse_rate_bps: None,
+            red: None,
+            loss_rate: 0.0,
         }
     }
 
@@ -263,6 +281,21 @@ impl Ns2Dumbbell {
         Ok(())
     }
 
+    /// The traced run models none of the untraced run's extras.
+    fn check_traced(&self) -> Result<(), Ns2Error> {
+        if !self.per_flow.is_empty()
+            || self.reverse_rate_bps.is_some()
+            || self.red.is_some()
+            || self.loss_rate != 0.0
+        {
+            return Err(Ns2Error::Invalid {
+                field: "per_flow, reverse_rate_bps, red and loss_rate",
+                problem: "apply to run_untraced only",
+            });
+        }
+        Ok(())
+    }
+
     /// The Tcl script [`run`](Self::run) gives ns-2, for reading or for
     /// running by hand (it writes `trace.tr` in the current directory).
     pub fn script(&self) -> String {
@@ -272,6 +305,7 @@ impl Ns2Dumbbell {
     /// Runs the dumbbell in ns-2 and measures every flow from the trace.
     pub fn run(&self) -> Result<Ns2Result, Ns2Error> {
         self.validate()?;
+        self.check_traced()?;
         let dir = process::TempDir::new()?;
         let finished = process::run_script(&dir, &tcl::dumbbell(self), self.wall_timeout)?;
         let path = dir.path().join(tcl::TRACE_FILE);

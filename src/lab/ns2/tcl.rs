@@ -18,7 +18,7 @@ pub(crate) const BENCH_LINE: &str = "ackwise-bench";
 
 /// Seconds as a plain Tcl number (ns-2 reads plain numbers as seconds and
 /// bits per second).
-fn secs(d: Duration) -> String {
+pub(crate) fn secs(d: Duration) -> String {
     format!("{:.9}", d.as_secs_f64())
 }
 
@@ -36,7 +36,7 @@ pub(crate) const RIGHT_ROUTER: u32 = 1;
 /// Sender settings shared by the dumbbell and the benchmark: one-way SACK
 /// TCP with a window large enough never to limit the flow (ns-2's default
 /// `window_` of 20 packets would cap it well below these links' BDPs).
-fn sender_settings(out: &mut String, agent: &str, d: &Ns2Dumbbell) {
+pub(crate) fn sender_settings(out: &mut String, agent: &str, d: &Ns2Dumbbell) {
     let _ = writeln!(out, "    {agent} set packetSize_ {}", d.payload_bytes);
     let _ = writeln!(out, "    {agent} set window_ 1000000");
     let _ = writeln!(
@@ -57,7 +57,7 @@ fn sender_settings(out: &mut String, agent: &str, d: &Ns2Dumbbell) {
     );
 }
 
-fn sink_class(sink: Ns2Sink) -> &'static str {
+pub(crate) fn sink_class(sink: Ns2Sink) -> &'static str {
     match sink {
         Ns2Sink::AckEvery => "Agent/TCPSink/Sack1",
         Ns2Sink::DelayedAck => "Agent/TCPSink/Sack1/DelAck",

@@ -23,7 +23,7 @@ use paper_003::paper_003;
 use paper_004::paper_004;
 
 /// The pages `ackwise lab report` can write.
-pub const PAGES: [&str; 3] = ["paper-003", "paper-004", "ack-management"];
+pub const PAGES: [&str; 4] = ["paper-003", "paper-004", "ack-management", "gauntlet"];
 
 /// What to write and how to run it.
 #[derive(Debug, Clone)]
@@ -293,6 +293,7 @@ pub fn write_report(plan: &ReportPlan) -> Result<PathBuf, LabError> {
         "paper-003" => paper_003(plan),
         "paper-004" => paper_004(plan),
         "ack-management" => ack_management(plan),
+        "gauntlet" => super::gauntlet::page::write_report(&plan.into()),
         other => Err(LabError::Field {
             field: "report".into(),
             problem: format!("unknown page `{other}` (known: {})", PAGES.join(", ")),

@@ -1,0 +1,481 @@
+//! What a gauntlet run measures and how strategies are judged against AE.
+//!
+//! The "test flows" of a case are the flows that run the judged strategy;
+//! competitors pinned to `ae` or `da` are not judged, only shared with.
+//!
+//! Completion is the *span of the test flows*: from the earliest test
+//! flow's start to the last test flow's final ACK, with an unfinished
+//! flow counted as finishing at the horizon. A mean of per-flow times
+//! would reward unfairness (serving the short flows first lowers a mean,
+//! as shortest-job-first does), and dropping unfinished flows would
+//! reward starving one; the span can only grow when any one flow is
+//! slowed, so neither helps.
+
+use super::draw::CaseParams;
+use crate::emu::RunResult;
+use crate::lab::scenario::FlowRole;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// One flow of one run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FlowOutcome {
+    /// The strategy it ran.
+    pub strategy: String,
+    /// It is a test flow (runs the judged strategy).
+    pub test: bool,
+    /// It delivered every byte, intact, before the horizon.
+    pub finished: bool,
+    /// When the ACK of its last byte reached its sender, seconds from the
+    /// start of the run; `None` if it never did.
+    pub finish_s: Option<f64>,
+    /// Payload bytes its receiver read.
+    pub delivered_bytes: u64,
+    /// Delivered bits over the time from its start to its finish (or the
+    /// end of the run), bits per second.
+    pub goodput_bps: f64,
+    /// Data segments sent, retransmissions included.
+    pub data_packets: u64,
+    /// Pure ACKs its receiver sent.
+    pub ack_packets: u64,
+    /// Retransmitted segments.
+    pub retransmissions: u64,
+    /// Retransmission timeouts.
+    pub rtos: u64,
+}
+
+/// The judged figures of one (case, strategy) run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Outcome {
+    /// Earliest test-flow start to last test-flow finish, seconds; an
+    /// unfinished test flow finishes at the horizon.
+    pub completion_s: f64,
+    /// Test flows that did not finish.
+    pub unfinished: u32,
+    /// Pure ACKs of the test flows.
+    pub ack_packets: u64,
+    /// Data segments of the test flows.
+    pub data_packets: u64,
+    /// Retransmissions of the test flows.
+    pub retransmissions: u64,
+    /// RTOs of the test flows.
+    pub rtos: u64,
+    /// On shared paths, the test flows' goodput over all flows' goodput.
+    pub share: Option<f64>,
+    /// Packets the forward bottleneck's queue dropped.
+    pub queue_drops: u64,
+    /// Packets the forward bottleneck's random loss took.
+    pub random_losses: u64,
+    /// Simulated time the run covered, seconds.
+    pub simulated_s: f64,
+    /// Every flow, in the case's order.
+    pub flows: Vec<FlowOutcome>,
+}
+
+/// The figures of a run of `p` whose flows had `roles`.
+pub fn outcome(p: &CaseParams, roles: &[FlowRole], r: &RunResult) -> Outcome {
+    let end_s = r.elapsed.as_secs_f64();
+    let horizon_s = p.horizon_us as f64 / 1e6;
+    let flows: Vec<FlowOutcome> = r
+        .flows
+        .iter()
+        .zip(roles)
+        .zip(&p.flows)
+        .map(|((f, role), d)| {
+            let finished = f.finished && f.delivered_all && f.content_ok;
+            let finish_s = f
+                .last_ack_at
+                .filter(|_| finished)
+                .map(|t| t.since_epoch().as_secs_f64());
+            let start_s = d.start_us as f64 / 1e6;
+            let alive_s = finish_s.unwrap_or(end_s) - start_s;
+            let delivered_bytes = f.measured_bytes;
+            FlowOutcome {
+                strategy: role.strategy.name(),
+                test: d.competitor.is_none(),
+                finished,
+                finish_s,
+                delivered_bytes,
+                goodput_bps: if alive_s > 0.0 {
+                    delivered_bytes as f64 * 8.0 / alive_s
+                } else {
+                    0.0
+                },
+                data_packets: f.data_packets,
+                ack_packets: f.ack_packets,
+                retransmissions: f.retransmissions,
+                rtos: f.timeouts,
+            }
+        })
+        .collect();
+    let first_start_s = p
+        .flows
+        .iter()
+        .filter(|f| f.competitor.is_none())
+        .map(|f| f.start_us as f64 / 1e6)
+        .fold(f64::INFINITY, f64::min);
+    let tests = || flows.iter().filter(|f| f.test);
+    let last_finish_s = tests()
+        .map(|f| f.finish_s.unwrap_or(horizon_s))
+        .fold(0.0, f64::max);
+    let sum = |get: fn(&FlowOutcome) -> u64| tests().map(get).sum::<u64>();
+    let all_goodput: f64 = flows.iter().map(|f| f.goodput_bps).sum();
+    let test_goodput: f64 = tests().map(|f| f.goodput_bps).sum();
+    let shared = p.competitors() > 0;
+    Outcome {
+        completion_s: (last_finish_s - first_start_s).max(0.0),
+        unfinished: tests().filter(|f| !f.finished).count() as u32,
+        ack_packets: sum(|f| f.ack_packets),
+        data_packets: sum(|f| f.data_packets),
+        retransmissions: sum(|f| f.retransmissions),
+        rtos: sum(|f| f.rtos),
+        share: (shared && all_goodput > 0.0).then(|| test_goodput / all_goodput),
+        queue_drops: r.links.first().map_or(0, |l| l.drops),
+        random_losses: r.links.first().map_or(0, |l| l.lost),
+        simulated_s: end_s,
+        flows,
+    }
+}
+
+/// One (case, strategy) record of a gauntlet file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GauntletRecord {
+    /// The case number.
+    pub case: u64,
+    /// The judged strategy.
+    pub strategy: String,
+    /// The case's path and flows.
+    pub params: CaseParams,
+    /// What happened.
+    pub outcome: Outcome,
+}
+
+/// A strategy's figures on one case next to AE's on the same case.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Relative {
+    /// The case.
+    pub case: u64,
+    /// The judged strategy.
+    pub strategy: String,
+    /// Completion over AE's.
+    pub completion_ratio: f64,
+    /// Test-flow ACKs over AE's (`None` if AE sent none).
+    pub ack_ratio: Option<f64>,
+    /// Share over AE's share in the same place (shared paths only).
+    pub share_ratio: Option<f64>,
+    /// RTOs of the test flows.
+    pub rtos: u64,
+    /// AE's RTOs on the same case.
+    pub ae_rtos: u64,
+    /// The case is a loss-free single-flow path with >= 0.5 BDP buffer.
+    pub rto_free_path: bool,
+    /// The case has competitors.
+    pub shared: bool,
+    /// Test flows that did not finish.
+    pub unfinished: u32,
+}
+
+/// Every non-AE record beside AE's record of the same case; records of a
+/// case without an AE record are left out (a well-formed file has one).
+pub fn relatives(records: &[GauntletRecord]) -> Vec<Relative> {
+    let ae: BTreeMap<u64, &GauntletRecord> = records
+        .iter()
+        .filter(|r| r.strategy == "ae")
+        .map(|r| (r.case, r))
+        .collect();
+    records
+        .iter()
+        .filter_map(|r| {
+            let base = ae.get(&r.case)?;
+            let (o, b) = (&r.outcome, &base.outcome);
+            Some(Relative {
+                case: r.case,
+                strategy: r.strategy.clone(),
+                completion_ratio: ratio(o.completion_s, b.completion_s).unwrap_or(1.0),
+                ack_ratio: ratio(o.ack_packets as f64, b.ack_packets as f64),
+                share_ratio: o.share.zip(b.share).and_then(|(s, a)| ratio(s, a)),
+                rtos: o.rtos,
+                ae_rtos: b.rtos,
+                rto_free_path: r.params.rto_free_path(),
+                shared: r.params.competitors() > 0,
+                unfinished: o.unfinished,
+            })
+        })
+        .collect()
+}
+
+fn ratio(x: f64, base: f64) -> Option<f64> {
+    (base > 0.0).then(|| x / base)
+}
+
+/// Nearest-rank percentile `q` (0..=1) of `xs`; `None` when empty.
+pub fn percentile(xs: &[f64], q: f64) -> Option<f64> {
+    let mut v: Vec<f64> = xs.to_vec();
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    (n > 0).then(|| v[((q * n as f64).ceil() as usize).clamp(1, n) - 1])
+}
+
+/// A strategy's figures over all cases.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StrategySummary {
+    /// The strategy.
+    pub strategy: String,
+    /// Cases judged.
+    pub cases: usize,
+    /// Completion ratio: median, 90th percentile, largest.
+    pub completion: [f64; 3],
+    /// Fraction of cases with a completion ratio <= 1.05.
+    pub within_105: f64,
+    /// Fraction of cases with a completion ratio > 1.25.
+    pub above_125: f64,
+    /// ACK ratio: median, 90th percentile.
+    pub acks: [f64; 2],
+    /// Loss-free single-flow paths with >= 0.5 BDP buffer.
+    pub rto_free_paths: usize,
+    /// This strategy's RTOs on them.
+    pub rtos_on_free_paths: u64,
+    /// AE's RTOs on them.
+    pub ae_rtos_on_free_paths: u64,
+    /// Shared paths.
+    pub shared_paths: usize,
+    /// Shared paths where this strategy had more RTOs than AE.
+    pub more_rtos_than_ae_shared: usize,
+    /// Share ratio on shared paths: 10th percentile, median, 90th
+    /// percentile, farthest from 1 (either side, by factor).
+    pub share: Option<[f64; 4]>,
+    /// Fraction of shared paths with a share ratio in [0.9, 1.1].
+    pub share_within: Option<f64>,
+    /// Cases where a test flow did not finish.
+    pub unfinished_cases: usize,
+}
+
+/// Per strategy, in the order of `strategies` (AE itself left out).
+pub fn summarise(records: &[GauntletRecord], strategies: &[String]) -> Vec<StrategySummary> {
+    let rel = relatives(records);
+    strategies
+        .iter()
+        .filter(|s| s.as_str() != "ae")
+        .map(|s| {
+            let mine: Vec<&Relative> = rel.iter().filter(|r| &r.strategy == s).collect();
+            summary(s, &mine)
+        })
+        .collect()
+}
+
+fn summary(strategy: &str, rel: &[&Relative]) -> StrategySummary {
+    let n = rel.len();
+    let completion: Vec<f64> = rel.iter().map(|r| r.completion_ratio).collect();
+    let acks: Vec<f64> = rel.iter().filter_map(|r| r.ack_ratio).collect();
+    let frac = |k: usize, of: usize| if of == 0 { 0.0 } else { k as f64 / of as f64 };
+    let free: Vec<&&Relative> = rel.iter().filter(|r| r.rto_free_path).collect();
+    let shared: Vec<&&Relative> = rel.iter().filter(|r| r.shared).collect();
+    let shares: Vec<f64> = shared.iter().filter_map(|r| r.share_ratio).collect();
+    let p = |xs: &[f64], q| percentile(xs, q).unwrap_or(f64::NAN);
+    let worst_share = shares
+        .iter()
+        .copied()
+        .max_by(|a, b| a.ln().abs().total_cmp(&b.ln().abs()));
+    StrategySummary {
+        strategy: strategy.to_string(),
+        cases: n,
+        completion: [
+            p(&completion, 0.5),
+            p(&completion, 0.9),
+            p(&completion, 1.0),
+        ],
+        within_105: frac(completion.iter().filter(|&&c| c <= 1.05).count(), n),
+        above_125: frac(completion.iter().filter(|&&c| c > 1.25).count(), n),
+        acks: [p(&acks, 0.5), p(&acks, 0.9)],
+        rto_free_paths: free.len(),
+        rtos_on_free_paths: free.iter().map(|r| r.rtos).sum(),
+        ae_rtos_on_free_paths: free.iter().map(|r| r.ae_rtos).sum(),
+        shared_paths: shared.len(),
+        more_rtos_than_ae_shared: shared.iter().filter(|r| r.rtos > r.ae_rtos).count(),
+        share: worst_share.map(|w| [p(&shares, 0.1), p(&shares, 0.5), p(&shares, 0.9), w]),
+        share_within: (!shares.is_empty()).then(|| {
+            frac(
+                shares.iter().filter(|&&s| (0.9..=1.1).contains(&s)).count(),
+                shares.len(),
+            )
+        }),
+        unfinished_cases: rel.iter().filter(|r| r.unfinished > 0).count(),
+    }
+}
+
+/// The summary as a terminal table.
+pub fn table(summaries: &[StrategySummary]) -> String {
+    let mut out = format!(
+        "{:<12} {:>5} | {:>6} {:>6} {:>7} {:>6} {:>6} | {:>6} {:>6} | {:>9} | {:>7} {:>6} {:>6} {:>6} | {:>5}\n",
+        "strategy", "cases", "ct p50", "p90", "worst", "<=1.05", ">1.25", "ack50", "ack90",
+        "rto:free", "shr p10", "p50", "worst", "in.9-1", "unfin"
+    );
+    let f = |x: f64| {
+        if x.is_finite() {
+            format!("{x:.3}")
+        } else {
+            "-".into()
+        }
+    };
+    for s in summaries {
+        let share = s
+            .share
+            .map_or(["-".to_string(), "-".into(), "-".into()], |v| {
+                [f(v[0]), f(v[1]), f(v[3])]
+            });
+        out.push_str(&format!(
+            "{:<12} {:>5} | {:>6} {:>6} {:>7} {:>5.0}% {:>5.0}% | {:>6} {:>6} | {:>9} | {:>7} {:>6} {:>6} {:>6} | {:>5}\n",
+            s.strategy,
+            s.cases,
+            f(s.completion[0]),
+            f(s.completion[1]),
+            f(s.completion[2]),
+            s.within_105 * 100.0,
+            s.above_125 * 100.0,
+            f(s.acks[0]),
+            f(s.acks[1]),
+            format!(
+                "{}/{}ae@{}",
+                s.rtos_on_free_paths, s.ae_rtos_on_free_paths, s.rto_free_paths
+            ),
+            share[0],
+            share[1],
+            share[2],
+            s.share_within
+                .map_or("-".to_string(), |w| format!("{:.0}%", w * 100.0)),
+            s.unfinished_cases,
+        ));
+    }
+    out.push_str(
+        "ct: completion / ae's; ack: ACKs / ae's; rto: RTOs / ae's RTOs @ loss-free single-flow paths \
+         with >= 0.5 BDP; shr: share / ae's share on shared paths; unfin: cases with an unfinished flow\n",
+    );
+    out
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::lab::gauntlet::draw::{draw, FlowDraw, LossDraw};
+
+    /// A record of `case` under `strategy` with the given judged figures;
+    /// the path is case 0 of seed 1 made a loss-free single-flow path with
+    /// a 1 BDP buffer, shared with one AE competitor when `share` is set.
+    pub(crate) fn record(
+        case: u64,
+        strategy: &str,
+        completion_s: f64,
+        ack_packets: u64,
+        rtos: u64,
+        share: Option<f64>,
+    ) -> GauntletRecord {
+        let mut params = draw(1, 0).params;
+        params.case = case;
+        params.loss = LossDraw::None;
+        params.buffer_bdp = 1.0;
+        params.flows.truncate(1);
+        params.flows[0].competitor = None;
+        if share.is_some() {
+            params.flows.push(FlowDraw {
+                competitor: Some("ae".into()),
+                ..params.flows[0].clone()
+            });
+        }
+        GauntletRecord {
+            case,
+            strategy: strategy.into(),
+            params,
+            outcome: Outcome {
+                completion_s,
+                unfinished: 0,
+                ack_packets,
+                data_packets: 1000,
+                retransmissions: rtos,
+                rtos,
+                share,
+                queue_drops: 0,
+                random_losses: 0,
+                simulated_s: completion_s,
+                flows: Vec::new(),
+            },
+        }
+    }
+
+    #[test]
+    fn percentiles_are_nearest_rank() {
+        let xs = [5.0, 1.0, 4.0, 2.0, 3.0];
+        assert_eq!(percentile(&xs, 0.5), Some(3.0));
+        assert_eq!(percentile(&xs, 0.9), Some(5.0));
+        assert_eq!(percentile(&xs, 0.1), Some(1.0));
+        assert_eq!(percentile(&xs, 1.0), Some(5.0));
+        assert_eq!(percentile(&[], 0.5), None);
+    }
+
+    #[test]
+    fn strategies_are_judged_against_ae_on_the_same_case() {
+        let mut records = Vec::new();
+        // Four unshared cases: AE takes 10 s and sends 1000 ACKs.
+        for (k, (ct, acks, rtos)) in [
+            (10.0, 200, 0),
+            (10.4, 250, 0),
+            (12.0, 100, 1),
+            (20.0, 300, 0),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            records.push(record(k as u64, "ae", 10.0, 1000, 0, None));
+            records.push(record(k as u64, "4w", ct, acks, rtos, None));
+        }
+        // Two shared cases: AE holds half, 4w 0.45 and 0.6 of the link.
+        for (k, share, rtos) in [(4, 0.45, 2), (5, 0.6, 0)] {
+            records.push(record(k, "ae", 10.0, 1000, 1, Some(0.5)));
+            records.push(record(k, "4w", 10.0, 200, rtos, Some(share)));
+        }
+        let s = &summarise(&records, &["ae".into(), "4w".into()])[0];
+        assert_eq!(s.strategy, "4w");
+        assert_eq!(s.cases, 6);
+        assert_eq!(s.completion, [1.0, 2.0, 2.0]);
+        // 1.0, 1.04, 1.0, 1.0 within; 1.2 and 2.0 not; only 2.0 above 1.25.
+        assert!((s.within_105 - 4.0 / 6.0).abs() < 1e-12);
+        assert!((s.above_125 - 1.0 / 6.0).abs() < 1e-12);
+        assert_eq!(s.acks, [0.2, 0.3]);
+        // Every hand-built unshared case is an RTO-free path.
+        assert_eq!((s.rto_free_paths, s.rtos_on_free_paths), (4, 1));
+        assert_eq!(s.ae_rtos_on_free_paths, 0);
+        assert_eq!((s.shared_paths, s.more_rtos_than_ae_shared), (2, 1));
+        let share = s.share.unwrap();
+        assert!((share[0] - 0.9).abs() < 1e-12 && (share[3] - 1.2).abs() < 1e-12);
+        assert_eq!(s.share_within, Some(0.5));
+        // A case without an AE record is not judged.
+        records.retain(|r| !(r.case == 3 && r.strategy == "ae"));
+        assert_eq!(summarise(&records, &["ae".into(), "4w".into()])[0].cases, 5);
+    }
+
+    #[test]
+    fn completion_is_the_test_flows_span_and_counts_stalls_at_the_horizon() {
+        use crate::lab::Strategy;
+        // Run a real small case: seed 1 case 3 is one 0.7 MB flow at
+        // 300 Mbit/s; make it two test flows and a competitor.
+        let case = draw(1, 3);
+        let roles = case.scenario.roles(Strategy::AE);
+        let r = crate::emu::run(&case.scenario.to_emu(Strategy::AE, 1)).unwrap();
+        let o = outcome(&case.params, &roles, &r);
+        assert_eq!(o.unfinished, 0);
+        let f = &o.flows[0];
+        assert!(f.finished && f.test);
+        let start = case.params.flows[0].start_us as f64 / 1e6;
+        assert!((o.completion_s - (f.finish_s.unwrap() - start)).abs() < 1e-9);
+        assert_eq!(o.share, None, "no competitor, no share");
+        assert_eq!(o.ack_packets, f.ack_packets);
+
+        // The same result read as if the flow had not finished: it counts
+        // as finishing at the horizon, never as missing.
+        let mut stalled = r.clone();
+        stalled.flows[0].finished = false;
+        let o = outcome(&case.params, &roles, &stalled);
+        assert_eq!(o.unfinished, 1);
+        let horizon = case.params.horizon_us as f64 / 1e6;
+        assert!((o.completion_s - (horizon - start)).abs() < 1e-9);
+    }
+}

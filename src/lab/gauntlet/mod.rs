@@ -1,0 +1,297 @@
+//! `ackwise lab gauntlet`: every strategy against AE on a seeded random
+//! family of paths (issue 18). The presets show that the papers
+//! reproduce; the gauntlet shows whether the promise (far fewer ACKs, no
+//! loss of throughput) holds anywhere in the drawn ranges.
+//!
+//! - [`draw`] draws case `k` of seed `s` from an RNG keyed by `(s, k)`;
+//! - [`metrics`] holds the per-run figures and the comparison with AE;
+//! - [`merge`] joins shard files into the file of an unsharded run;
+//! - [`page`] writes `docs/results/gauntlet.md`;
+//! - [`ns2check`] runs the ns-2 baseline check of the cases it can express.
+//!
+//! ```no_run
+//! use ackwise::lab::gauntlet::{self, GauntletPlan};
+//!
+//! let file = gauntlet::run(&GauntletPlan::new(1, 20))?;
+//! print!("{}", gauntlet::metrics::table(&gauntlet::metrics::summarise(
+//!     &file.records,
+//!     &file.strategies,
+//! )));
+//! # Ok::<(), ackwise::lab::LabError>(())
+//! ```
+
+pub mod draw;
+pub mod merge;
+pub mod metrics;
+pub mod ns2check;
+pub mod page;
+
+use super::progress::Progress;
+use super::strategy::Strategy;
+use super::LabError;
+use crate::emu;
+use metrics::GauntletRecord;
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+/// The strategies judged when `--strategies` is not given, AE first.
+pub const DEFAULT_STRATEGIES: [Strategy; 10] = [
+    Strategy::AE,
+    Strategy::DA,
+    Strategy::DAL2,
+    Strategy::W2AF,
+    Strategy::W4,
+    Strategy::W4AF,
+    Strategy::W4_ADAPTIVE,
+    Strategy::SMART,
+    Strategy::SMART_MINRTT,
+    Strategy::ACC,
+];
+
+/// The strategy the targets table judges: `ackwise send`'s and `recv`'s
+/// default.
+pub const TARGET_STRATEGY: Strategy = Strategy::W4;
+
+/// Cases when `--cases` is not given.
+pub const DEFAULT_CASES: u64 = 200;
+
+/// Names the JSON layout, so a merge or a report refuses a file of
+/// another kind or version.
+pub const FORMAT: &str = "ackwise-gauntlet-1";
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct GauntletPlan {
+    /// Seed of the draw.
+    pub seed: u64,
+    /// Cases `0..cases`.
+    pub cases: u64,
+    /// Judged strategies; AE is added in front when missing.
+    pub strategies: Vec<Strategy>,
+    /// Run this case only (`--case`), whatever `cases` says.
+    pub only_case: Option<u64>,
+    /// Run only the cases `k` with `k % n == i - 1` (`--shard i/n`).
+    pub shard: Option<(usize, usize)>,
+    /// Worker threads.
+    pub jobs: usize,
+    /// Also run the ns-2 baseline check.
+    pub ns2: bool,
+    /// Progress on stderr.
+    pub progress: bool,
+}
+
+impl GauntletPlan {
+    /// `cases` cases of `seed` with the default strategies, two jobs, no
+    /// ns-2, quiet.
+    pub fn new(seed: u64, cases: u64) -> GauntletPlan {
+        GauntletPlan {
+            seed,
+            cases,
+            strategies: DEFAULT_STRATEGIES.to_vec(),
+            only_case: None,
+            shard: None,
+            jobs: 2,
+            ns2: false,
+            progress: false,
+        }
+    }
+
+    /// The strategies run: AE first (everything is judged against it),
+    /// then the others in the given order, each once.
+    pub fn run_strategies(&self) -> Vec<Strategy> {
+        let mut out = vec![Strategy::AE];
+        for &s in &self.strategies {
+            if !out.contains(&s) {
+                out.push(s);
+            }
+        }
+        out
+    }
+
+    /// The case numbers this plan runs, ascending.
+    pub fn case_numbers(&self) -> Vec<u64> {
+        if let Some(k) = self.only_case {
+            return vec![k];
+        }
+        (0..self.cases)
+            .filter(|k| self.shard.is_none_or(|(i, n)| k % n as u64 == i as u64 - 1))
+            .collect()
+    }
+}
+
+/// The JSON file of a run, a shard or a merge.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GauntletFile {
+    /// [`FORMAT`].
+    pub format: String,
+    /// Seed of the draw.
+    pub seed: u64,
+    /// Number of cases of the whole run.
+    pub cases: u64,
+    /// Strategies, AE first.
+    pub strategies: Vec<String>,
+    /// `i/n` when this file holds one shard.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<String>,
+    /// The one case this file holds, when run with `--case`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub only_case: Option<u64>,
+    /// One record per (case, strategy), by case then strategy.
+    pub records: Vec<GauntletRecord>,
+    /// The ns-2 baseline check, one entry per case, when it ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ns2: Option<Vec<ns2check::Ns2Case>>,
+}
+
+impl GauntletFile {
+    /// Pretty JSON; the same records give the same bytes.
+    pub fn to_json(&self) -> String {
+        let mut s = serde_json::to_string_pretty(self)
+            .unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
+        s.push('\n');
+        s
+    }
+
+    /// Reads a file written by [`to_json`](Self::to_json); `path` names it
+    /// in errors.
+    pub fn from_json(text: &str, path: &str) -> Result<GauntletFile, LabError> {
+        let bad = |problem: String| LabError::Field {
+            field: path.to_string(),
+            problem,
+        };
+        let file: GauntletFile =
+            serde_json::from_str(text).map_err(|e| bad(format!("not a gauntlet file: {e}")))?;
+        if file.format != FORMAT {
+            return Err(bad(format!(
+                "format `{}`, expected `{FORMAT}`",
+                file.format
+            )));
+        }
+        Ok(file)
+    }
+
+    /// Reads the file at `path`.
+    pub fn read(path: &str) -> Result<GauntletFile, LabError> {
+        let text = std::fs::read_to_string(path).map_err(|source| LabError::Io {
+            path: path.to_string(),
+            source,
+        })?;
+        GauntletFile::from_json(&text, path)
+    }
+}
+
+/// Runs the plan: every case of it under every strategy, in parallel;
+/// records come back by case then strategy whatever `jobs` is.
+pub fn run(plan: &GauntletPlan) -> Result<GauntletFile, LabError> {
+    let strategies = plan.run_strategies();
+    let cases: Vec<draw::Case> = plan
+        .case_numbers()
+        .into_iter()
+        .map(|k| draw::draw(plan.seed, k))
+        .collect();
+    for c in &cases {
+        c.scenario
+            .validate()
+            .map_err(|e| case_error(c.params.case, e))?;
+    }
+    let tasks: Vec<(usize, Strategy)> = (0..cases.len())
+        .flat_map(|c| strategies.iter().map(move |&s| (c, s)))
+        .collect();
+    let ns2_cases: Vec<usize> = if plan.ns2 {
+        (0..cases.len())
+            .filter(|&c| ns2check::expressible(&cases[c].params).is_ok())
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let bar = Progress::new(
+        tasks.len() + ns2_cases.len() * ns2check::RUNS_PER_CASE,
+        plan.progress,
+    );
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(plan.jobs.clamp(1, 64))
+        .thread_name(|i| format!("ackwise-gauntlet-{i}"))
+        .build()
+        .map_err(|e| LabError::Threads(e.to_string()))?;
+    // Indexed parallel iterators collect in task order: the output is the
+    // same bytes for every `--jobs`.
+    let results: Vec<Result<GauntletRecord, LabError>> = pool.install(|| {
+        tasks
+            .par_iter()
+            .map(|&(c, strategy)| {
+                let case = &cases[c];
+                bar.start(|| format!("case {} {strategy}", case.params.case));
+                let out = run_one(case, strategy);
+                bar.finish_one();
+                out
+            })
+            .collect()
+    });
+    let records = results.into_iter().collect::<Result<Vec<_>, _>>()?;
+    let ns2 = if plan.ns2 {
+        if !super::ns2::ns2_available() {
+            bar.finish();
+            return Err(super::ns2::Ns2Error::NotInstalled.into());
+        }
+        Some(ns2check::run_cases(&pool, &cases, &records, &bar)?)
+    } else {
+        None
+    };
+    bar.finish();
+    Ok(GauntletFile {
+        format: FORMAT.into(),
+        seed: plan.seed,
+        cases: plan.cases,
+        strategies: strategies.iter().map(|s| s.name()).collect(),
+        shard: plan
+            .shard
+            .filter(|_| plan.only_case.is_none())
+            .map(|(i, n)| format!("{i}/{n}")),
+        only_case: plan.only_case,
+        records,
+        ns2,
+    })
+}
+
+/// A case's error, naming the case so it can be replayed.
+fn case_error(case: u64, e: impl std::fmt::Display) -> LabError {
+    LabError::Field {
+        field: format!("gauntlet case {case}"),
+        problem: e.to_string(),
+    }
+}
+
+/// One case under one strategy.
+fn run_one(case: &draw::Case, strategy: Strategy) -> Result<GauntletRecord, LabError> {
+    let p = &case.params;
+    let scenario = case.scenario.to_emu(strategy, p.emu_seed);
+    let result = emu::run(&scenario).map_err(|e| case_error(p.case, format!("{strategy}: {e}")))?;
+    let roles = case.scenario.roles(strategy);
+    Ok(GauntletRecord {
+        case: p.case,
+        strategy: strategy.name(),
+        params: p.clone(),
+        outcome: metrics::outcome(p, &roles, &result),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shards_partition_the_cases_and_ae_comes_first() {
+        let mut plan = GauntletPlan::new(1, 10);
+        plan.strategies = vec![Strategy::W4, Strategy::AE, Strategy::W4];
+        assert_eq!(plan.run_strategies(), vec![Strategy::AE, Strategy::W4]);
+        let mut all = Vec::new();
+        for i in 1..=3 {
+            plan.shard = Some((i, 3));
+            all.extend(plan.case_numbers());
+        }
+        all.sort_unstable();
+        assert_eq!(all, (0..10).collect::<Vec<_>>());
+        plan.only_case = Some(77);
+        assert_eq!(plan.case_numbers(), vec![77]);
+    }
+}

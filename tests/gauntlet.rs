@@ -1,0 +1,125 @@
+//! `lab gauntlet` sharded the way a batch engine runs it: GNU parallel
+//! starts one built `ackwise` per shard, `lab merge` joins the parts, and
+//! the merged file must equal a single unsharded run's byte for byte.
+//! Skipped when `parallel` is missing, unless `ACKWISE_REQUIRE_PARALLEL=1`
+//! (CI sets it, so a broken install cannot pass silently).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const ACKWISE: &str = env!("CARGO_BIN_EXE_ackwise");
+
+/// Six cases of seed 1 under two strategies: a dozen runs that simulate
+/// in about a second in all, yet cover several flows, RED, random loss
+/// draws and asymmetry.
+const RUN: [&str; 10] = [
+    "lab",
+    "gauntlet",
+    "--cases",
+    "6",
+    "--seed",
+    "1",
+    "--strategies",
+    "ae,4w",
+    "--jobs",
+    "1",
+];
+
+fn parallel_available() -> bool {
+    Command::new("parallel")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+fn scratch_dir() -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("ackwise-gauntlet-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("create scratch dir");
+    dir
+}
+
+fn ok(what: &str, out: Output) -> Output {
+    assert!(
+        out.status.success(),
+        "{what} failed ({}): {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+fn read(path: &Path) -> Vec<u8> {
+    std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+#[test]
+fn shards_run_by_gnu_parallel_merge_into_the_unsharded_file() {
+    if !parallel_available() {
+        let required = std::env::var("ACKWISE_REQUIRE_PARALLEL").is_ok_and(|v| v == "1");
+        assert!(
+            !required,
+            "ACKWISE_REQUIRE_PARALLEL=1 but GNU parallel (`parallel`) is not installed"
+        );
+        println!("skipped: GNU parallel is not installed (apt-get install parallel)");
+        return;
+    }
+    let dir = scratch_dir();
+    let single = dir.join("single.json");
+    ok(
+        "single run",
+        Command::new(ACKWISE)
+            .args(RUN)
+            .args(["--quiet", "--json"])
+            .arg(&single)
+            .output()
+            .expect("run ackwise"),
+    );
+
+    // What a README user types, with the shard index from parallel's
+    // argument list; `--halt now,fail=1` makes a failing shard fail all.
+    let part = dir.join("part{}.json");
+    ok(
+        "parallel",
+        Command::new("parallel")
+            .args(["--will-cite", "--halt", "now,fail=1", ACKWISE])
+            .args(RUN)
+            .args(["--quiet", "--shard", "{}/3", "--json"])
+            .arg(&part)
+            .args([":::", "1", "2", "3"])
+            .output()
+            .expect("run parallel"),
+    );
+    let parts: Vec<PathBuf> = (1..=3).map(|i| dir.join(format!("part{i}.json"))).collect();
+    let merged = dir.join("merged.json");
+    ok(
+        "merge",
+        Command::new(ACKWISE)
+            .args(["lab", "merge", "--quiet"])
+            .args(parts.iter().rev())
+            .arg("--json")
+            .arg(&merged)
+            .output()
+            .expect("run merge"),
+    );
+    assert!(
+        read(&merged) == read(&single),
+        "merged shards differ from the unsharded run: compare {} and {}",
+        merged.display(),
+        single.display()
+    );
+
+    // A part given twice is refused with one line and exit status 2.
+    let dup = Command::new(ACKWISE)
+        .args(["lab", "merge"])
+        .args(&parts)
+        .arg(&parts[0])
+        .arg("--json")
+        .arg(dir.join("dup.json"))
+        .output()
+        .expect("run merge");
+    let stderr = String::from_utf8_lossy(&dup.stderr);
+    assert_eq!(dup.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("appears twice"), "{stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
