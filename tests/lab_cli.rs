@@ -364,3 +364,45 @@ fn nosack_option_runs_and_is_listed() {
         .unwrap_or_else(|| panic!("{table}"));
     assert!(row.contains("1/1"), "{table}");
 }
+
+#[test]
+fn shared_medium_preset_rewards_fewer_acks() {
+    let json = temp("shared.json");
+    let out = ackwise(&[
+        "lab",
+        "shared-medium",
+        "--strategies",
+        "ae,da,4w-adaptive",
+        "--jobs",
+        "1",
+        "--quiet",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&json).unwrap();
+    let records: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let records = records.as_array().unwrap();
+    // Aggregate goodput: both flows' bytes over the later completion.
+    let agg = |strategy: &str, us: f64| {
+        let r = records
+            .iter()
+            .find(|r| r["strategy"] == strategy && r["params"]["per_frame_us"] == us)
+            .unwrap();
+        let flows = r["flows"].as_array().unwrap();
+        assert!(flows.iter().all(|f| f["finished"] == true), "{r}");
+        let last = flows
+            .iter()
+            .map(|f| f["completion_time_s"].as_f64().unwrap())
+            .fold(0.0, f64::max);
+        40e6 * 8.0 / last
+    };
+    for us in [100.0, 150.0] {
+        let (ae, da, w4a) = (agg("ae", us), agg("da", us), agg("4w-adaptive", us));
+        assert!(da > 1.1 * ae && w4a > 1.1 * da, "{us}: {ae} {da} {w4a}");
+    }
+}
