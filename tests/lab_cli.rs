@@ -406,3 +406,50 @@ fn shared_medium_preset_rewards_fewer_acks() {
         assert!(da > 1.1 * ae && w4a > 1.1 * da, "{us}: {ae} {da} {w4a}");
     }
 }
+
+#[test]
+fn path_models_keep_the_json_identical_for_any_job_count() {
+    let text = r#"
+name = "paths"
+strategies = ["ae", "dal2", "4w-adaptive"]
+[bottleneck]
+rate = "20mbit"
+delay = "5ms"
+buffer_packets = 40
+loss = { gilbert_elliott = { mean = "1%", burst = 3 } }
+jitter = "1ms"
+reorder = { probability = "1%", extra = "3ms" }
+[medium]
+per_frame = "100us"
+[[flows]]
+count = 3
+bytes = 500000
+access_delay = "1ms"
+access_delay_spread = "2ms"
+"#;
+    let file = scenario("paths.toml", text);
+    let (a, b) = (temp("paths-a.json"), temp("paths-b.json"));
+    for (path, jobs) in [(&a, "1"), (&b, "2")] {
+        let out = ackwise(&[
+            "lab",
+            &file,
+            "--jobs",
+            jobs,
+            "--quiet",
+            "--json",
+            path.to_str().unwrap(),
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let (a, b) = (
+        std::fs::read_to_string(&a).unwrap(),
+        std::fs::read_to_string(&b).unwrap(),
+    );
+    assert_eq!(a, b);
+    assert!(a.contains("\"lost\":"));
+    assert!(!a.contains("\"finished\": false"), "{a}");
+}

@@ -416,10 +416,13 @@ impl Simulator {
         };
         let link = &mut self.links[l];
         link.account_queue(now);
-        if let Some(qp) = link.queue.dequeue(now) {
-            self.transmit(l, qp.id);
-            self.media[m].busy_until = self.links[l].busy_until;
-        }
+        // A queue that reports a backlog but yields nothing is left for its
+        // next arrival to wake, rather than polled again at this instant.
+        let Some(qp) = link.queue.dequeue(now) else {
+            return;
+        };
+        self.transmit(l, qp.id);
+        self.media[m].busy_until = self.links[l].busy_until;
         let links = &self.links;
         let medium = &mut self.media[m];
         if medium
