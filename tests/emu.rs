@@ -571,3 +571,59 @@ fn jitter_keeps_order_and_reordering_does_not() {
     let f = &reordered.flows[0];
     assert!(f.client_stats.duplicate_acks_received > 10, "{f:?}");
 }
+
+#[test]
+fn a_shared_medium_serialises_both_directions_and_charges_per_frame() {
+    use ackwise::emu::MediumSpec;
+    let run = |policy: AckPolicyConfig, shared: bool| {
+        let spec = DumbbellSpec::symmetric(
+            54_000_000,
+            Duration::from_millis(5),
+            QueueSpec::drop_tail(10_000),
+        );
+        let mut c = config();
+        c.ack_policy = policy;
+        let mut s = Scenario::dumbbell(&spec, &[FlowParams::new(c, 5_000_000)]);
+        if shared {
+            s.media.push(MediumSpec {
+                links: vec![DUMBBELL_MIDDLE.0, DUMBBELL_MIDDLE.1],
+                per_frame_overhead: Duration::from_micros(120),
+            });
+        }
+        let r = emu::run(&s).unwrap();
+        assert_eq!(emu::run(&s).unwrap(), r, "deterministic");
+        let f = &r.flows[0];
+        assert!(f.finished && f.delivered_all && f.content_ok, "{f:?}");
+        r
+    };
+    let every = run(AckPolicyConfig::Every, true);
+    let (fwd, rev) = (
+        &every.links[DUMBBELL_MIDDLE.0],
+        &every.links[DUMBBELL_MIDDLE.1],
+    );
+    // One transmitter: the two directions' airtime never exceeds the run.
+    assert!(
+        fwd.utilization + rev.utilization <= 1.0 + 1e-9,
+        "{fwd:?} {rev:?}"
+    );
+    // Every frame pays 120 us: 5000 data frames alone take 0.6 s of air.
+    let data_air_s = fwd.packets as f64 * (120e-6 + 1040.0 * 8.0 / 54e6);
+    assert!(every.elapsed.as_secs_f64() > data_air_s);
+    // The same flow on separate full-duplex links is much faster, and on
+    // the medium fewer ACKs leave more airtime for data.
+    let duplex = run(AckPolicyConfig::Every, false);
+    let delayed = run(AckPolicyConfig::DELAYED, true);
+    let gput = |r: &emu::RunResult| r.flows[0].goodput_bps.unwrap();
+    assert!(
+        gput(&duplex) > 1.2 * gput(&every),
+        "{} {}",
+        gput(&duplex),
+        gput(&every)
+    );
+    assert!(
+        gput(&delayed) > 1.1 * gput(&every),
+        "{} {}",
+        gput(&delayed),
+        gput(&every)
+    );
+}

@@ -364,3 +364,92 @@ fn nosack_option_runs_and_is_listed() {
         .unwrap_or_else(|| panic!("{table}"));
     assert!(row.contains("1/1"), "{table}");
 }
+
+#[test]
+fn shared_medium_preset_rewards_fewer_acks() {
+    let json = temp("shared.json");
+    let out = ackwise(&[
+        "lab",
+        "shared-medium",
+        "--strategies",
+        "ae,da,4w-adaptive",
+        "--jobs",
+        "1",
+        "--quiet",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&json).unwrap();
+    let records: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let records = records.as_array().unwrap();
+    // Aggregate goodput: both flows' bytes over the later completion.
+    let agg = |strategy: &str, us: f64| {
+        let r = records
+            .iter()
+            .find(|r| r["strategy"] == strategy && r["params"]["per_frame_us"] == us)
+            .unwrap();
+        let flows = r["flows"].as_array().unwrap();
+        assert!(flows.iter().all(|f| f["finished"] == true), "{r}");
+        let last = flows
+            .iter()
+            .map(|f| f["completion_time_s"].as_f64().unwrap())
+            .fold(0.0, f64::max);
+        40e6 * 8.0 / last
+    };
+    for us in [100.0, 150.0] {
+        let (ae, da, w4a) = (agg("ae", us), agg("da", us), agg("4w-adaptive", us));
+        assert!(da > 1.1 * ae && w4a > 1.1 * da, "{us}: {ae} {da} {w4a}");
+    }
+}
+
+#[test]
+fn path_models_keep_the_json_identical_for_any_job_count() {
+    let text = r#"
+name = "paths"
+strategies = ["ae", "dal2", "4w-adaptive"]
+[bottleneck]
+rate = "20mbit"
+delay = "5ms"
+buffer_packets = 40
+loss = { gilbert_elliott = { mean = "1%", burst = 3 } }
+jitter = "1ms"
+reorder = { probability = "1%", extra = "3ms" }
+[medium]
+per_frame = "100us"
+[[flows]]
+count = 3
+bytes = 500000
+access_delay = "1ms"
+access_delay_spread = "2ms"
+"#;
+    let file = scenario("paths.toml", text);
+    let (a, b) = (temp("paths-a.json"), temp("paths-b.json"));
+    for (path, jobs) in [(&a, "1"), (&b, "2")] {
+        let out = ackwise(&[
+            "lab",
+            &file,
+            "--jobs",
+            jobs,
+            "--quiet",
+            "--json",
+            path.to_str().unwrap(),
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let (a, b) = (
+        std::fs::read_to_string(&a).unwrap(),
+        std::fs::read_to_string(&b).unwrap(),
+    );
+    assert_eq!(a, b);
+    assert!(a.contains("\"lost\":"));
+    assert!(!a.contains("\"finished\": false"), "{a}");
+}

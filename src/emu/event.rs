@@ -19,6 +19,8 @@ pub(crate) enum Event {
     LinkExit(u32),
     /// A link finished serialising its current packet.
     TxDone(u32),
+    /// A shared medium is free: serve the next member link's frame.
+    MediumFree(u32),
     /// A delayed packet is offered to a link queue again, past the hook.
     Reoffer(PacketIdx),
     /// A connection timer may be due (flow, server side?).

@@ -60,6 +60,10 @@ pub(crate) struct Link {
     pub loss: LossProcess,
     /// Random extra propagation delay.
     pub jitter: JitterProcess,
+    /// The shared medium this link transmits on, if any.
+    pub medium: Option<usize>,
+    /// Airtime each frame costs beyond its bytes (the medium's).
+    pub per_frame_overhead: Duration,
     /// Index into the simulator's captures, if this link is captured.
     pub capture: Option<usize>,
     /// Packets serialised and propagating, with their arrival times at the
@@ -80,6 +84,8 @@ impl Link {
             counters: LinkCounters::default(),
             loss: LossProcess::new(spec.loss),
             jitter: JitterProcess::new(spec.jitter),
+            medium: None,
+            per_frame_overhead: Duration::ZERO,
             capture: None,
             in_flight: VecDeque::new(),
         }
@@ -109,10 +115,10 @@ impl Link {
         c.last_change = now;
     }
 
-    /// Starts serialising a packet of `bytes` at `now`; returns when it
-    /// reaches the far end.
+    /// Starts serialising a packet of `bytes` at `now` (plus the per-frame
+    /// overhead on a shared medium); returns when it reaches the far end.
     pub fn start_tx(&mut self, now: Instant, bytes: u32) -> Instant {
-        let tx = transmission_time(bytes, self.rate_bps);
+        let tx = self.per_frame_overhead + transmission_time(bytes, self.rate_bps);
         self.busy_until = now + tx;
         let c = &mut self.counters;
         c.packets += 1;

@@ -47,6 +47,9 @@
 //!   not as queue drops.
 //! - A link may add random propagation delay ([`Jitter`]): order-keeping
 //!   jitter, and a fraction of packets held back and overtaken.
+//! - Links may share one half-duplex transmitter ([`MediumSpec`], a
+//!   Wi-Fi-like medium): frames of all member links take turns, each
+//!   paying a fixed per-frame airtime overhead.
 //! - The client writes `bytes` of a fixed pattern and closes; the server
 //!   reads, verifies and closes when the peer has closed. A flow is
 //!   finished when the ACK of its last byte reached the client and the
@@ -65,6 +68,7 @@ mod jitter;
 pub mod link;
 mod loss;
 mod measure;
+mod medium;
 pub mod middlebox;
 mod packet;
 pub mod pcap;
@@ -78,6 +82,7 @@ pub use jitter::{Jitter, Reorder};
 pub use link::transmission_time;
 pub use loss::LossModel;
 pub use measure::{jain_index, FlowResult, FlowSeries, LinkResult, RunResult, TimeSeries};
+pub use medium::MediumSpec;
 pub use middlebox::{HookAction, LinkHook, NoHook, PacketInfo};
 pub use packet::PacketKind;
 pub use queue::{LinkQueue, QueueSpec, QueuedPacket, RedParams, Verdict};

@@ -4,6 +4,7 @@
 
 use super::jitter::Jitter;
 use super::loss::LossModel;
+use super::medium::MediumSpec;
 use super::queue::QueueSpec;
 use super::EmuError;
 use crate::ack_path::DelayControlConfig;
@@ -125,6 +126,8 @@ pub struct Scenario {
     pub captures: Vec<CaptureSpec>,
     /// ACK delay control (paper 001), if installed.
     pub delay_control: Option<DelayControlSpec>,
+    /// Groups of links sharing one half-duplex transmitter.
+    pub media: Vec<MediumSpec>,
 }
 
 /// Where ACK delay control (paper 001) sits: one shaper, shared by the
@@ -156,6 +159,7 @@ impl Default for Scenario {
             sampled_links: Vec::new(),
             captures: Vec::new(),
             delay_control: None,
+            media: Vec::new(),
         }
     }
 }
@@ -231,6 +235,24 @@ impl Scenario {
                 };
                 if d.is_zero() {
                     return bad("on and off periods must be positive");
+                }
+            }
+        }
+        let mut in_medium = vec![false; n_links];
+        for m in &self.media {
+            if m.links.is_empty() {
+                return Err(EmuError::InvalidScenario(
+                    "a medium needs at least one link",
+                ));
+            }
+            for &l in &m.links {
+                if l >= n_links {
+                    return Err(EmuError::InvalidScenario("medium names a missing link"));
+                }
+                if std::mem::replace(&mut in_medium[l], true) {
+                    return Err(EmuError::InvalidScenario(
+                        "a link belongs to at most one medium",
+                    ));
                 }
             }
         }

@@ -8,6 +8,7 @@ use super::event::{Event, EventQueue, PacketIdx};
 use super::host::{pattern, FlowState, CHUNK};
 use super::link::{Link, LinkCounters};
 use super::measure::{FlowResult, FlowSeries, LinkResult, RunResult, TimeSeries};
+use super::medium::Medium;
 use super::middlebox::{HookAction, LinkHook, PacketInfo};
 use super::packet::{classify, Owner, PacketKind, Pool};
 use super::pcap::{host_address, PcapWriter};
@@ -36,6 +37,8 @@ pub struct Simulator {
     events: EventQueue,
     rng: ChaCha8Rng,
     links: Vec<Link>,
+    /// Shared half-duplex transmitters over some of the links.
+    media: Vec<Medium>,
     link_names: Vec<String>,
     flows: Vec<FlowState>,
     cross: Vec<CrossSource>,
@@ -65,6 +68,12 @@ impl Simulator {
     pub fn new(scenario: &Scenario) -> Result<Simulator, EmuError> {
         scenario.validate()?;
         let mut links: Vec<Link> = scenario.links.iter().map(Link::new).collect();
+        for (m, spec) in scenario.media.iter().enumerate() {
+            for &l in &spec.links {
+                links[l].medium = Some(m);
+                links[l].per_frame_overhead = spec.per_frame_overhead;
+            }
+        }
         let mut captures = Vec::new();
         for c in &scenario.captures {
             let w = PcapWriter::new(BufWriter::new(File::create(&c.path)?))?;
@@ -110,6 +119,7 @@ impl Simulator {
             rng: ChaCha8Rng::seed_from_u64(scenario.seed),
             link_names: scenario.links.iter().map(|l| l.name.clone()).collect(),
             links,
+            media: scenario.media.iter().map(Medium::new).collect(),
             flows: scenario.flows.iter().map(FlowState::new).collect(),
             cross,
             pool: Pool::new(usize::from(max_mss) + HEADER_ROOM),
@@ -190,6 +200,7 @@ impl Simulator {
                 self.forward(p);
             }
             Event::TxDone(l) => self.tx_done(l as usize),
+            Event::MediumFree(m) => self.medium_free(m as usize),
             Event::Reoffer(p) => {
                 let link = self.path_of(p)[usize::from(self.pool.get(p).hop) - 1];
                 self.enqueue(link as usize, p);
@@ -306,7 +317,12 @@ impl Simulator {
     fn enqueue(&mut self, l: usize, p: PacketIdx) {
         let now = self.now;
         let link = &mut self.links[l];
-        if link.busy_until <= now && !link.tx_done_pending && link.queue.len_packets() == 0 {
+        // On a shared medium every frame waits its turn in its queue.
+        if link.medium.is_none()
+            && link.busy_until <= now
+            && !link.tx_done_pending
+            && link.queue.len_packets() == 0
+        {
             self.transmit(l, p);
             return;
         }
@@ -356,6 +372,15 @@ impl Simulator {
         }
         let len = link.queue.len_packets();
         link.counters.peak_queue_packets = link.counters.peak_queue_packets.max(len);
+        if let Some(m) = link.medium {
+            let medium = &mut self.media[m];
+            if !medium.pending && len > 0 {
+                medium.pending = true;
+                self.events
+                    .push(medium.busy_until.max(now), Event::MediumFree(m as u32));
+            }
+            return;
+        }
         if !link.tx_done_pending && len > 0 {
             link.tx_done_pending = true;
             self.events
@@ -376,6 +401,38 @@ impl Simulator {
         if link.queue.len_packets() > 0 {
             link.tx_done_pending = true;
             self.events.push(link.busy_until, Event::TxDone(l as u32));
+        }
+    }
+
+    /// A shared medium is free: the next member link in turn with a frame
+    /// queued sends it, and the medium is busy for that frame's airtime.
+    fn medium_free(&mut self, m: usize) {
+        let now = self.now;
+        let links = &self.links;
+        let medium = &mut self.media[m];
+        medium.pending = false;
+        let Some(l) = medium.next(|l| links[l].queue.len_packets() > 0) else {
+            return;
+        };
+        let link = &mut self.links[l];
+        link.account_queue(now);
+        // A queue that reports a backlog but yields nothing is left for its
+        // next arrival to wake, rather than polled again at this instant.
+        let Some(qp) = link.queue.dequeue(now) else {
+            return;
+        };
+        self.transmit(l, qp.id);
+        self.media[m].busy_until = self.links[l].busy_until;
+        let links = &self.links;
+        let medium = &mut self.media[m];
+        if medium
+            .links
+            .iter()
+            .any(|&k| links[k].queue.len_packets() > 0)
+        {
+            medium.pending = true;
+            self.events
+                .push(medium.busy_until.max(now), Event::MediumFree(m as u32));
         }
     }
 

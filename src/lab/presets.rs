@@ -3,7 +3,9 @@
 //! Each preset lists the strategies it compares; mechanisms that land
 //! later add their names to these lists rather than new presets.
 
-use super::scenario::{CrossGroup, FlowGroup, LabScenario, LinkParams, QueueKind, TopologyKind};
+use super::scenario::{
+    CrossGroup, FlowGroup, LabScenario, LinkParams, QueueKind, SharedMedium, TopologyKind,
+};
 use super::strategy::{NetAck, Strategy};
 use super::LabError;
 use crate::emu::LossModel;
@@ -92,7 +94,7 @@ fn point(params: Vec<(&'static str, f64)>, scenario: LabScenario) -> Point {
 type Builder = fn() -> Preset;
 
 /// Every built-in preset: name, builder.
-const PRESETS: [(&str, Builder); 22] = [
+const PRESETS: [(&str, Builder); 23] = [
     ("default", default),
     ("p003-fig3", p003_fig3),
     ("p003-fig6", p003_fig6),
@@ -115,6 +117,7 @@ const PRESETS: [(&str, Builder); 22] = [
     ("p002-asym20", p002_asym20),
     ("p001-sat", p001_sat),
     ("ack-mgmt", ack_mgmt),
+    ("shared-medium", shared_medium),
 ];
 
 /// The names of every preset, in `lab list` order.
@@ -977,6 +980,47 @@ fn ack_mgmt() -> Preset {
         name: "ack-mgmt".into(),
         description: "who wins: end-host and in-network ACK reduction, 10 Mbit/s / 28.8-100 kbit/s",
         strategies: ACK_MGMT_STRATEGIES.to_vec(),
+        points,
+    }
+}
+
+/// A Wi-Fi-like shared half-duplex medium: two bulk flows of 20 MB over
+/// one 54 Mbit/s transmitter that data and ACKs of both directions take
+/// turns on, 10 ms RTT, a one-BDP buffer each way. Each frame pays a
+/// fixed airtime overhead, swept over 100 and 150 us: 802.11a/g at
+/// 54 Mbit/s spends about 28-34 us of DIFS, 67.5 us of mean backoff
+/// (CWmin 15 slots of 9 us, halved), 20 us of preamble, 10-16 us of SIFS
+/// and about 28 us of link-layer ACK per frame, some 150-165 us; 100 us
+/// stands for a shorter contention window. Every ACK saved is airtime for
+/// data: TACK (SIGCOMM 2020) reports about 28% more goodput with over 90%
+/// fewer ACKs on Wi-Fi.
+fn shared_medium() -> Preset {
+    let rate = 54_000_000;
+    let points = [100u64, 150]
+        .into_iter()
+        .map(|us| {
+            let s = LabScenario {
+                forward: link(rate, ms(5), bdp_packets(rate, ms(10), 1.0)),
+                flows: vec![group(2, 20_000_000, Duration::ZERO, Duration::ZERO)],
+                medium: Some(SharedMedium {
+                    per_frame_overhead: Duration::from_micros(us),
+                }),
+                ..LabScenario::default()
+            };
+            point(vec![("per_frame_us", us as f64)], s)
+        })
+        .collect();
+    Preset {
+        name: "shared-medium".into(),
+        description: "Wi-Fi-like shared medium: 2 flows of 20 MB, 54 Mbit/s PHY, 100/150 us per frame, 10 ms RTT",
+        strategies: vec![
+            Strategy::AE,
+            Strategy::DA,
+            Strategy::DAL2,
+            Strategy::W4,
+            Strategy::W4_ADAPTIVE,
+            Strategy::SMART_MINRTT,
+        ],
         points,
     }
 }

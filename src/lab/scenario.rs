@@ -13,7 +13,7 @@ use crate::connection::Config;
 use crate::emu::Reorder;
 use crate::emu::{
     CrossTrafficSpec, DelayControlSpec, DumbbellSpec, FlowParams, HopSpec, Jitter, LossModel,
-    ParkingLotRoutes, Period, QueueSpec, RedParams, Scenario, DUMBBELL_MIDDLE,
+    MediumSpec, ParkingLotRoutes, Period, QueueSpec, RedParams, Scenario, DUMBBELL_MIDDLE,
 };
 use crate::time::Duration;
 use serde::Deserialize;
@@ -262,6 +262,17 @@ pub struct CrossGroup {
     pub reverse: bool,
 }
 
+/// The dumbbell's middle link pair as one shared half-duplex medium
+/// (Wi-Fi-like, see `emu::MediumSpec`): data and ACKs of both directions
+/// take turns on one transmitter, and every frame pays
+/// `per_frame_overhead` of airtime on top of its bytes at the link rate.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SharedMedium {
+    /// Airtime per frame beyond its bytes (802.11a/g at 54 Mbit/s: about
+    /// 100-150 us for DIFS, backoff, preamble, SIFS and the link-layer ACK).
+    pub per_frame_overhead: Duration,
+}
+
 /// What a flow of the built scenario is, for reports: the strategy it ran
 /// and its direction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -307,6 +318,9 @@ pub struct LabScenario {
     pub measure_from: Duration,
     /// Simulated time limit.
     pub horizon: Duration,
+    /// The middle link pair shares one half-duplex transmitter (dumbbell
+    /// only); `None`: two independent full-duplex directions.
+    pub medium: Option<SharedMedium>,
 }
 
 impl Default for LabScenario {
@@ -333,6 +347,7 @@ impl Default for LabScenario {
             overhead_bytes: 20,
             measure_from: Duration::ZERO,
             horizon: Duration::from_secs(600),
+            medium: None,
         }
     }
 }
@@ -461,6 +476,12 @@ impl LabScenario {
             ),
         };
         let (fwd, rev) = DUMBBELL_MIDDLE;
+        if let (Some(m), TopologyKind::Dumbbell) = (self.medium, self.topology) {
+            scenario.media.push(MediumSpec {
+                links: vec![fwd, rev],
+                per_frame_overhead: m.per_frame_overhead,
+            });
+        }
         for c in &self.cross {
             scenario.cross_traffic.push(CrossTrafficSpec {
                 path: vec![if c.reverse { rev } else { fwd }],
@@ -548,6 +569,14 @@ impl LabScenario {
         }
         if !self.cross.is_empty() && self.topology != TopologyKind::Dumbbell {
             return bad("cross", "cross traffic needs the dumbbell topology");
+        }
+        if let Some(m) = self.medium {
+            if self.topology != TopologyKind::Dumbbell {
+                return bad("medium", "a shared medium needs the dumbbell topology");
+            }
+            if m.per_frame_overhead > Duration::from_secs(1) {
+                return bad("medium.per_frame", "must be at most 1s");
+            }
         }
         for (i, c) in self.cross.iter().enumerate() {
             if c.rate_bps == 0 || c.packet_bytes == 0 {
@@ -637,6 +666,21 @@ pub struct ScenarioFile {
     pub measure_from: Option<String>,
     /// Simulated time limit, e.g. `"600s"`.
     pub horizon: Option<String>,
+    /// A shared half-duplex medium in place of the middle link pair.
+    pub medium: Option<MediumFile>,
+}
+
+/// The `[medium]` table of a scenario file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MediumFile {
+    /// `"shared"` (the only kind; default).
+    pub kind: Option<String>,
+    /// PHY rate of both directions, e.g. `"54mbit"`; replaces the
+    /// bottleneck's (and reverse's) rate. Default: theirs.
+    pub rate: Option<String>,
+    /// Airtime overhead per frame, e.g. `"100us"`.
+    pub per_frame: String,
 }
 
 /// A link in a scenario file.
@@ -882,14 +926,40 @@ impl ScenarioFile {
             .enumerate()
             .map(|(i, c)| c.to_group(i))
             .collect::<Result<Vec<_>, _>>()?;
+        let mut forward = self.bottleneck.to_params("bottleneck")?;
+        let mut reverse = self
+            .reverse
+            .as_ref()
+            .map(|r| r.to_params("reverse"))
+            .transpose()?;
+        let medium = match &self.medium {
+            None => None,
+            Some(m) => {
+                match m.kind.as_deref().unwrap_or("shared") {
+                    "shared" => {}
+                    other => {
+                        return field(
+                            "medium.kind",
+                            Err(format!("unknown medium kind `{other}` (shared)")),
+                        )
+                    }
+                }
+                if let Some(rate) = &m.rate {
+                    let bps = field("medium.rate", parse_rate(rate))?;
+                    forward.rate_bps = bps;
+                    if let Some(r) = reverse.as_mut() {
+                        r.rate_bps = bps;
+                    }
+                }
+                Some(SharedMedium {
+                    per_frame_overhead: field("medium.per_frame", parse_duration(&m.per_frame))?,
+                })
+            }
+        };
         let scenario = LabScenario {
             topology,
-            forward: self.bottleneck.to_params("bottleneck")?,
-            reverse: self
-                .reverse
-                .as_ref()
-                .map(|r| r.to_params("reverse"))
-                .transpose()?,
+            forward,
+            reverse,
             access_rate_bps: self
                 .access_rate
                 .as_deref()
@@ -907,6 +977,7 @@ impl ScenarioFile {
             overhead_bytes: self.overhead_bytes.unwrap_or(d.overhead_bytes),
             measure_from: duration_or("measure_from", &self.measure_from, Duration::ZERO)?,
             horizon: duration_or("horizon", &self.horizon, d.horizon)?,
+            medium,
         };
         scenario.validate()?;
         Ok(scenario)
@@ -1007,6 +1078,80 @@ mod tests {
         // Access links run at the given rate.
         assert_eq!(emu.links[2].rate_bps, 10_000_000);
         emu.validate().unwrap();
+    }
+
+    const SHARED: &str = r#"
+        [bottleneck]
+        rate = "10mbit"
+        delay = "5ms"
+        buffer_packets = 50
+        [medium]
+        kind = "shared"
+        rate = "54mbit"
+        per_frame = "120us"
+        [[flows]]
+        count = 2
+        bytes = 1000000
+    "#;
+
+    #[test]
+    fn a_shared_medium_joins_the_middle_links() {
+        let s = ScenarioFile::from_toml(SHARED)
+            .unwrap()
+            .to_scenario()
+            .unwrap();
+        assert_eq!(
+            s.medium,
+            Some(SharedMedium {
+                per_frame_overhead: Duration::from_micros(120)
+            })
+        );
+        let emu = s.to_emu(Strategy::DA, 1);
+        assert_eq!(emu.media.len(), 1);
+        assert_eq!(
+            emu.media[0].links,
+            vec![DUMBBELL_MIDDLE.0, DUMBBELL_MIDDLE.1]
+        );
+        assert_eq!(emu.media[0].per_frame_overhead, Duration::from_micros(120));
+        // The medium's rate replaces both directions'.
+        assert_eq!(emu.links[DUMBBELL_MIDDLE.0].rate_bps, 54_000_000);
+        assert_eq!(emu.links[DUMBBELL_MIDDLE.1].rate_bps, 54_000_000);
+        emu.validate().unwrap();
+        // Without [medium], nothing is shared.
+        let plain = SHARED.replace("[medium]", "[unused]");
+        let plain =
+            plain.split("[unused]").next().unwrap().to_string() + "[[flows]]\nbytes = 1000\n";
+        let s = ScenarioFile::from_toml(&plain)
+            .unwrap()
+            .to_scenario()
+            .unwrap();
+        assert!(s.to_emu(Strategy::DA, 1).media.is_empty());
+
+        for (from, to, expect) in [
+            ("kind = \"shared\"", "kind = \"mesh\"", "medium.kind"),
+            (
+                "per_frame = \"120us\"",
+                "per_frame = \"120\"",
+                "medium.per_frame",
+            ),
+            (
+                "per_frame = \"120us\"",
+                "per_frame = \"2s\"",
+                "medium.per_frame",
+            ),
+            ("rate = \"54mbit\"", "rate = \"0\"", "medium.rate"),
+            (
+                "[bottleneck]",
+                "topology = \"parking-lot\"\n[bottleneck]",
+                "medium",
+            ),
+        ] {
+            let err = ScenarioFile::from_toml(&SHARED.replace(from, to))
+                .and_then(|f| f.to_scenario())
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(expect), "{to}: {err}");
+        }
     }
 
     #[test]
