@@ -32,8 +32,10 @@ fn parallel_available() -> bool {
         .is_ok_and(|o| o.status.success())
 }
 
-fn scratch_dir() -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("ackwise-gauntlet-test-{}", std::process::id()));
+/// A directory of this test process's own, per test (tests run in
+/// parallel and each removes its directory at the end).
+fn scratch_dir(test: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("ackwise-gauntlet-{test}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("create scratch dir");
     dir
 }
@@ -63,7 +65,7 @@ fn shards_run_by_gnu_parallel_merge_into_the_unsharded_file() {
         println!("skipped: GNU parallel is not installed (apt-get install parallel)");
         return;
     }
-    let dir = scratch_dir();
+    let dir = scratch_dir("shards");
     let single = dir.join("single.json");
     ok(
         "single run",
@@ -121,5 +123,39 @@ fn shards_run_by_gnu_parallel_merge_into_the_unsharded_file() {
     assert_eq!(dup.status.code(), Some(2), "{stderr}");
     assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
     assert!(stderr.contains("appears twice"), "{stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn bad_flags_and_files_are_one_line_and_status_2() {
+    let dir = scratch_dir("bad");
+    let not_gauntlet = dir.join("other.json");
+    std::fs::write(&not_gauntlet, "[]").expect("write");
+    let cases: [(Vec<&str>, &str); 5] = [
+        (vec!["lab", "gauntlet", "--shard", "4/3"], "bad shard"),
+        (vec!["lab", "gauntlet", "--cases", "0"], "--cases"),
+        (vec!["lab", "gauntlet", "--strategies", "ae,9w"], "9w"),
+        (vec!["lab", "merge", "x.json"], "needs --json"),
+        (
+            vec![
+                "lab",
+                "merge",
+                not_gauntlet.to_str().unwrap(),
+                "--json",
+                "o.json",
+            ],
+            "not a gauntlet file",
+        ),
+    ];
+    for (args, expect) in cases {
+        let out = Command::new(ACKWISE)
+            .args(&args)
+            .output()
+            .expect("run ackwise");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.trim().lines().count(), 1, "{args:?}: {stderr}");
+        assert!(stderr.contains(expect), "{args:?}: {stderr}");
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }

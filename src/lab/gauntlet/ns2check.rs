@@ -361,4 +361,30 @@ mod tests {
         assert!(expressible(&ge).is_err());
         assert!(expressible(&case.params).is_ok());
     }
+
+    #[test]
+    fn the_ns2_span_covers_test_flows_only_and_stalls_count_at_the_horizon() {
+        let mut p = draw(1, 0).params;
+        p.flows.truncate(3);
+        for (f, start_ms) in p.flows.iter_mut().zip([100, 0, 200]) {
+            f.start_us = start_ms * 1000;
+            f.competitor = None;
+        }
+        p.flows[1].competitor = Some("ae".into());
+        p.horizon_us = 50_000_000;
+        let done = |s: Option<u64>, retx| Ns2FlowDone {
+            done_at: s.map(Duration::from_secs),
+            retransmissions: retx,
+            ..Ns2FlowDone::default()
+        };
+        // The competitor (flow 1) starts first and finishes last: ignored.
+        let flows = [done(Some(3), 1), done(Some(9), 5), done(Some(4), 2)];
+        let (s, unfinished, retx) = span(&p, &flows);
+        assert!((s - 3.9).abs() < 1e-9, "{s}");
+        assert_eq!((unfinished, retx), (0, 3));
+        let flows = [done(Some(3), 1), done(Some(9), 5), done(None, 2)];
+        let (s, unfinished, _) = span(&p, &flows);
+        assert!((s - 49.9).abs() < 1e-9, "{s}");
+        assert_eq!(unfinished, 1);
+    }
 }

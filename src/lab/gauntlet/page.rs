@@ -147,6 +147,7 @@ pub fn page(file: &GauntletFile, command: &str) -> String {
     {
         targets(&mut out, s);
     }
+    rto_flags(&mut out, file);
     worst_cases(&mut out, file);
     if let Some(ns2) = &file.ns2 {
         ns2check::page_section(&mut out, file, ns2);
@@ -298,6 +299,53 @@ fn targets(out: &mut String, s: &StrategySummary) {
     ];
     for (target, figure, met) in rows {
         let _ = writeln!(out, "| {target} | {figure} | {} |", yes(met));
+    }
+    out.push('\n');
+}
+
+/// Every RTO on a loss-free single-flow path with >= 0.5 BDP of buffer:
+/// no random loss and room for a window, so any timeout there is the
+/// strategy's (or its ACK path's) doing.
+fn rto_flags(out: &mut String, file: &GauntletFile) {
+    let _ = writeln!(
+        out,
+        "## Flags: RTOs on RTO-free paths
+"
+    );
+    let flagged: Vec<&crate::lab::gauntlet::metrics::GauntletRecord> = file
+        .records
+        .iter()
+        .filter(|r| r.params.rto_free_path() && r.outcome.rtos > 0)
+        .collect();
+    if flagged.is_empty() {
+        let _ = writeln!(
+            out,
+            "None: no strategy, AE included, timed out on such a path.\n"
+        );
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "Loss-free single-flow paths with a buffer of at least 0.5 BDP where a strategy (AE included) had an RTO. \
+         Such a path can still drop ACKs: its reverse buffer holds as many packets as the forward one, and the reverse rate may be 1/1000 of the forward.\n"
+    );
+    let _ = writeln!(
+        out,
+        "| case | strategy | RTOs | retransmissions | path | replay |\n|---|---|---|---|---|---|"
+    );
+    for r in flagged {
+        let _ = writeln!(
+            out,
+            "| {} | `{}` | {} | {} | {} | `ackwise lab gauntlet --seed {} --case {} --strategies {}` |",
+            r.case,
+            r.strategy,
+            r.outcome.rtos,
+            r.outcome.retransmissions,
+            r.params.describe(),
+            file.seed,
+            r.case,
+            r.strategy
+        );
     }
     out.push('\n');
 }
