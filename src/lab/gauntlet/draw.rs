@@ -70,6 +70,9 @@ pub const SEGMENT_BYTES: u16 = 1448;
 /// Bytes a full segment takes on a link (payload, 32 of TCP header with
 /// timestamps, 20 of IPv4), for BDPs and ideal transfer times.
 pub const WIRE_PACKET_BYTES: f64 = 1500.0;
+/// Bytes a pure ACK takes on a link (20 of TCP header, 12 of timestamps,
+/// 20 of IPv4), for the ACK path's share of the horizon.
+pub const WIRE_ACK_BYTES: f64 = 52.0;
 /// The horizon is this many times the ideal completion of all bytes ...
 pub const HORIZON_FACTOR: f64 = 20.0;
 /// ... plus this much, so that slow starts on short transfers and long
@@ -375,14 +378,37 @@ pub fn draw(seed: u64, case: u64) -> Case {
             competitor,
         });
     }
-    // Ideal: the last start, then every byte of every flow back to back
-    // at the bottleneck rate, then one RTT.
-    let wire_bits: f64 = flows
+    // The time the path itself forces on the reference (ae) run: the last
+    // start, then the slowest of three limits, then one RTT. (1) Every byte
+    // of every flow back to back at the bottleneck rate. (2) ae's ACKs, one
+    // per segment, through the reverse bottleneck: at 1/1000 of the forward
+    // rate these, not the data, set the pace. (3) Random loss: a Reno flow
+    // with loss rate p moves about MSS / RTT * sqrt(3 / 2p) (Mathis et al.,
+    // 1997), far below the link rate on fast long paths. A horizon sized
+    // from (1) alone left every strategy unfinished on such paths, where a
+    // comparison then says nothing.
+    let segments: f64 = flows
         .iter()
-        .map(|f| (f.bytes as f64 / f64::from(SEGMENT_BYTES)).ceil() * WIRE_PACKET_BYTES * 8.0)
+        .map(|f| (f.bytes as f64 / f64::from(SEGMENT_BYTES)).ceil())
         .sum();
+    let data_s = segments * WIRE_PACKET_BYTES * 8.0 / rate_bps as f64;
+    let acks_s = segments * WIRE_ACK_BYTES * 8.0 / reverse_rate_bps as f64;
+    let mean_loss = loss.mean();
+    let loss_limited_s = if mean_loss > 0.0 {
+        flows
+            .iter()
+            .map(|f| {
+                let rtt = f.rtt_us as f64 / 1e6;
+                let rate_bytes_s = f64::from(SEGMENT_BYTES) / rtt * (1.5 / mean_loss).sqrt();
+                f.bytes as f64 / rate_bytes_s
+            })
+            .fold(0.0, f64::max)
+    } else {
+        0.0
+    };
     let last_start_s = flows.iter().map(|f| f.start_us).max().unwrap_or(0) as f64 / 1e6;
-    let ideal_s = last_start_s + wire_bits / rate_bps as f64 + rtt_s * (1.0 + RTT_SPREAD);
+    let ideal_s =
+        last_start_s + data_s.max(acks_s).max(loss_limited_s) + rtt_s * (1.0 + RTT_SPREAD);
     let params = CaseParams {
         case,
         rate_bps,
