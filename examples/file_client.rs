@@ -5,7 +5,7 @@
 //! cargo run --release --example file_client -- 127.0.0.1:4433 FILE... [STRATEGY]
 //! ```
 //!
-//! A last argument that is a lab strategy name (default `4w`) sets the
+//! A last argument that is a lab strategy name (default `4w-adaptive`) sets the
 //! sender's ACK requests and congestion control.
 
 use ackwise::lab::Strategy;
@@ -38,7 +38,7 @@ async fn run() -> Result<bool, Box<dyn std::error::Error>> {
             args.pop();
             s
         }
-        _ => Strategy::W4,
+        _ => Strategy::DEFAULT,
     };
 
     // Every file is opened and checked before anything goes on the wire.

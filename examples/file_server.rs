@@ -6,7 +6,7 @@
 //! cargo run --release --example file_client -- 127.0.0.1:4433 FILE... [STRATEGY]
 //! ```
 //!
-//! STRATEGY is a lab name (`ackwise lab list`; default `4w`): the server
+//! STRATEGY is a lab name (`ackwise lab list`; default `4w-adaptive`): the server
 //! takes its ACK policy from it.
 
 use ackwise::lab::Strategy;
@@ -22,7 +22,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .map_or("127.0.0.1:4433", String::as_str)
         .parse()?;
     let out_dir = args.get(1).map_or(".", String::as_str);
-    let strategy: Strategy = args.get(2).map_or("4w", String::as_str).parse()?;
+    let strategy: Strategy = args
+        .get(2)
+        .map_or(Strategy::DEFAULT_NAME, String::as_str)
+        .parse()?;
 
     // Files land in `out_dir`, never over an existing file; a bad
     // directory is reported now rather than at the first transfer.

@@ -133,7 +133,7 @@ struct SendArgs {
     /// Strategy, a lab name (`ackwise lab list`): the sender takes its ACK
     /// requests and congestion control from it. Give the receiver the
     /// same name.
-    #[arg(long, default_value = "4w")]
+    #[arg(long, default_value = Strategy::DEFAULT_NAME)]
     strategy: String,
     #[command(flatten)]
     carrier: CarrierArgs,
@@ -172,7 +172,7 @@ struct RecvArgs {
     out: std::path::PathBuf,
     /// Strategy, a lab name: the receiver takes its ACK policy from it.
     /// Give the sender the same name.
-    #[arg(long, default_value = "4w")]
+    #[arg(long, default_value = Strategy::DEFAULT_NAME)]
     strategy: String,
     #[command(flatten)]
     carrier: CarrierArgs,

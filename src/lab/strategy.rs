@@ -341,6 +341,13 @@ impl Strategy {
     pub const W4AF: Strategy = plain(Base::W4af);
     /// `4w-adaptive`.
     pub const W4_ADAPTIVE: Strategy = plain(Base::W4Adaptive);
+    /// The strategy `ackwise send` and `recv` use unless told otherwise,
+    /// and the one the gauntlet's targets judge: the one that held up
+    /// best against `ae` across the gauntlet's random paths (see the
+    /// README's "Which strategy" and `docs/results/gauntlet.md`).
+    pub const DEFAULT: Strategy = Strategy::W4_ADAPTIVE;
+    /// [`DEFAULT`](Self::DEFAULT)'s name, for command-line defaults.
+    pub const DEFAULT_NAME: &'static str = "4w-adaptive";
     /// `smart`.
     pub const SMART: Strategy = plain(Base::Smart);
     /// `smart-ext`.

@@ -50,7 +50,7 @@ pub const DEFAULT_STRATEGIES: [Strategy; 10] = [
 
 /// The strategy the targets table judges: `ackwise send`'s and `recv`'s
 /// default.
-pub const TARGET_STRATEGY: Strategy = Strategy::W4;
+pub const TARGET_STRATEGY: Strategy = Strategy::DEFAULT;
 
 /// Cases when `--cases` is not given.
 pub const DEFAULT_CASES: u64 = 200;
