@@ -18,6 +18,7 @@ use super::ack_request::{Requester, WindowInfo};
 use super::{AckOutcome, CongestionControl, Scoreboard, SendBuffer};
 // Pacing (paper 004 section 4.1).
 use super::pacing::{Pacer, PacingConfig};
+use super::window_in_use::WindowInUse;
 use crate::estimators::{AckInterval, RttEstimator};
 use crate::time::{Duration, Instant};
 
@@ -186,6 +187,11 @@ pub struct Sender {
     counters: SenderCounters,
     /// Pacing (paper 004 section 4.1); `None` sends as the window allows.
     pacer: Option<Pacer>,
+    /// The window in use, base of the multiplicative decrease.
+    in_use: WindowInUse,
+    /// New data sent by limited transmit since the last cumulative ACK;
+    /// RFC 5681 section 3.2 step 2 leaves it out of the ssthresh base.
+    limited_transmit_bytes: u64,
 }
 
 impl Sender {
@@ -227,6 +233,8 @@ impl Sender {
             fast_retransmit_at: None,
             counters: SenderCounters::default(),
             pacer: None,
+            in_use: WindowInUse::default(),
+            limited_transmit_bytes: 0,
         }
     }
 
@@ -500,6 +508,12 @@ impl Sender {
             .then(|| self.board.outstanding());
         self.buffer.release_to(input.ack.min(self.buffer.end()));
         self.dup_acks = 0;
+        self.limited_transmit_bytes = 0;
+        self.in_use.on_ack(
+            self.board.snd_una(),
+            self.board.high_data(),
+            self.board.outstanding(),
+        );
         if let Some(rtt) = input.rtt_sample {
             self.rtt.on_sample(rtt);
         } else if let Some((end, sent)) = self.rtt_probe {
@@ -566,12 +580,24 @@ impl Sender {
             || (self.sack && self.board.is_lost(self.board.snd_una()))
     }
 
+    /// The base of ssthresh at a congestion event: the window in use (see
+    /// [`WindowInUse`]), never more than cwnd, and without limited
+    /// transmit's data (RFC 5681 section 3.2 step 2).
+    fn reduction_base(&self) -> u64 {
+        let flight = self.board.high_data() - self.board.snd_una();
+        let flight = flight.saturating_sub(self.limited_transmit_bytes);
+        self.in_use.reduction_base(self.cc.window(), flight)
+    }
+
     fn enter_recovery(&mut self, now: Instant) {
         let flight = self.board.high_data() - self.board.snd_una();
+        let base = self.reduction_base();
         let point = self.board.high_data();
         self.recovery = Recovery::Fast { point };
         self.recover = point;
-        self.cc.on_congestion_event(now, flight);
+        self.cc.on_congestion_event(now, base);
+        self.in_use.restart(point);
+        self.limited_transmit_bytes = 0;
         self.board.begin_recovery();
         self.af_cap = None;
         self.fast_retransmit_at = None;
@@ -583,7 +609,12 @@ impl Sender {
         if !self.sack {
             self.reno_departed = u64::from(self.dup_acks) * self.mss;
         }
-        tracing::debug!(recovery_point = point, flight, "entering fast recovery");
+        tracing::debug!(
+            recovery_point = point,
+            flight,
+            base,
+            "entering fast recovery"
+        );
     }
 
     /// Fires due timers. Returns true when a retransmission timeout
@@ -623,7 +654,16 @@ impl Sender {
             return false;
         }
         self.counters.timeouts += 1;
-        self.cc.on_retransmission_timeout(now, flight);
+        // A timeout that ends a fast recovery belongs to the loss episode
+        // that recovery already answered: its FlightSize holds what
+        // recovery sent since, so a second reduction from it would be
+        // wrong in size (too high: ssthresh above the path, and the next
+        // slow start overshoots again) and redundant in effect (Linux's
+        // loss state keeps the episode's ssthresh the same way).
+        let base = (!self.in_recovery()).then(|| self.reduction_base());
+        self.cc.on_retransmission_timeout(now, base);
+        self.in_use.restart(self.board.high_data());
+        self.limited_transmit_bytes = 0;
         self.rtt.on_timeout();
         self.recover = self.board.high_data();
         self.recovery = Recovery::Open;
@@ -768,6 +808,13 @@ impl Sender {
         let len = (end.min(data_end)).saturating_sub(start) as usize;
         let retransmission = start < self.max_sent;
         self.board.on_transmit(start, end);
+        if !retransmission && !self.in_recovery() {
+            if self.dup_acks > 0 {
+                self.limited_transmit_bytes += end - start;
+            } else {
+                self.in_use.on_send(self.board.outstanding());
+            }
+        }
         if end > self.max_sent {
             self.max_sent = end;
         }
