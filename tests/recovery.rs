@@ -71,3 +71,33 @@ fn receiver_holds_every_hole_of_a_high_bdp_window() {
         assert_eq!(timeouts(&r), 0, "{}: no timeout", r.strategy);
     }
 }
+
+/// A clean path (5 Mbit/s, 100 ms RTT, half a BDP of drop-tail buffer, no
+/// random loss): the initial slow start's overshoot drops about a hundred
+/// segments, and some retransmissions are dropped too while the queue is
+/// still full. Recovery must find those (data sent after them arrives)
+/// rather than wait for the retransmission timer: no strategy times out.
+#[test]
+fn clean_path_with_half_a_bdp_of_buffer_never_times_out() {
+    let toml = r#"
+        [bottleneck]
+        rate = "5mbit"
+        delay = "50ms"
+        buffer_packets = 32
+
+        [[flows]]
+        bytes = 4000000
+    "#;
+    for r in run(toml, "ae,dal2,4w,4waf,4w-adaptive,smart,smart-minrtt") {
+        assert!(r.all_finished, "{}: unfinished", r.strategy);
+        assert_eq!(
+            timeouts(&r),
+            0,
+            "{}: {} drops, {} retransmissions",
+            r.strategy,
+            drops(&r),
+            retransmissions(&r)
+        );
+        assert!(retransmissions(&r) <= drops(&r) + 2, "{}", r.strategy);
+    }
+}

@@ -53,6 +53,11 @@ struct Record {
     end: u64,
     sacked: bool,
     retransmitted: bool,
+    /// HighData when the record was last retransmitted (everything at or
+    /// above it was first sent after that retransmission); 0 when it was
+    /// not retransmitted since the last timeout. Non-zero with
+    /// `retransmitted` clear: the retransmission was found lost.
+    rxt_high_data: u64,
 }
 
 impl Record {
@@ -93,6 +98,9 @@ pub struct Scoreboard {
     recovery_point: u64,
     /// RFC 6675 RescueRxt; `None` means undefined.
     rescue_rxt: Option<u64>,
+    /// No retransmission found lost (see [`Scoreboard::on_ack`]) and not
+    /// yet sent again lies below this offset; `None` when there is none.
+    relost_from: Option<u64>,
 }
 
 impl Scoreboard {
@@ -120,6 +128,7 @@ impl Scoreboard {
             sacked_above_lost: 0,
             recovery_point: offset,
             rescue_rxt: None,
+            relost_from: None,
         }
     }
 
@@ -207,6 +216,7 @@ impl Scoreboard {
                 end,
                 sacked: false,
                 retransmitted: false,
+                rxt_high_data: 0,
             });
             self.high_data = end;
         }
@@ -240,6 +250,15 @@ impl Scoreboard {
     /// reneging is handled by [`on_retransmission_timeout`]
     /// (RFC 2018 section 8).
     ///
+    /// A retransmission is lost too once the lost boundary (DupThresh
+    /// SACKed segments above, RFC 6675 IsLost) lies at or above the
+    /// HighData of its transmission: then DupThresh segments first sent
+    /// after it were delivered, which is RFC 8985 section 6.2's rule with
+    /// DupThresh instead of a time as the reordering margin. Its
+    /// retransmitted mark is cleared, so SetPipe no longer counts it and
+    /// NextSeg rule 1 offers it again; without this only the
+    /// retransmission timer repairs it.
+    ///
     /// [`on_retransmission_timeout`]: Self::on_retransmission_timeout
     pub fn on_ack(&mut self, cum_ack: u64, sack: &[(u64, u64)]) -> AckOutcome {
         let mut out = AckOutcome::default();
@@ -258,8 +277,33 @@ impl Scoreboard {
         if out.newly_sacked > 0 {
             out.highest_sack_advanced = self.highest_sacked() > prev_high_sacked;
             self.recompute_lost_boundary();
+            self.detect_lost_retransmissions();
         }
         out
+    }
+
+    /// Clears the retransmitted mark of every retransmission that data
+    /// sent after it has overtaken (see [`on_ack`](Self::on_ack)): DupThresh
+    /// SACKed segments lie above its `rxt_high_data` exactly when that is
+    /// at or below the lost boundary. O(records below the lost boundary),
+    /// only while retransmissions are in flight.
+    fn detect_lost_retransmissions(&mut self) {
+        if self.rxt_bytes == 0 {
+            return;
+        }
+        let lost_end = self.lost_end;
+        for r in self.records.iter_mut() {
+            if r.start >= lost_end {
+                break;
+            }
+            if r.sacked || !r.retransmitted || r.rxt_high_data > lost_end {
+                continue;
+            }
+            r.retransmitted = false;
+            self.rxt_bytes -= r.len();
+            self.relost_from = Some(self.relost_from.map_or(r.start, |f| f.min(r.start)));
+            tracing::debug!(start = r.start, end = r.end, "retransmission lost");
+        }
     }
 
     /// RFC 6675 section 4 IsLost: whether the octet at `offset` is deemed
@@ -318,7 +362,21 @@ impl Scoreboard {
     /// HighRxt (not yet retransmitted in this recovery). Returns the record's
     /// range, trimmed to start at HighRxt; the caller cuts it to SMSS.
     /// Rule 1.b (below the highest SACKed octet) is implied by IsLost.
+    ///
+    /// Retransmissions found lost (see [`on_ack`](Self::on_ack)) lie below
+    /// HighRxt and come first, lowest first.
     pub fn next_lost(&self) -> Option<(u64, u64)> {
+        if let Some(from) = self.relost_from {
+            let i = self.records.partition_point(|r| r.end <= from);
+            let relost = self
+                .records
+                .range(i..)
+                .take_while(|r| r.start < self.high_rxt && r.start < self.lost_end)
+                .find(|r| !r.sacked && !r.retransmitted && r.rxt_high_data != 0);
+            if let Some(r) = relost {
+                return Some((r.start, r.end));
+            }
+        }
         self.first_unsacked_below(self.lost_end)
     }
 
@@ -375,6 +433,7 @@ impl Scoreboard {
         self.sacked_above_lost = 0;
         self.recovery_point = offset;
         self.rescue_rxt = None;
+        self.relost_from = None;
     }
 
     /// Retransmission timeout: forget all SACK marks, since the receiver
@@ -385,6 +444,7 @@ impl Scoreboard {
         for r in &mut self.records {
             r.sacked = false;
             r.retransmitted = false;
+            r.rxt_high_data = 0;
         }
         self.runs.clear();
         self.sacked_bytes = 0;
@@ -394,6 +454,7 @@ impl Scoreboard {
         self.sacked_above_lost = 0;
         self.recovery_point = self.high_data;
         self.rescue_rxt = None;
+        self.relost_from = None;
     }
 
     /// Removes records below `cum` (`snd_una < cum <= high_data`).
@@ -430,6 +491,7 @@ impl Scoreboard {
         out.newly_acked = cum - self.snd_una;
         self.snd_una = cum;
         self.high_rxt = self.high_rxt.max(cum);
+        self.relost_from = self.relost_from.map(|f| f.max(cum));
         // Records below the lost boundary disappear without changing what
         // lies above it, so the boundary stays valid; once SND.UNA reaches
         // it, nothing that remains is lost.
@@ -442,6 +504,9 @@ impl Scoreboard {
     /// Marks unSACKed records in `[start, end)` retransmitted, splitting the
     /// boundary records. `snd_una <= start < end <= high_data`.
     fn mark_retransmitted(&mut self, start: u64, end: u64) {
+        if self.relost_from.is_some_and(|f| f >= start && f < end) {
+            self.relost_from = Some(end);
+        }
         let mut i = self.records.partition_point(|r| r.end <= start);
         if let Some(r) = self.records.get(i) {
             if r.start < start && !r.sacked {
@@ -454,7 +519,9 @@ impl Scoreboard {
                 if self.records[i].end > end {
                     self.split(i, end);
                 }
+                let high_data = self.high_data;
                 let r = &mut self.records[i];
+                r.rxt_high_data = high_data;
                 if !r.retransmitted {
                     r.retransmitted = true;
                     self.rxt_bytes += r.len();

@@ -405,6 +405,7 @@ struct Model {
     recs: Vec<Record>,
     snd_una: u64,
     high_data: u64,
+    dup_thresh: u32,
 }
 
 impl Model {
@@ -432,9 +433,11 @@ impl Model {
             let e = end.min(self.high_data);
             self.split_at(start);
             self.split_at(e);
+            let high_data = self.high_data;
             for r in &mut self.recs {
                 if r.start >= start && r.end <= e && !r.sacked {
                     r.retransmitted = true;
+                    r.rxt_high_data = high_data;
                 }
             }
         }
@@ -445,6 +448,7 @@ impl Model {
                 end,
                 sacked: false,
                 retransmitted: false,
+                rxt_high_data: 0,
             });
             self.high_data = end;
         }
@@ -457,12 +461,37 @@ impl Model {
             r.start = r.start.max(cum);
         }
         self.snd_una = cum;
+        let mut newly_sacked = false;
         for &(l, r) in sack {
             let (l, r) = (l.max(cum), r.min(self.high_data));
             for rec in &mut self.recs {
-                if l < r && rec.start >= l && rec.end <= r {
+                if l < r && rec.start >= l && rec.end <= r && !rec.sacked {
                     rec.sacked = true;
+                    newly_sacked = true;
                 }
+            }
+        }
+        if !newly_sacked {
+            return;
+        }
+        // A retransmission is lost once DupThresh SACKed segments, or more
+        // than (DupThresh - 1) * SMSS SACKed bytes, were first sent after it.
+        let sacked: Vec<(u64, u64)> = self
+            .recs
+            .iter()
+            .filter(|r| r.sacked)
+            .map(|r| (r.start, r.len()))
+            .collect();
+        let dup_thresh = u64::from(self.dup_thresh);
+        for rec in &mut self.recs {
+            if rec.sacked || !rec.retransmitted {
+                continue;
+            }
+            let above = sacked.iter().filter(|(s, _)| *s >= rec.rxt_high_data);
+            let count = above.clone().count() as u64;
+            let bytes: u64 = above.map(|(_, len)| len).sum();
+            if count >= dup_thresh || bytes > (dup_thresh - 1) * MSS {
+                rec.retransmitted = false;
             }
         }
     }
@@ -471,6 +500,7 @@ impl Model {
         for r in &mut self.recs {
             r.sacked = false;
             r.retransmitted = false;
+            r.rxt_high_data = 0;
         }
     }
 }
@@ -548,12 +578,26 @@ fn check_invariants(sb: &Scoreboard) {
 
     let from = sb.high_rxt;
     let trim = |r: &Record| (r.start.max(from), r.end);
-    let rule1 = sb
+    // Lost retransmissions below HighRxt come first.
+    let relost = sb
         .records
         .iter()
         .enumerate()
-        .find(|(i, r)| r.end > from && !r.sacked && brute_lost(sb, *i))
-        .map(|(_, r)| trim(r));
+        .find(|(i, r)| {
+            r.start < from
+                && !r.sacked
+                && !r.retransmitted
+                && r.rxt_high_data != 0
+                && brute_lost(sb, *i)
+        })
+        .map(|(_, r)| (r.start, r.end));
+    let rule1 = relost.or_else(|| {
+        sb.records
+            .iter()
+            .enumerate()
+            .find(|(i, r)| r.end > from && !r.sacked && brute_lost(sb, *i))
+            .map(|(_, r)| trim(r))
+    });
     assert_eq!(sb.next_lost(), rule1, "NextSeg rule 1");
     let top = sacked.last().map_or(0, |r| r.end);
     let rule3 = sb
@@ -645,7 +689,10 @@ proptest! {
         ops in prop::collection::vec(op(), 1..120),
     ) {
         let mut sb = Scoreboard::new(MSS as usize, dup_thresh);
-        let mut model = Model::default();
+        let mut model = Model {
+            dup_thresh,
+            ..Model::default()
+        };
         let mut total_acked = 0;
         for op in ops {
             let sacked_before = sb.sacked_bytes();
@@ -722,4 +769,50 @@ proptest! {
             check_invariants(&sb);
         }
     }
+}
+
+/// RFC 8985 section 6.2's lost-retransmission rule with RFC 6675's
+/// DupThresh as the reordering margin: once DupThresh segments first sent
+/// after a retransmission are SACKed, the retransmission is lost too, and
+/// NextSeg offers it again instead of leaving it to the timer (issue 18:
+/// every timeout on the clean 5 Mbit/s path was such a stall).
+#[test]
+fn retransmission_overtaken_by_later_data_is_lost_again() {
+    let mut sb = board(10);
+    sb.begin_recovery();
+    sb.on_ack(0, &[(MSS, 4 * MSS)]);
+    assert_eq!(sb.next_lost(), Some(seg(0)));
+    sb.on_transmit(0, MSS);
+    assert_eq!(sb.next_lost(), None, "retransmitted once");
+    // Four new segments go out after the retransmission.
+    for i in 10..14 {
+        sb.on_transmit(i * MSS, (i + 1) * MSS);
+    }
+    // Two of them arrive: not yet enough to rule out reordering.
+    sb.on_ack(0, &[(MSS, 4 * MSS), (10 * MSS, 12 * MSS)]);
+    assert_eq!(sb.retransmitted_bytes(), MSS);
+    let pipe_before = sb.pipe();
+    // The third one: the retransmission of segment 0 was lost.
+    sb.on_ack(0, &[(MSS, 4 * MSS), (10 * MSS, 13 * MSS)]);
+    assert_eq!(sb.retransmitted_bytes(), 0);
+    assert_eq!(sb.next_lost(), Some(seg(0)), "offered again");
+    assert!(sb.pipe() < pipe_before, "no longer counted in flight");
+    // Segments 4..10 are lost as well now, and come after it, once each.
+    sb.on_transmit(0, MSS);
+    assert_eq!(sb.next_lost(), Some(seg(4)));
+    sb.on_transmit(4 * MSS, 5 * MSS);
+    assert_eq!(sb.next_lost(), Some(seg(5)));
+}
+
+/// A retransmission is not declared lost by data sent *before* it.
+#[test]
+fn data_sent_before_a_retransmission_does_not_condemn_it() {
+    let mut sb = board(10);
+    sb.begin_recovery();
+    sb.on_ack(0, &[(MSS, 4 * MSS)]);
+    sb.on_transmit(0, MSS);
+    // Segments 4..10 were all sent before the retransmission.
+    sb.on_ack(0, &[(MSS, 10 * MSS)]);
+    assert_eq!(sb.retransmitted_bytes(), MSS);
+    assert_eq!(sb.next_lost(), None);
 }
