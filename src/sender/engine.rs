@@ -4,8 +4,10 @@
 //! Loss recovery follows RFC 6675 when the peer supports SACK: a duplicate
 //! ACK is one that SACKs new data, recovery starts at DupThresh duplicates or
 //! when `IsLost(HighACK)` holds, and transmission during recovery is clocked
-//! by `cwnd - pipe` with `NextSeg` choosing between lost segments, new data
-//! and other unSACKed segments. Without SACK the same loop runs NewReno
+//! by Proportional Rate Reduction (RFC 6937, see `prr.rs`) instead of
+//! `cwnd - pipe`, with `NextSeg` choosing between lost segments (including
+//! retransmissions found lost, see the scoreboard), new data and other
+//! unSACKed segments. Without SACK the same loop runs NewReno
 //! (RFC 6582): every duplicate ACK counts one segment as having left the
 //! network, and each partial ACK retransmits the next hole.
 //!
@@ -18,6 +20,7 @@ use super::ack_request::{Requester, WindowInfo};
 use super::{AckOutcome, CongestionControl, Scoreboard, SendBuffer};
 // Pacing (paper 004 section 4.1).
 use super::pacing::{Pacer, PacingConfig};
+use super::prr::Prr;
 use super::window_in_use::WindowInUse;
 use crate::estimators::{AckInterval, RttEstimator};
 use crate::time::{Duration, Instant};
@@ -192,6 +195,8 @@ pub struct Sender {
     /// New data sent by limited transmit since the last cumulative ACK;
     /// RFC 5681 section 3.2 step 2 leaves it out of the ssthresh base.
     limited_transmit_bytes: u64,
+    /// Proportional Rate Reduction (RFC 6937) during SACK recovery.
+    prr: Option<Prr>,
 }
 
 impl Sender {
@@ -235,6 +240,7 @@ impl Sender {
             pacer: None,
             in_use: WindowInUse::default(),
             limited_transmit_bytes: 0,
+            prr: None,
         }
     }
 
@@ -481,6 +487,16 @@ impl Sender {
                 }
             }
         }
+        if self.in_recovery() && !effect.entered_recovery {
+            // RFC 6937 DeliveredData: the change in SND.UNA plus the change
+            // in SACKed bytes.
+            let delivered = (outcome.newly_acked + outcome.newly_sacked)
+                .saturating_sub(outcome.acked_previously_sacked);
+            let (pipe, ssthresh, mss) = (self.pipe(), self.cc.ssthresh(), self.mss);
+            if let Some(prr) = self.prr.as_mut() {
+                prr.on_ack(delivered, pipe, ssthresh, mss);
+            }
+        }
         effect
     }
 
@@ -534,6 +550,7 @@ impl Sender {
             Recovery::Fast { point } if input.ack >= point => {
                 self.recovery = Recovery::Open;
                 self.reno_departed = 0;
+                self.prr = None;
                 self.cc.on_recovery_exit(now);
                 effect.exited_recovery = true;
                 tracing::debug!(ack = input.ack, "fast recovery complete");
@@ -598,6 +615,8 @@ impl Sender {
         self.cc.on_congestion_event(now, base);
         self.in_use.restart(point);
         self.limited_transmit_bytes = 0;
+        // RFC 6937 RecoverFS = SND.NXT - SND.UNA.
+        self.prr = self.sack.then(|| Prr::begin(flight));
         self.board.begin_recovery();
         self.af_cap = None;
         self.fast_retransmit_at = None;
@@ -667,6 +686,7 @@ impl Sender {
         self.rtt.on_timeout();
         self.recover = self.board.high_data();
         self.recovery = Recovery::Open;
+        self.prr = None;
         self.dup_acks = 0;
         self.reno_departed = 0;
         self.retransmit_head = false;
@@ -696,7 +716,13 @@ impl Sender {
             }
         }
         if self.in_recovery() && self.sack {
-            if self.cc.window().saturating_sub(self.pipe()) < self.mss {
+            // RFC 6937: PRR's sndcnt; RFC 6675 section 5 step (C): cwnd -
+            // pipe, should PRR be off.
+            let room = match &self.prr {
+                Some(prr) => prr.allowance(),
+                None => self.cc.window().saturating_sub(self.pipe()),
+            };
+            if room < self.mss {
                 return None;
             }
             // NextSeg rule 1: a segment presumed lost.
@@ -807,6 +833,20 @@ impl Sender {
         let fin = self.fin_queued && end > data_end;
         let len = (end.min(data_end)).saturating_sub(start) as usize;
         let retransmission = start < self.max_sent;
+        if retransmission && start == self.board.snd_una() {
+            // The oldest outstanding data was just resent: the timer
+            // measures from this transmission (RFC 6298 section 5 leaves
+            // restarting to the implementation; Linux restarts it when it
+            // resends the head). A lost retransmission of the head that
+            // recovery repairs again must not inherit the first one's
+            // deadline.
+            self.rto_deadline = Some(now + self.rtt.rto());
+        }
+        if self.in_recovery() {
+            if let Some(prr) = self.prr.as_mut() {
+                prr.on_sent(end - start);
+            }
+        }
         self.board.on_transmit(start, end);
         if !retransmission && !self.in_recovery() {
             if self.dup_acks > 0 {
