@@ -53,11 +53,12 @@ struct Record {
     end: u64,
     sacked: bool,
     retransmitted: bool,
-    /// HighData when the record was last retransmitted (everything at or
-    /// above it was first sent after that retransmission); 0 when it was
-    /// not retransmitted since the last timeout. Non-zero with
-    /// `retransmitted` clear: the retransmission was found lost.
-    rxt_high_data: u64,
+    /// Number of the record's latest transmission (see
+    /// [`Scoreboard::xmit_count`]): orders records by when they were last
+    /// sent, as RFC 8985 orders them by time.
+    xmit_seq: u64,
+    /// Its retransmission was found lost and it was not sent again since.
+    relost: bool,
 }
 
 impl Record {
@@ -101,6 +102,12 @@ pub struct Scoreboard {
     /// No retransmission found lost (see [`Scoreboard::on_ack`]) and not
     /// yet sent again lies below this offset; `None` when there is none.
     relost_from: Option<u64>,
+    /// Transmissions so far (new data and retransmissions, one per call).
+    xmit_count: u64,
+    /// Highest `xmit_seq` among records SACKed or cumulatively ACKed: the
+    /// most recently sent segment known delivered (RFC 8985 RACK.xmit_ts,
+    /// as a count instead of a time).
+    delivered_xmit_seq: u64,
 }
 
 impl Scoreboard {
@@ -129,6 +136,8 @@ impl Scoreboard {
             recovery_point: offset,
             rescue_rxt: None,
             relost_from: None,
+            xmit_count: 0,
+            delivered_xmit_seq: 0,
         }
     }
 
@@ -203,6 +212,7 @@ impl Scoreboard {
         if end <= start || start > self.high_data {
             return;
         }
+        self.xmit_count += 1;
         if start < self.high_data {
             let rxt_end = end.min(self.high_data);
             self.mark_retransmitted(start, rxt_end);
@@ -216,7 +226,8 @@ impl Scoreboard {
                 end,
                 sacked: false,
                 retransmitted: false,
-                rxt_high_data: 0,
+                xmit_seq: self.xmit_count,
+                relost: false,
             });
             self.high_data = end;
         }
@@ -232,6 +243,7 @@ impl Scoreboard {
         if end <= start {
             return;
         }
+        self.xmit_count += 1;
         self.mark_retransmitted(start, end);
         // RecoveryPoint per the RFC; SND.UNA if recovery already ended (or
         // never began) so that a second rescue still waits for progress.
@@ -250,14 +262,16 @@ impl Scoreboard {
     /// reneging is handled by [`on_retransmission_timeout`]
     /// (RFC 2018 section 8).
     ///
-    /// A retransmission is lost too once the lost boundary (DupThresh
-    /// SACKed segments above, RFC 6675 IsLost) lies at or above the
-    /// HighData of its transmission: then DupThresh segments first sent
-    /// after it were delivered, which is RFC 8985 section 6.2's rule with
-    /// DupThresh instead of a time as the reordering margin. Its
-    /// retransmitted mark is cleared, so SetPipe no longer counts it and
-    /// NextSeg rule 1 offers it again; without this only the
-    /// retransmission timer repairs it.
+    /// A retransmission is lost too once a segment sent at least DupThresh
+    /// transmissions after it has been delivered (SACKed or cumulatively
+    /// ACKed) while it has not: RFC 8985 section 6.2's rule, "a segment
+    /// sent later was delivered", with a count of DupThresh transmissions
+    /// instead of a time as the reordering margin. The segments sent later
+    /// include the other retransmissions of the same recovery, which is
+    /// what reveals a lost fast retransmit while recovery is still
+    /// resending holes. Its retransmitted mark is cleared, so SetPipe no
+    /// longer counts it and NextSeg rule 1 offers it again; without this
+    /// only the retransmission timer repairs it.
     ///
     /// [`on_retransmission_timeout`]: Self::on_retransmission_timeout
     pub fn on_ack(&mut self, cum_ack: u64, sack: &[(u64, u64)]) -> AckOutcome {
@@ -277,29 +291,35 @@ impl Scoreboard {
         if out.newly_sacked > 0 {
             out.highest_sack_advanced = self.highest_sacked() > prev_high_sacked;
             self.recompute_lost_boundary();
+        }
+        if out.newly_sacked > 0 || out.newly_acked > 0 {
             self.detect_lost_retransmissions();
         }
         out
     }
 
-    /// Clears the retransmitted mark of every retransmission that data
-    /// sent after it has overtaken (see [`on_ack`](Self::on_ack)): DupThresh
-    /// SACKed segments lie above its `rxt_high_data` exactly when that is
-    /// at or below the lost boundary. O(records below the lost boundary),
-    /// only while retransmissions are in flight.
+    /// Clears the retransmitted mark of every lost record whose
+    /// retransmission a segment sent DupThresh or more transmissions later
+    /// has overtaken (see [`on_ack`](Self::on_ack)). O(records below the
+    /// lost boundary), only while retransmissions are in flight.
     fn detect_lost_retransmissions(&mut self) {
         if self.rxt_bytes == 0 {
             return;
         }
         let lost_end = self.lost_end;
+        let overtaken_below = self
+            .delivered_xmit_seq
+            .saturating_sub(u64::from(self.dup_thresh))
+            .saturating_add(1);
         for r in self.records.iter_mut() {
             if r.start >= lost_end {
                 break;
             }
-            if r.sacked || !r.retransmitted || r.rxt_high_data > lost_end {
+            if r.sacked || !r.retransmitted || r.xmit_seq >= overtaken_below {
                 continue;
             }
             r.retransmitted = false;
+            r.relost = true;
             self.rxt_bytes -= r.len();
             self.relost_from = Some(self.relost_from.map_or(r.start, |f| f.min(r.start)));
             tracing::debug!(start = r.start, end = r.end, "retransmission lost");
@@ -372,7 +392,7 @@ impl Scoreboard {
                 .records
                 .range(i..)
                 .take_while(|r| r.start < self.high_rxt && r.start < self.lost_end)
-                .find(|r| !r.sacked && !r.retransmitted && r.rxt_high_data != 0);
+                .find(|r| !r.sacked && r.relost);
             if let Some(r) = relost {
                 return Some((r.start, r.end));
             }
@@ -444,7 +464,7 @@ impl Scoreboard {
         for r in &mut self.records {
             r.sacked = false;
             r.retransmitted = false;
-            r.rxt_high_data = 0;
+            r.relost = false;
         }
         self.runs.clear();
         self.sacked_bytes = 0;
@@ -467,6 +487,9 @@ impl Scoreboard {
                 // boundaries to the implementation).
                 cum.saturating_sub(front.start)
             };
+            if !front.retransmitted || front.start < self.lost_end {
+                self.delivered_xmit_seq = self.delivered_xmit_seq.max(front.xmit_seq);
+            }
             if front.sacked {
                 self.sacked_bytes -= acked;
                 out.acked_previously_sacked += acked;
@@ -519,9 +542,10 @@ impl Scoreboard {
                 if self.records[i].end > end {
                     self.split(i, end);
                 }
-                let high_data = self.high_data;
+                let xmit_seq = self.xmit_count;
                 let r = &mut self.records[i];
-                r.rxt_high_data = high_data;
+                r.xmit_seq = xmit_seq;
+                r.relost = false;
                 if !r.retransmitted {
                     r.retransmitted = true;
                     self.rxt_bytes += r.len();
@@ -577,6 +601,12 @@ impl Scoreboard {
                 break;
             }
             r.sacked = true;
+            // Which transmission of a retransmitted record arrived is known
+            // only when the first one was deemed lost (RFC 8985 section 6.1
+            // avoids the same ambiguity with timestamps).
+            if !r.retransmitted || r.start < self.lost_end {
+                self.delivered_xmit_seq = self.delivered_xmit_seq.max(r.xmit_seq);
+            }
             let len = r.len();
             if r.retransmitted {
                 self.rxt_bytes -= len;

@@ -406,6 +406,8 @@ struct Model {
     snd_una: u64,
     high_data: u64,
     dup_thresh: u32,
+    xmit_count: u64,
+    delivered_xmit_seq: u64,
 }
 
 impl Model {
@@ -429,15 +431,17 @@ impl Model {
         if end <= start || start > self.high_data {
             return;
         }
+        self.xmit_count += 1;
         if start < self.high_data {
             let e = end.min(self.high_data);
             self.split_at(start);
             self.split_at(e);
-            let high_data = self.high_data;
+            let xmit_seq = self.xmit_count;
             for r in &mut self.recs {
                 if r.start >= start && r.end <= e && !r.sacked {
                     r.retransmitted = true;
-                    r.rxt_high_data = high_data;
+                    r.relost = false;
+                    r.xmit_seq = xmit_seq;
                 }
             }
         }
@@ -448,7 +452,8 @@ impl Model {
                 end,
                 sacked: false,
                 retransmitted: false,
-                rxt_high_data: 0,
+                xmit_seq: self.xmit_count,
+                relost: false,
             });
             self.high_data = end;
         }
@@ -456,6 +461,22 @@ impl Model {
 
     fn ack(&mut self, cum: u64, sack: &[(u64, u64)]) {
         let cum = cum.min(self.high_data).max(self.snd_una);
+        let advanced = cum > self.snd_una;
+        // IsLost before this ACK: the delivered transmission of a
+        // retransmitted record is known only if the first was lost.
+        let lost_before = self.lost_flags();
+        for (r, lost) in self.recs.iter().zip(&lost_before) {
+            if r.start < cum && (!r.retransmitted || *lost) {
+                self.delivered_xmit_seq = self.delivered_xmit_seq.max(r.xmit_seq);
+            }
+        }
+        let lost_before: Vec<bool> = self
+            .recs
+            .iter()
+            .zip(lost_before)
+            .filter(|(r, _)| r.end > cum)
+            .map(|(_, l)| l)
+            .collect();
         self.recs.retain(|r| r.end > cum);
         if let Some(r) = self.recs.first_mut() {
             r.start = r.start.max(cum);
@@ -464,43 +485,58 @@ impl Model {
         let mut newly_sacked = false;
         for &(l, r) in sack {
             let (l, r) = (l.max(cum), r.min(self.high_data));
-            for rec in &mut self.recs {
+            for (rec, lost) in self.recs.iter_mut().zip(&lost_before) {
                 if l < r && rec.start >= l && rec.end <= r && !rec.sacked {
                     rec.sacked = true;
                     newly_sacked = true;
+                    if !rec.retransmitted || *lost {
+                        self.delivered_xmit_seq = self.delivered_xmit_seq.max(rec.xmit_seq);
+                    }
                 }
             }
         }
-        if !newly_sacked {
+        if !newly_sacked && !advanced {
             return;
         }
-        // A retransmission is lost once DupThresh SACKed segments, or more
-        // than (DupThresh - 1) * SMSS SACKed bytes, were first sent after it.
-        let sacked: Vec<(u64, u64)> = self
-            .recs
-            .iter()
-            .filter(|r| r.sacked)
-            .map(|r| (r.start, r.len()))
-            .collect();
+        // A lost retransmission: a segment sent DupThresh or more
+        // transmissions after it was delivered.
         let dup_thresh = u64::from(self.dup_thresh);
-        for rec in &mut self.recs {
-            if rec.sacked || !rec.retransmitted {
+        for i in 0..self.recs.len() {
+            let rec = self.recs[i];
+            if rec.sacked
+                || !rec.retransmitted
+                || rec.xmit_seq + dup_thresh > self.delivered_xmit_seq
+            {
                 continue;
             }
-            let above = sacked.iter().filter(|(s, _)| *s >= rec.rxt_high_data);
+            let above = self.recs[i + 1..].iter().filter(|r| r.sacked);
             let count = above.clone().count() as u64;
-            let bytes: u64 = above.map(|(_, len)| len).sum();
+            let bytes: u64 = above.map(Record::len).sum();
             if count >= dup_thresh || bytes > (dup_thresh - 1) * MSS {
-                rec.retransmitted = false;
+                self.recs[i].retransmitted = false;
+                self.recs[i].relost = true;
             }
         }
+    }
+
+    /// Brute-force IsLost of every record.
+    fn lost_flags(&self) -> Vec<bool> {
+        let dup_thresh = u64::from(self.dup_thresh);
+        (0..self.recs.len())
+            .map(|i| {
+                let above = self.recs[i + 1..].iter().filter(|r| r.sacked);
+                let count = above.clone().count() as u64;
+                let bytes: u64 = above.map(Record::len).sum();
+                !self.recs[i].sacked && (count >= dup_thresh || bytes > (dup_thresh - 1) * MSS)
+            })
+            .collect()
     }
 
     fn rto(&mut self) {
         for r in &mut self.recs {
             r.sacked = false;
             r.retransmitted = false;
-            r.rxt_high_data = 0;
+            r.relost = false;
         }
     }
 }
@@ -584,11 +620,7 @@ fn check_invariants(sb: &Scoreboard) {
         .iter()
         .enumerate()
         .find(|(i, r)| {
-            r.start < from
-                && !r.sacked
-                && !r.retransmitted
-                && r.rxt_high_data != 0
-                && brute_lost(sb, *i)
+            r.start < from && !r.sacked && !r.retransmitted && r.relost && brute_lost(sb, *i)
         })
         .map(|(_, r)| (r.start, r.end));
     let rule1 = relost.or_else(|| {
@@ -815,4 +847,38 @@ fn data_sent_before_a_retransmission_does_not_condemn_it() {
     sb.on_ack(0, &[(MSS, 10 * MSS)]);
     assert_eq!(sb.retransmitted_bytes(), MSS);
     assert_eq!(sb.next_lost(), None);
+}
+
+/// The order that matters is the order of transmission, not of offsets:
+/// a lost fast retransmit of segment 0 is revealed by the retransmissions
+/// of later holes (lower offsets than any new data) arriving before it.
+#[test]
+fn later_retransmissions_reveal_a_lost_fast_retransmit() {
+    let mut sb = board(20);
+    sb.begin_recovery();
+    // Holes at 0, 2, 4, 6, 8; the rest up to 12 arrives.
+    let blocks = [
+        (MSS, 2 * MSS),
+        (3 * MSS, 4 * MSS),
+        (5 * MSS, 6 * MSS),
+        (7 * MSS, 8 * MSS),
+        (9 * MSS, 12 * MSS),
+    ];
+    sb.on_ack(0, &blocks);
+    let mut order = Vec::new();
+    while let Some((s, e)) = sb.next_lost() {
+        sb.on_transmit(s, e);
+        order.push(s / MSS);
+    }
+    assert_eq!(order, vec![0, 2, 4, 6, 8]);
+    // The retransmissions of 2 and 4 arrive; 0's was lost: not yet enough.
+    sb.on_ack(
+        0,
+        &[(MSS, 6 * MSS), (7 * MSS, 8 * MSS), (9 * MSS, 12 * MSS)],
+    );
+    assert_eq!(sb.next_lost(), None);
+    // 6's arrives too, three transmissions after 0's.
+    sb.on_ack(0, &[(MSS, 8 * MSS), (9 * MSS, 12 * MSS)]);
+    assert_eq!(sb.next_lost(), Some(seg(0)));
+    assert_eq!(sb.retransmitted_bytes(), MSS, "only 8's is still in flight");
 }
