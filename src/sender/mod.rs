@@ -5,7 +5,6 @@ pub mod ack_request;
 pub mod congestion;
 mod engine;
 pub mod pacing;
-mod prr;
 mod scoreboard;
 mod send_buffer;
 mod window_in_use;
