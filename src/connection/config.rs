@@ -274,7 +274,13 @@ pub struct Config {
     /// retransmissions of its FIN, or a peer whose last ACK was lost ends
     /// with a reset instead of a normal close.
     pub time_wait: Duration,
-    /// Out-of-order ranges the receiver keeps.
+    /// Out-of-order ranges the receiver keeps, at least: the limit in force
+    /// is [`ooo_range_limit`](Self::ooo_range_limit), never fewer than
+    /// `recv_buffer / mss + 1`, so that every hole a sender can open in a
+    /// full receive window of full-sized segments is held and SACKed (RFC
+    /// 2018 section 4; a receiver that refuses out-of-order data inside
+    /// its window makes the sender send it twice and stalls recovery).
+    /// Raise it only for peers that send many small segments.
     pub max_ooo_ranges: usize,
     /// Compute and verify checksums (over an unspecified-address
     /// pseudo-header).
@@ -435,6 +441,18 @@ impl Config {
             );
         }
         Ok(())
+    }
+
+    /// The out-of-order range limit the receiver uses: `max_ooo_ranges`,
+    /// raised to `recv_buffer / mss + 1`. Memory stays bounded by the
+    /// receive buffer (one 24-byte record per `mss` bytes of window,
+    /// reserved when the connection starts, so nothing is allocated per
+    /// segment), whatever a hostile peer sends: a segment that would open
+    /// a range beyond the limit is refused, and two ranges always need a
+    /// missing byte between them.
+    pub fn ooo_range_limit(&self) -> usize {
+        let per_window = self.recv_buffer / usize::from(self.mss).max(1) + 1;
+        self.max_ooo_ranges.max(per_window)
     }
 
     /// Window scale shift needed to advertise the whole receive buffer.

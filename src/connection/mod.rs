@@ -316,7 +316,7 @@ impl Connection {
     }
 
     fn init_receiver(&mut self, irs: SeqNum, ts: Option<u32>) {
-        let reassembly = Reassembly::new(self.config.recv_buffer, self.config.max_ooo_ranges);
+        let reassembly = Reassembly::new(self.config.recv_buffer, self.config.ooo_range_limit());
         let edge = reassembly.window() as u64;
         self.recv = Some(RecvState {
             irs,

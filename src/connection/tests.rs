@@ -410,3 +410,20 @@ fn abort_resets_the_peer() {
     assert!(std::iter::from_fn(|| pipe.client().poll_event())
         .any(|e| e == Event::Closed(CloseReason::Aborted)));
 }
+
+/// Issue 18: the receiver's out-of-order store is sized from the receive
+/// window, so a full window of full-sized segments with every other one
+/// lost is held and SACKed, whatever `max_ooo_ranges` says.
+#[test]
+fn out_of_order_range_limit_follows_the_receive_window() {
+    let config = Config::default();
+    let per_window = config.recv_buffer / usize::from(config.mss);
+    assert!(config.ooo_range_limit() > per_window);
+    let small = Config {
+        recv_buffer: 64 * 1000,
+        mss: 1000,
+        max_ooo_ranges: 200,
+        ..Config::default()
+    };
+    assert_eq!(small.ooo_range_limit(), 200, "a larger floor is kept");
+}

@@ -391,11 +391,6 @@ impl LabScenario {
             mss: self.segment_bytes.saturating_add(12),
             min_rto: self.min_rto,
             rto_variance_floor: self.min_rto,
-            // Windows of hundreds of segments with scattered losses need
-            // more than the default's out-of-order ranges, or segments
-            // beyond the last range are dropped unSACKed and recovery
-            // stalls into a timeout.
-            max_ooo_ranges: 1024,
             // ns-2's agents never give up on a handshake; a lab host whose
             // SYN-ACKs drown in a full reverse buffer (paper 000's small
             // ACK buffer) keeps trying for about ten minutes instead of

@@ -87,19 +87,21 @@ fn limited_transmit_then_fast_retransmit_with_sack() {
     let e = ack(&mut s, t(102), 0, &[(MSS, 4 * MSS)]);
     assert!(e.entered_recovery, "third duplicate starts recovery");
     assert_eq!(s.counters().fast_retransmits, 1);
-    // FlightSize was 6 segments: ssthresh = cwnd = 3 segments.
-    assert_eq!(s.ssthresh(), 3 * MSS);
-    assert_eq!(s.cwnd(), 3 * MSS);
+    // FlightSize was 6 segments, 2 of them sent by limited transmit, which
+    // RFC 5681 section 3.2 step 2 leaves out: ssthresh = cwnd = 4 / 2.
+    assert_eq!(s.ssthresh(), 2 * MSS);
+    assert_eq!(s.cwnd(), 2 * MSS);
     let rx = drain(&mut s, t(102));
     assert_eq!(rx[0].start, 0, "the hole is resent first");
     assert!(rx[0].retransmission);
-    // pipe: segments 4 and 5 plus the retransmission = 3 = cwnd.
+    // pipe: segments 4 and 5 plus the retransmission = 3 > cwnd; only the
+    // fast retransmit itself leaves.
     assert_eq!(rx.len(), 1, "{rx:?}");
     // The retransmission fills the hole: recovery ends, cwnd = ssthresh.
     let e = ack(&mut s, t(200), 6 * MSS, &[]);
     assert!(e.exited_recovery);
     assert!(!s.in_recovery());
-    assert_eq!(s.cwnd(), 3 * MSS);
+    assert_eq!(s.cwnd(), 2 * MSS);
 }
 
 #[test]
@@ -276,4 +278,129 @@ fn byte_counting_skips_data_already_sacked() {
     };
     assert_eq!(grow(false), 3 * MSS, "slow start counts all three");
     assert_eq!(grow(true), MSS, "only segment 0 was not SACKed before");
+}
+
+/// Issue 18: a timeout that ends a stalled SACK recovery must not take
+/// ssthresh from a FlightSize swollen by the new data sent during that
+/// recovery (RFC 6675 NextSeg rule 2). The episode already reduced the
+/// window at the fast retransmit; the timeout keeps that ssthresh.
+#[test]
+fn timeout_during_fast_recovery_keeps_the_episodes_ssthresh() {
+    let mut s = sender(true);
+    drain(&mut s, t(0));
+    ack(&mut s, t(100), 4 * MSS, &[]);
+    assert_eq!(drain(&mut s, t(100)).len(), 6);
+    // Segment 4 is lost; its retransmission will be lost too.
+    ack(&mut s, t(200), 4 * MSS, &[(5 * MSS, 6 * MSS)]);
+    drain(&mut s, t(200));
+    ack(&mut s, t(201), 4 * MSS, &[(5 * MSS, 7 * MSS)]);
+    drain(&mut s, t(201));
+    let e = ack(&mut s, t(202), 4 * MSS, &[(5 * MSS, 8 * MSS)]);
+    assert!(e.entered_recovery);
+    let episode_ssthresh = s.ssthresh();
+    drain(&mut s, t(202));
+    // Everything else arrives and is SACKed; recovery keeps sending new
+    // data while the hole stays.
+    for i in 0..6 {
+        let high = s.snd_nxt();
+        ack(&mut s, t(210 + i), 4 * MSS, &[(5 * MSS, high)]);
+        drain(&mut s, t(210 + i));
+    }
+    assert!(s.in_recovery());
+    assert!(
+        s.snd_nxt() - s.snd_una() > 4 * episode_ssthresh,
+        "recovery sent much new data: flight {}",
+        s.snd_nxt() - s.snd_una()
+    );
+    let rto = s.poll_timeout().unwrap();
+    assert!(s.handle_timeout(rto));
+    assert_eq!(s.cwnd(), MSS, "loss window");
+    assert_eq!(
+        s.ssthresh(),
+        episode_ssthresh,
+        "the timeout does not recompute ssthresh from the swollen flight"
+    );
+}
+
+/// Paper 003's 2WAF: a stretch ACK with a SACK block takes half the
+/// window out of flight just before the fast retransmit, and AF holds the
+/// refill. ssthresh comes from the window in use (6 segments), not from
+/// the 3 segments still outstanding, which would cut to a quarter.
+#[test]
+fn stretch_ack_before_fast_retransmit_does_not_deflate_ssthresh() {
+    let mut s = sender_with(true, true);
+    drain(&mut s, t(0));
+    ack(&mut s, t(100), 4 * MSS, &[]);
+    assert_eq!(drain(&mut s, t(100)).len(), 6, "window in use: 6");
+    // Segment 7 is lost; one ACK covers 4..7 and SACKs 8.
+    ack(&mut s, t(200), 7 * MSS, &[(8 * MSS, 9 * MSS)]);
+    assert!(drain(&mut s, t(200)).is_empty(), "AF holds the refill");
+    ack(&mut s, t(201), 7 * MSS, &[(8 * MSS, 10 * MSS)]);
+    drain(&mut s, t(201));
+    ack(&mut s, t(202), 7 * MSS, &[(8 * MSS, 11 * MSS)]);
+    drain(&mut s, t(202));
+    if !s.in_recovery() {
+        let due = s.poll_timeout().unwrap();
+        assert!(due < t(300), "the postponed fast retransmit, {due:?}");
+        s.handle_timeout(due);
+    }
+    assert!(s.in_recovery());
+    assert_eq!(s.ssthresh(), 3 * MSS, "half of the 6 segments in use");
+}
+
+/// RFC 7661 section 4's side of the argument: an application that never
+/// fills a large cwnd must not get ssthresh from that cwnd.
+#[test]
+fn application_limited_cwnd_does_not_set_ssthresh() {
+    let params = SenderParams {
+        mss: MSS as usize,
+        send_buffer: 1 << 20,
+        dup_thresh: 3,
+        limited_transmit: true,
+        nagle: false,
+        initial_rto: Duration::from_secs(1),
+        min_rto: Duration::from_millis(200),
+        max_rto: Duration::from_secs(60),
+        rto_variance_floor: Duration::from_millis(1),
+        ack_fixes: false,
+        abc_skips_sacked: true,
+    };
+    let mut reno = RenoConfig::new(MSS);
+    reno.initial_window = 4 * MSS;
+    let mut s = Sender::new(params, Box::new(Reno::new(reno)), true, 1 << 20);
+    // Rounds of four segments grow cwnd far beyond what is used.
+    let mut now = 0;
+    for _ in 0..8 {
+        s.write(&[1u8; 4 * MSS as usize]);
+        assert_eq!(drain(&mut s, t(now)).len(), 4);
+        now += 100;
+        let nxt = s.snd_nxt();
+        ack(&mut s, t(now), nxt, &[]);
+    }
+    assert!(s.cwnd() >= 16 * MSS, "cwnd {}", s.cwnd());
+    s.write(&[1u8; 6 * MSS as usize]);
+    assert_eq!(drain(&mut s, t(now)).len(), 6);
+    let una = s.snd_una();
+    for k in 2..5 {
+        ack(&mut s, t(now + 100 + k), una, &[(una + MSS, una + k * MSS)]);
+    }
+    assert!(s.in_recovery());
+    assert_eq!(s.ssthresh(), 3 * MSS, "half of the 6 segments in flight");
+}
+
+/// Resending the oldest outstanding segment restarts the retransmission
+/// timer, so a lost fast retransmit that recovery resends again gets a
+/// whole RTO from that resend rather than from the last cumulative ACK.
+#[test]
+fn resending_the_head_restarts_the_retransmission_timer() {
+    let mut s = sender(true);
+    drain(&mut s, t(0));
+    ack(&mut s, t(100), MSS, &[]);
+    drain(&mut s, t(100));
+    for k in 0..3 {
+        ack(&mut s, t(250 + k), MSS, &[(2 * MSS, (3 + k) * MSS)]);
+        drain(&mut s, t(250 + k));
+    }
+    assert!(s.in_recovery());
+    assert_eq!(s.poll_timeout(), Some(t(252) + s.rtt().rto()));
 }

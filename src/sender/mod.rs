@@ -7,6 +7,7 @@ mod engine;
 pub mod pacing;
 mod scoreboard;
 mod send_buffer;
+mod window_in_use;
 
 pub use ack_request::{
     AckRequestStrategy, AdaptivePerWindow, EveryN, NoRequests, PerWindow, Requester,

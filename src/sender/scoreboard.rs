@@ -53,6 +53,12 @@ struct Record {
     end: u64,
     sacked: bool,
     retransmitted: bool,
+    /// Number of the record's latest transmission (see
+    /// [`Scoreboard::xmit_count`]): orders records by when they were last
+    /// sent, as RFC 8985 orders them by time.
+    xmit_seq: u64,
+    /// Its retransmission was found lost and it was not sent again since.
+    relost: bool,
 }
 
 impl Record {
@@ -93,6 +99,15 @@ pub struct Scoreboard {
     recovery_point: u64,
     /// RFC 6675 RescueRxt; `None` means undefined.
     rescue_rxt: Option<u64>,
+    /// No retransmission found lost (see [`Scoreboard::on_ack`]) and not
+    /// yet sent again lies below this offset; `None` when there is none.
+    relost_from: Option<u64>,
+    /// Transmissions so far (new data and retransmissions, one per call).
+    xmit_count: u64,
+    /// Highest `xmit_seq` among records SACKed or cumulatively ACKed: the
+    /// most recently sent segment known delivered (RFC 8985 RACK.xmit_ts,
+    /// as a count instead of a time).
+    delivered_xmit_seq: u64,
 }
 
 impl Scoreboard {
@@ -120,6 +135,9 @@ impl Scoreboard {
             sacked_above_lost: 0,
             recovery_point: offset,
             rescue_rxt: None,
+            relost_from: None,
+            xmit_count: 0,
+            delivered_xmit_seq: 0,
         }
     }
 
@@ -194,6 +212,7 @@ impl Scoreboard {
         if end <= start || start > self.high_data {
             return;
         }
+        self.xmit_count += 1;
         if start < self.high_data {
             let rxt_end = end.min(self.high_data);
             self.mark_retransmitted(start, rxt_end);
@@ -207,6 +226,8 @@ impl Scoreboard {
                 end,
                 sacked: false,
                 retransmitted: false,
+                xmit_seq: self.xmit_count,
+                relost: false,
             });
             self.high_data = end;
         }
@@ -222,6 +243,7 @@ impl Scoreboard {
         if end <= start {
             return;
         }
+        self.xmit_count += 1;
         self.mark_retransmitted(start, end);
         // RecoveryPoint per the RFC; SND.UNA if recovery already ended (or
         // never began) so that a second rescue still waits for progress.
@@ -239,6 +261,17 @@ impl Scoreboard {
     /// unSACKed. SACK marks are never removed by a later ACK that omits them;
     /// reneging is handled by [`on_retransmission_timeout`]
     /// (RFC 2018 section 8).
+    ///
+    /// A retransmission is lost too once a segment sent at least DupThresh
+    /// transmissions after it has been delivered (SACKed or cumulatively
+    /// ACKed) while it has not: RFC 8985 section 6.2's rule, "a segment
+    /// sent later was delivered", with a count of DupThresh transmissions
+    /// instead of a time as the reordering margin. The segments sent later
+    /// include the other retransmissions of the same recovery, which is
+    /// what reveals a lost fast retransmit while recovery is still
+    /// resending holes. Its retransmitted mark is cleared, so SetPipe no
+    /// longer counts it and NextSeg rule 1 offers it again; without this
+    /// only the retransmission timer repairs it.
     ///
     /// [`on_retransmission_timeout`]: Self::on_retransmission_timeout
     pub fn on_ack(&mut self, cum_ack: u64, sack: &[(u64, u64)]) -> AckOutcome {
@@ -259,7 +292,38 @@ impl Scoreboard {
             out.highest_sack_advanced = self.highest_sacked() > prev_high_sacked;
             self.recompute_lost_boundary();
         }
+        if out.newly_sacked > 0 || out.newly_acked > 0 {
+            self.detect_lost_retransmissions();
+        }
         out
+    }
+
+    /// Clears the retransmitted mark of every lost record whose
+    /// retransmission a segment sent DupThresh or more transmissions later
+    /// has overtaken (see [`on_ack`](Self::on_ack)). O(records below the
+    /// lost boundary), only while retransmissions are in flight.
+    fn detect_lost_retransmissions(&mut self) {
+        if self.rxt_bytes == 0 {
+            return;
+        }
+        let lost_end = self.lost_end;
+        let overtaken_below = self
+            .delivered_xmit_seq
+            .saturating_sub(u64::from(self.dup_thresh))
+            .saturating_add(1);
+        for r in self.records.iter_mut() {
+            if r.start >= lost_end {
+                break;
+            }
+            if r.sacked || !r.retransmitted || r.xmit_seq >= overtaken_below {
+                continue;
+            }
+            r.retransmitted = false;
+            r.relost = true;
+            self.rxt_bytes -= r.len();
+            self.relost_from = Some(self.relost_from.map_or(r.start, |f| f.min(r.start)));
+            tracing::debug!(start = r.start, end = r.end, "retransmission lost");
+        }
     }
 
     /// RFC 6675 section 4 IsLost: whether the octet at `offset` is deemed
@@ -318,7 +382,21 @@ impl Scoreboard {
     /// HighRxt (not yet retransmitted in this recovery). Returns the record's
     /// range, trimmed to start at HighRxt; the caller cuts it to SMSS.
     /// Rule 1.b (below the highest SACKed octet) is implied by IsLost.
+    ///
+    /// Retransmissions found lost (see [`on_ack`](Self::on_ack)) lie below
+    /// HighRxt and come first, lowest first.
     pub fn next_lost(&self) -> Option<(u64, u64)> {
+        if let Some(from) = self.relost_from {
+            let i = self.records.partition_point(|r| r.end <= from);
+            let relost = self
+                .records
+                .range(i..)
+                .take_while(|r| r.start < self.high_rxt && r.start < self.lost_end)
+                .find(|r| !r.sacked && r.relost);
+            if let Some(r) = relost {
+                return Some((r.start, r.end));
+            }
+        }
         self.first_unsacked_below(self.lost_end)
     }
 
@@ -375,6 +453,7 @@ impl Scoreboard {
         self.sacked_above_lost = 0;
         self.recovery_point = offset;
         self.rescue_rxt = None;
+        self.relost_from = None;
     }
 
     /// Retransmission timeout: forget all SACK marks, since the receiver
@@ -385,6 +464,7 @@ impl Scoreboard {
         for r in &mut self.records {
             r.sacked = false;
             r.retransmitted = false;
+            r.relost = false;
         }
         self.runs.clear();
         self.sacked_bytes = 0;
@@ -394,6 +474,7 @@ impl Scoreboard {
         self.sacked_above_lost = 0;
         self.recovery_point = self.high_data;
         self.rescue_rxt = None;
+        self.relost_from = None;
     }
 
     /// Removes records below `cum` (`snd_una < cum <= high_data`).
@@ -406,6 +487,9 @@ impl Scoreboard {
                 // boundaries to the implementation).
                 cum.saturating_sub(front.start)
             };
+            if !front.retransmitted || front.start < self.lost_end {
+                self.delivered_xmit_seq = self.delivered_xmit_seq.max(front.xmit_seq);
+            }
             if front.sacked {
                 self.sacked_bytes -= acked;
                 out.acked_previously_sacked += acked;
@@ -430,6 +514,7 @@ impl Scoreboard {
         out.newly_acked = cum - self.snd_una;
         self.snd_una = cum;
         self.high_rxt = self.high_rxt.max(cum);
+        self.relost_from = self.relost_from.map(|f| f.max(cum));
         // Records below the lost boundary disappear without changing what
         // lies above it, so the boundary stays valid; once SND.UNA reaches
         // it, nothing that remains is lost.
@@ -442,6 +527,9 @@ impl Scoreboard {
     /// Marks unSACKed records in `[start, end)` retransmitted, splitting the
     /// boundary records. `snd_una <= start < end <= high_data`.
     fn mark_retransmitted(&mut self, start: u64, end: u64) {
+        if self.relost_from.is_some_and(|f| f >= start && f < end) {
+            self.relost_from = Some(end);
+        }
         let mut i = self.records.partition_point(|r| r.end <= start);
         if let Some(r) = self.records.get(i) {
             if r.start < start && !r.sacked {
@@ -454,7 +542,10 @@ impl Scoreboard {
                 if self.records[i].end > end {
                     self.split(i, end);
                 }
+                let xmit_seq = self.xmit_count;
                 let r = &mut self.records[i];
+                r.xmit_seq = xmit_seq;
+                r.relost = false;
                 if !r.retransmitted {
                     r.retransmitted = true;
                     self.rxt_bytes += r.len();
@@ -510,6 +601,12 @@ impl Scoreboard {
                 break;
             }
             r.sacked = true;
+            // Which transmission of a retransmitted record arrived is known
+            // only when the first one was deemed lost (RFC 8985 section 6.1
+            // avoids the same ambiguity with timestamps).
+            if !r.retransmitted || r.start < self.lost_end {
+                self.delivered_xmit_seq = self.delivered_xmit_seq.max(r.xmit_seq);
+            }
             let len = r.len();
             if r.retransmitted {
                 self.rxt_bytes -= len;

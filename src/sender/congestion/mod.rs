@@ -30,9 +30,13 @@ pub trait CongestionControl: core::fmt::Debug + Send {
     fn on_ack(&mut self, now: Instant, acked_bytes: u64);
 
     /// Loss detected by fast retransmit: enter recovery with
-    /// ssthresh = max(FlightSize / 2, 2 * SMSS) and cwnd = ssthresh
+    /// ssthresh = max(base / 2, 2 * SMSS) and cwnd = ssthresh
     /// (RFC 5681 section 3.2 equation 4, RFC 6675 section 5 step 4.2).
-    /// `flight_size` is the FlightSize of RFC 5681, *not* cwnd. A
+    /// `flight_size` is the base the sender chose for the decrease: the
+    /// window in use, i.e. min(cwnd, peak FlightSize of the last round
+    /// trip), without limited transmit's data (RFC 5681 section 3.2 step
+    /// 2); RFC 7661 section 4 is why it is not cwnd alone, and the
+    /// sender's `WindowInUse` why it is not the instant FlightSize. A
     /// controller may use another decrease factor (Reno's
     /// [`Decrease::TwoSevenths`], paper 003 section 4.4).
     fn on_congestion_event(&mut self, now: Instant, flight_size: u64);
@@ -41,12 +45,22 @@ pub trait CongestionControl: core::fmt::Debug + Send {
     /// RFC 6582 section 3.2 step 3, also used with RFC 6675).
     fn on_recovery_exit(&mut self, now: Instant);
 
-    /// Retransmission timeout: ssthresh = max(FlightSize / 2, 2 * SMSS) and
+    /// Retransmission timeout: ssthresh = max(base / 2, 2 * SMSS) and
     /// cwnd = loss window = 1 SMSS (RFC 5681 section 3.1 equation 4 and the
-    /// paragraph after it). When the retransmission itself times out (no
-    /// new data acknowledged since the previous timeout) RFC 5681 section
-    /// 3.1 keeps ssthresh unchanged and only cwnd is reset.
-    fn on_retransmission_timeout(&mut self, now: Instant, flight_size: u64);
+    /// paragraph after it), `base` chosen as for
+    /// [`on_congestion_event`](Self::on_congestion_event).
+    ///
+    /// `flight_size` is `None` when the timeout ends a fast recovery whose
+    /// entry already reduced ssthresh for this loss episode: ssthresh is
+    /// kept and only cwnd collapses. FlightSize then counts the data that
+    /// recovery sent (RFC 6675 NextSeg rule 2), often several RTTs of it,
+    /// and half of it can lie above the path's capacity, which makes every
+    /// later slow start overshoot into the next timeout. Linux's
+    /// `tcp_enter_loss` likewise keeps ssthresh when the timer fires in
+    /// recovery of the same episode. When the retransmission itself times
+    /// out (no new data acknowledged since the previous timeout) RFC 5681
+    /// section 3.1 also keeps ssthresh unchanged.
+    fn on_retransmission_timeout(&mut self, now: Instant, flight_size: Option<u64>);
 
     /// Sets the byte-counting limit L in segments (RFC 3465 section 2.2).
     /// ackwise changes it at run time when the ACK frequency changes.

@@ -291,14 +291,14 @@ impl CongestionControl for Reno {
         self.set(self.ssthresh, self.ssthresh, "recovery exit");
     }
 
-    fn on_retransmission_timeout(&mut self, _now: Instant, flight_size: u64) {
+    fn on_retransmission_timeout(&mut self, _now: Instant, flight_size: Option<u64>) {
         // RFC 5681 section 3.1: ssthresh is reduced only on the first timeout
         // of a segment; when the retransmission itself times out, FlightSize
-        // no longer says anything about the path and ssthresh is held.
-        let ssthresh = if self.rto_without_progress {
-            self.ssthresh
-        } else {
-            self.reduced_ssthresh(flight_size)
+        // no longer says anything about the path and ssthresh is held. The
+        // same when the sender says this episode was already answered.
+        let ssthresh = match flight_size {
+            Some(flight_size) if !self.rto_without_progress => self.reduced_ssthresh(flight_size),
+            _ => self.ssthresh,
         };
         self.initial_slow_start = false;
         self.bytes_acked = 0;
@@ -345,7 +345,7 @@ mod tests {
             ..*plain.config()
         });
         for r in [&mut plain, &mut ext] {
-            r.on_retransmission_timeout(T, 40 * MSS);
+            r.on_retransmission_timeout(T, Some(40 * MSS));
             assert_eq!(r.window(), MSS);
             assert!(r.in_post_rto_slow_start());
         }
@@ -497,7 +497,7 @@ mod tests {
     #[test]
     fn rto_sets_loss_window_and_uses_flight_size() {
         let mut r = reno(40, 2);
-        r.on_retransmission_timeout(T, 30 * MSS);
+        r.on_retransmission_timeout(T, Some(30 * MSS));
         assert_eq!(r.window(), MSS);
         assert_eq!(r.ssthresh(), 15 * MSS);
         assert!(r.in_slow_start());
@@ -507,21 +507,32 @@ mod tests {
     #[test]
     fn repeated_rto_holds_ssthresh() {
         let mut r = reno(40, 2);
-        r.on_retransmission_timeout(T, 30 * MSS);
+        r.on_retransmission_timeout(T, Some(30 * MSS));
         // The retransmission timed out too; FlightSize is now tiny.
-        r.on_retransmission_timeout(T, MSS);
+        r.on_retransmission_timeout(T, Some(MSS));
         assert_eq!(r.ssthresh(), 15 * MSS);
         assert_eq!(r.window(), MSS);
         // After progress a new timeout reduces ssthresh again.
         r.on_ack(T, MSS);
-        r.on_retransmission_timeout(T, 6 * MSS);
+        r.on_retransmission_timeout(T, Some(6 * MSS));
         assert_eq!(r.ssthresh(), 3 * MSS);
+    }
+
+    #[test]
+    fn rto_ending_a_recovery_keeps_the_episodes_ssthresh() {
+        let mut r = reno(40, 2);
+        r.on_congestion_event(T, 40 * MSS);
+        assert_eq!(r.ssthresh(), 20 * MSS);
+        r.on_retransmission_timeout(T, None);
+        assert_eq!(r.ssthresh(), 20 * MSS, "no second reduction");
+        assert_eq!(r.window(), MSS, "loss window all the same");
+        assert!(r.in_post_rto_slow_start());
     }
 
     #[test]
     fn limit_is_one_segment_after_rto_until_ssthresh() {
         let mut r = reno(40, 2);
-        r.on_retransmission_timeout(T, 8 * MSS);
+        r.on_retransmission_timeout(T, Some(8 * MSS));
         assert!(r.in_post_rto_slow_start());
         assert_eq!(r.effective_slow_start_limit(), 1);
         assert_eq!(r.byte_counting_limit(), 2, "configured L is kept");
@@ -540,7 +551,7 @@ mod tests {
     #[test]
     fn fast_retransmit_ends_post_rto_rule() {
         let mut r = reno(40, 2);
-        r.on_retransmission_timeout(T, 20 * MSS);
+        r.on_retransmission_timeout(T, Some(20 * MSS));
         r.on_ack(T, MSS);
         r.on_congestion_event(T, 2 * MSS);
         assert!(!r.in_post_rto_slow_start());
@@ -561,7 +572,7 @@ mod tests {
         assert_eq!(r.window(), MSS);
         assert_eq!(r.ssthresh(), 2 * MSS);
         assert_eq!(r.byte_counting_limit(), 1);
-        r.on_retransmission_timeout(T, 0);
+        r.on_retransmission_timeout(T, Some(0));
         assert_eq!(r.window(), MSS);
         assert_eq!(r.ssthresh(), 2 * MSS);
         r.on_congestion_event(T, 0);
@@ -619,14 +630,14 @@ mod tests {
     fn two_sevenths_leaves_timeouts_halving_but_they_end_initial_slow_start() {
         let mut r = reno_2_7();
         // A timeout ends the initial slow start and halves.
-        r.on_retransmission_timeout(T, 28 * MSS);
+        r.on_retransmission_timeout(T, Some(28 * MSS));
         assert_eq!(r.ssthresh(), 14 * MSS);
         assert_eq!(r.window(), MSS);
         // The slow start after a timeout is not the initial one.
         r.on_ack(T, MSS);
         assert!(r.in_slow_start() && !r.in_initial_slow_start());
         // Later timeouts still halve.
-        r.on_retransmission_timeout(T, 28 * MSS);
+        r.on_retransmission_timeout(T, Some(28 * MSS));
         assert_eq!(r.ssthresh(), 14 * MSS);
         // A fast retransmit after it keeps 5/7.
         r.on_ack(T, MSS);

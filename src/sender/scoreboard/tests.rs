@@ -405,6 +405,9 @@ struct Model {
     recs: Vec<Record>,
     snd_una: u64,
     high_data: u64,
+    dup_thresh: u32,
+    xmit_count: u64,
+    delivered_xmit_seq: u64,
 }
 
 impl Model {
@@ -428,13 +431,17 @@ impl Model {
         if end <= start || start > self.high_data {
             return;
         }
+        self.xmit_count += 1;
         if start < self.high_data {
             let e = end.min(self.high_data);
             self.split_at(start);
             self.split_at(e);
+            let xmit_seq = self.xmit_count;
             for r in &mut self.recs {
                 if r.start >= start && r.end <= e && !r.sacked {
                     r.retransmitted = true;
+                    r.relost = false;
+                    r.xmit_seq = xmit_seq;
                 }
             }
         }
@@ -445,6 +452,8 @@ impl Model {
                 end,
                 sacked: false,
                 retransmitted: false,
+                xmit_seq: self.xmit_count,
+                relost: false,
             });
             self.high_data = end;
         }
@@ -452,25 +461,82 @@ impl Model {
 
     fn ack(&mut self, cum: u64, sack: &[(u64, u64)]) {
         let cum = cum.min(self.high_data).max(self.snd_una);
+        let advanced = cum > self.snd_una;
+        // IsLost before this ACK: the delivered transmission of a
+        // retransmitted record is known only if the first was lost.
+        let lost_before = self.lost_flags();
+        for (r, lost) in self.recs.iter().zip(&lost_before) {
+            if r.start < cum && (!r.retransmitted || *lost) {
+                self.delivered_xmit_seq = self.delivered_xmit_seq.max(r.xmit_seq);
+            }
+        }
+        let lost_before: Vec<bool> = self
+            .recs
+            .iter()
+            .zip(lost_before)
+            .filter(|(r, _)| r.end > cum)
+            .map(|(_, l)| l)
+            .collect();
         self.recs.retain(|r| r.end > cum);
         if let Some(r) = self.recs.first_mut() {
             r.start = r.start.max(cum);
         }
         self.snd_una = cum;
+        let mut newly_sacked = false;
         for &(l, r) in sack {
             let (l, r) = (l.max(cum), r.min(self.high_data));
-            for rec in &mut self.recs {
-                if l < r && rec.start >= l && rec.end <= r {
+            for (rec, lost) in self.recs.iter_mut().zip(&lost_before) {
+                if l < r && rec.start >= l && rec.end <= r && !rec.sacked {
                     rec.sacked = true;
+                    newly_sacked = true;
+                    if !rec.retransmitted || *lost {
+                        self.delivered_xmit_seq = self.delivered_xmit_seq.max(rec.xmit_seq);
+                    }
                 }
             }
         }
+        if !newly_sacked && !advanced {
+            return;
+        }
+        // A lost retransmission: a segment sent DupThresh or more
+        // transmissions after it was delivered.
+        let dup_thresh = u64::from(self.dup_thresh);
+        for i in 0..self.recs.len() {
+            let rec = self.recs[i];
+            if rec.sacked
+                || !rec.retransmitted
+                || rec.xmit_seq + dup_thresh > self.delivered_xmit_seq
+            {
+                continue;
+            }
+            let above = self.recs[i + 1..].iter().filter(|r| r.sacked);
+            let count = above.clone().count() as u64;
+            let bytes: u64 = above.map(Record::len).sum();
+            if count >= dup_thresh || bytes > (dup_thresh - 1) * MSS {
+                self.recs[i].retransmitted = false;
+                self.recs[i].relost = true;
+            }
+        }
+    }
+
+    /// Brute-force IsLost of every record.
+    fn lost_flags(&self) -> Vec<bool> {
+        let dup_thresh = u64::from(self.dup_thresh);
+        (0..self.recs.len())
+            .map(|i| {
+                let above = self.recs[i + 1..].iter().filter(|r| r.sacked);
+                let count = above.clone().count() as u64;
+                let bytes: u64 = above.map(Record::len).sum();
+                !self.recs[i].sacked && (count >= dup_thresh || bytes > (dup_thresh - 1) * MSS)
+            })
+            .collect()
     }
 
     fn rto(&mut self) {
         for r in &mut self.recs {
             r.sacked = false;
             r.retransmitted = false;
+            r.relost = false;
         }
     }
 }
@@ -548,12 +614,22 @@ fn check_invariants(sb: &Scoreboard) {
 
     let from = sb.high_rxt;
     let trim = |r: &Record| (r.start.max(from), r.end);
-    let rule1 = sb
+    // Lost retransmissions below HighRxt come first.
+    let relost = sb
         .records
         .iter()
         .enumerate()
-        .find(|(i, r)| r.end > from && !r.sacked && brute_lost(sb, *i))
-        .map(|(_, r)| trim(r));
+        .find(|(i, r)| {
+            r.start < from && !r.sacked && !r.retransmitted && r.relost && brute_lost(sb, *i)
+        })
+        .map(|(_, r)| (r.start, r.end));
+    let rule1 = relost.or_else(|| {
+        sb.records
+            .iter()
+            .enumerate()
+            .find(|(i, r)| r.end > from && !r.sacked && brute_lost(sb, *i))
+            .map(|(_, r)| trim(r))
+    });
     assert_eq!(sb.next_lost(), rule1, "NextSeg rule 1");
     let top = sacked.last().map_or(0, |r| r.end);
     let rule3 = sb
@@ -645,7 +721,10 @@ proptest! {
         ops in prop::collection::vec(op(), 1..120),
     ) {
         let mut sb = Scoreboard::new(MSS as usize, dup_thresh);
-        let mut model = Model::default();
+        let mut model = Model {
+            dup_thresh,
+            ..Model::default()
+        };
         let mut total_acked = 0;
         for op in ops {
             let sacked_before = sb.sacked_bytes();
@@ -722,4 +801,84 @@ proptest! {
             check_invariants(&sb);
         }
     }
+}
+
+/// RFC 8985 section 6.2's lost-retransmission rule with RFC 6675's
+/// DupThresh as the reordering margin: once DupThresh segments first sent
+/// after a retransmission are SACKed, the retransmission is lost too, and
+/// NextSeg offers it again instead of leaving it to the timer (issue 18:
+/// every timeout on the clean 5 Mbit/s path was such a stall).
+#[test]
+fn retransmission_overtaken_by_later_data_is_lost_again() {
+    let mut sb = board(10);
+    sb.begin_recovery();
+    sb.on_ack(0, &[(MSS, 4 * MSS)]);
+    assert_eq!(sb.next_lost(), Some(seg(0)));
+    sb.on_transmit(0, MSS);
+    assert_eq!(sb.next_lost(), None, "retransmitted once");
+    // Four new segments go out after the retransmission.
+    for i in 10..14 {
+        sb.on_transmit(i * MSS, (i + 1) * MSS);
+    }
+    // Two of them arrive: not yet enough to rule out reordering.
+    sb.on_ack(0, &[(MSS, 4 * MSS), (10 * MSS, 12 * MSS)]);
+    assert_eq!(sb.retransmitted_bytes(), MSS);
+    let pipe_before = sb.pipe();
+    // The third one: the retransmission of segment 0 was lost.
+    sb.on_ack(0, &[(MSS, 4 * MSS), (10 * MSS, 13 * MSS)]);
+    assert_eq!(sb.retransmitted_bytes(), 0);
+    assert_eq!(sb.next_lost(), Some(seg(0)), "offered again");
+    assert!(sb.pipe() < pipe_before, "no longer counted in flight");
+    // Segments 4..10 are lost as well now, and come after it, once each.
+    sb.on_transmit(0, MSS);
+    assert_eq!(sb.next_lost(), Some(seg(4)));
+    sb.on_transmit(4 * MSS, 5 * MSS);
+    assert_eq!(sb.next_lost(), Some(seg(5)));
+}
+
+/// A retransmission is not declared lost by data sent *before* it.
+#[test]
+fn data_sent_before_a_retransmission_does_not_condemn_it() {
+    let mut sb = board(10);
+    sb.begin_recovery();
+    sb.on_ack(0, &[(MSS, 4 * MSS)]);
+    sb.on_transmit(0, MSS);
+    // Segments 4..10 were all sent before the retransmission.
+    sb.on_ack(0, &[(MSS, 10 * MSS)]);
+    assert_eq!(sb.retransmitted_bytes(), MSS);
+    assert_eq!(sb.next_lost(), None);
+}
+
+/// The order that matters is the order of transmission, not of offsets:
+/// a lost fast retransmit of segment 0 is revealed by the retransmissions
+/// of later holes (lower offsets than any new data) arriving before it.
+#[test]
+fn later_retransmissions_reveal_a_lost_fast_retransmit() {
+    let mut sb = board(20);
+    sb.begin_recovery();
+    // Holes at 0, 2, 4, 6, 8; the rest up to 12 arrives.
+    let blocks = [
+        (MSS, 2 * MSS),
+        (3 * MSS, 4 * MSS),
+        (5 * MSS, 6 * MSS),
+        (7 * MSS, 8 * MSS),
+        (9 * MSS, 12 * MSS),
+    ];
+    sb.on_ack(0, &blocks);
+    let mut order = Vec::new();
+    while let Some((s, e)) = sb.next_lost() {
+        sb.on_transmit(s, e);
+        order.push(s / MSS);
+    }
+    assert_eq!(order, vec![0, 2, 4, 6, 8]);
+    // The retransmissions of 2 and 4 arrive; 0's was lost: not yet enough.
+    sb.on_ack(
+        0,
+        &[(MSS, 6 * MSS), (7 * MSS, 8 * MSS), (9 * MSS, 12 * MSS)],
+    );
+    assert_eq!(sb.next_lost(), None);
+    // 6's arrives too, three transmissions after 0's.
+    sb.on_ack(0, &[(MSS, 8 * MSS), (9 * MSS, 12 * MSS)]);
+    assert_eq!(sb.next_lost(), Some(seg(0)));
+    assert_eq!(sb.retransmitted_bytes(), MSS, "only 8's is still in flight");
 }
