@@ -22,7 +22,7 @@ fn config() -> Config {
         timestamps: false,
         ack_policy: AckPolicyConfig::Every,
         min_rto: Duration::from_millis(200),
-        ..Config::default()
+        ..Config::standard_tcp()
     }
 }
 

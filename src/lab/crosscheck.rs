@@ -195,7 +195,7 @@ impl CrossScenario {
             max_ooo_ranges: usize::try_from(self.segments / 2 + 1).unwrap_or(usize::MAX),
             // The emulator never corrupts packets and ns-2 has no checksums.
             checksums: false,
-            ..Config::default()
+            ..Config::standard_tcp()
         }
     }
 

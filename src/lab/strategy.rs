@@ -589,6 +589,30 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_library_default_is_the_default_strategy() {
+        use crate::receiver::Polled;
+        assert_eq!(Strategy::DEFAULT.name(), Strategy::DEFAULT_NAME);
+        assert_eq!(
+            Strategy::DEFAULT_NAME.parse::<Strategy>().unwrap(),
+            Strategy::DEFAULT
+        );
+        // What the strategy sets, applied with the library's own timers,
+        // changes nothing in Config::default().
+        let d = Config::default();
+        let applied =
+            Strategy::DEFAULT.apply(&d, Duration::from_millis(100), Polled::DEFAULT_FALLBACK);
+        assert_eq!(applied, d);
+        // The standard-TCP settings differ exactly in the ACK economy.
+        let standard = Config::standard_tcp();
+        assert_ne!(standard.request_acks, d.request_acks);
+        assert_eq!(
+            standard.ack_policy,
+            crate::connection::AckPolicyConfig::DELAYED
+        );
+        assert!(!standard.ack_fixes && !standard.congestion.extended_abc);
+    }
+
+    #[test]
     fn names_round_trip_and_unknown_names_list_the_known_ones() {
         for s in Strategy::ALL {
             assert_eq!(s.name().parse::<Strategy>().unwrap(), s);
