@@ -506,6 +506,10 @@ impl Strategy {
             config.congestion.extended_abc = true;
         } else {
             config.request_acks = AckRequestConfig::None;
+            // Whatever the base config says (the library default extends
+            // byte counting for its own polling): a strategy that does
+            // not poll keeps RFC 3465's L = 1 after a timeout.
+            config.congestion.extended_abc = false;
         }
         config.abc_skips_sacked = !self.options.nosackabc;
         // The names are the options module's own, so this cannot fail.
@@ -587,6 +591,21 @@ impl FromStr for Strategy {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn strategies_do_not_depend_on_the_library_default() {
+        // The lab builds every strategy on top of Config::default(); what
+        // a strategy means must not change when that default does.
+        let (delay, fallback) = (Duration::from_millis(100), Duration::from_millis(100));
+        for base in Base::ALL {
+            let s = plain(base);
+            assert_eq!(
+                s.apply(&Config::default(), delay, fallback),
+                s.apply(&Config::standard_tcp(), delay, fallback),
+                "{s}"
+            );
+        }
+    }
 
     #[test]
     fn the_library_default_is_the_default_strategy() {
