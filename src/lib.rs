@@ -61,3 +61,24 @@ pub mod sender;
 pub mod testing;
 pub mod time;
 pub mod wire;
+
+/// Test-only helpers shared by the unit tests.
+#[cfg(test)]
+pub(crate) mod test_support {
+    use proptest::test_runner::{Config, RngSeed};
+
+    /// `cases` cases from a fixed `seed`, so every run (and CI) tries the
+    /// same inputs; `PROPTEST_CASES` and `ACKWISE_PROPTEST_SEED` explore
+    /// further. The seed is printed so a failure can be rerun.
+    pub(crate) fn proptest_config(cases: u32, seed: u64) -> Config {
+        let env = |name: &str| std::env::var(name).ok().and_then(|v| v.parse::<u64>().ok());
+        let seed = env("ACKWISE_PROPTEST_SEED").unwrap_or(seed);
+        eprintln!("proptest seed {seed} (set ACKWISE_PROPTEST_SEED to change)");
+        Config {
+            cases: env("PROPTEST_CASES").map_or(cases, |c| c as u32),
+            rng_seed: RngSeed::Fixed(seed),
+            failure_persistence: None,
+            ..Config::default()
+        }
+    }
+}

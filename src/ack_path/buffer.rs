@@ -713,7 +713,7 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+        #![proptest_config(crate::test_support::proptest_config(256, 0xacf_17e4))]
 
         /// Under every filter, a filtered ACK is always covered by an ACK
         /// of its flow still queued (so no duplicate ACK and no SACK

@@ -681,7 +681,7 @@ fn arb_options() -> impl Strategy<Value = Options> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(512))]
+    #![proptest_config(crate::test_support::proptest_config(512, 0x3c0_dec))]
 
     #[test]
     fn emit_then_parse_round_trips(

@@ -713,7 +713,7 @@ fn op() -> impl Strategy<Value = Op> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+    #![proptest_config(crate::test_support::proptest_config(512, 0x5c0_4eb0))]
 
     #[test]
     fn scoreboard_matches_brute_force(
