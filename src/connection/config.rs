@@ -290,6 +290,16 @@ pub struct Config {
     /// fraction of the smoothed RTT (paper 004 section 4.1); `None`, the
     /// default, sends as fast as the window allows.
     pub pacing: Option<PacingConfig>,
+    /// Offer Explicit Congestion Notification (RFC 3168 section 6.1.1):
+    /// an active opener sends its SYN with ECE and CWR, a listener answers
+    /// an ECN-setup SYN with ECE on its SYN-ACK, and ECN is in use only
+    /// when both ends offered it. Then the receiver echoes CE marks with
+    /// ECE (section 6.1.3) and the sender halves its window at most once
+    /// per round trip for them, without retransmitting (section 6.1.2).
+    /// Off by default: the driver must also send the packets ECN-capable
+    /// (ECT) and report CE through
+    /// [`handle_segment_with_ce`](super::Connection::handle_segment_with_ce).
+    pub ecn: bool,
 }
 
 impl Default for Config {
@@ -338,6 +348,7 @@ impl Default for Config {
             max_ooo_ranges: 64,
             checksums: true,
             pacing: None,
+            ecn: false,
         }
     }
 }

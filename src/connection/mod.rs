@@ -8,6 +8,7 @@
 //! [`Connection::close`] and [`Connection::poll_event`].
 
 mod config;
+mod ecn;
 mod rx;
 mod stats;
 mod tx;
@@ -118,6 +119,8 @@ pub struct Negotiated {
     pub peer_ack_requests: bool,
     /// Both ends understand the ACK-request option.
     pub ack_requests: bool,
+    /// Both ends offered ECN (RFC 3168 section 6.1.1).
+    pub ecn: bool,
 }
 
 /// Receive-side state.
@@ -175,6 +178,8 @@ pub struct Connection {
     /// A segment of ours arrived marked CE (our ACKs, for a receiver of
     /// data): set ECE on the next data segment so the peer learns of it.
     reflect_ece: bool,
+    /// RFC 3168 state of both directions, used once ECN is negotiated.
+    ecn: ecn::EcnState,
     events: VecDeque<Event>,
     stats: Stats,
     sack_scratch: Vec<(u64, u64)>,
@@ -269,6 +274,7 @@ impl Connection {
             ts_offset,
             arrival_ce: false,
             reflect_ece: false,
+            ecn: ecn::EcnState::default(),
             events: VecDeque::new(),
             stats: Stats::default(),
             sack_scratch: Vec::with_capacity(4),
@@ -296,6 +302,7 @@ impl Connection {
             peer_mss,
             peer_ack_requests,
             ack_requests: peer_ack_requests && self.config.ack_requests,
+            ecn: self.config.ecn && ecn::offered_ecn(seg),
         };
         let mss = usize::from(peer_mss) - if self.negotiated.timestamps { 12 } else { 0 };
         let cc = self.config.congestion.build(mss as u64);
@@ -545,6 +552,7 @@ impl Connection {
             retransmissions: c.retransmissions,
             fast_retransmits: c.fast_retransmits,
             timeouts: c.timeouts,
+            ecn_reductions: c.ecn_reductions,
             duplicate_acks_received: c.duplicate_acks,
             cwnd: self.sender.cwnd(),
             ssthresh: self.sender.ssthresh(),

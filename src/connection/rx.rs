@@ -210,12 +210,19 @@ impl Connection {
             tracing::debug!(peer = self.remote_port, "established (passive open)");
         }
 
+        let had_flight = self.sender.snd_una() < self.sender.max_sent();
         if !self.process_ack(now, seg) {
             return;
+        }
+        if had_flight {
+            self.ecn_on_ack(now, seg);
         }
         self.update_ts_recent(seg, rel);
         if seg_len > 0 {
             self.receive_data(now, seg);
+            if self.ecn_on_data(seg) {
+                self.ack_immediately();
+            }
         } else if seg.payload.is_empty() {
             self.stats.pure_acks_received += 1;
             if self.arrival_ce {

@@ -21,6 +21,8 @@ pub struct Stats {
     pub fast_retransmits: u64,
     /// Retransmission timeouts.
     pub timeouts: u64,
+    /// Window reductions in answer to ECN-Echo (RFC 3168 section 6.1.2).
+    pub ecn_reductions: u64,
     /// Segments we sent that acknowledged without carrying data, SYN or FIN.
     pub pure_acks_sent: u64,
     /// Every segment we sent with a new or repeated acknowledgment,

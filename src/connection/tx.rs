@@ -93,6 +93,7 @@ impl Connection {
         } else {
             (Flags::SYN, SeqNum(0))
         };
+        let flags = flags | self.ecn_syn_flags(passive);
         let repr = SegmentRepr {
             src_port: self.local_port,
             dst_port: self.remote_port,
@@ -138,7 +139,8 @@ impl Connection {
             // already hold more than we are resending, and an ACK numbered
             // below its RCV.NXT would be discarded as old.
             let seq = self.snd_seq(self.sender.max_sent());
-            return self.emit_ack(now, seq, Flags::ACK, None, buf);
+            let flags = Flags::ACK | self.ecn_flags(false);
+            return self.emit_ack(now, seq, flags, None, buf);
         }
         None
     }
@@ -154,6 +156,7 @@ impl Connection {
         if std::mem::take(&mut self.reflect_ece) {
             flags = flags | Flags::ECE;
         }
+        flags = flags | self.ecn_flags(!tx.retransmission);
         let seq = self.snd_seq(tx.start);
         self.emit_ack(now, seq, flags, Some(tx), buf)
     }

@@ -417,6 +417,10 @@ impl LabScenario {
         let mut flows = Vec::new();
         for g in &self.flows {
             let mut config = self.config(g.strategy.unwrap_or(strategy));
+            // A marking queue means ECN-capable end hosts (RFC 3168), as
+            // in the papers' RED/ECN setups: senders answer marks on data,
+            // and the flows' packets are sent ECN-capable below.
+            config.ecn = ecn;
             if let Some(w) = g.recv_window_segments {
                 // The receiver advertises this much; the buffer must
                 // still hold a full segment.
@@ -1036,6 +1040,7 @@ mod tests {
         assert_eq!(emu.measure_from, Duration::from_secs(20));
         assert_eq!(emu.flows.len(), 3);
         assert!(emu.flows.iter().all(|f| f.ecn_capable));
+        assert!(emu.flows.iter().all(|f| f.client.ecn && f.server.ecn));
         assert_eq!(emu.flows[2].bytes, 500_000);
         assert!(emu.flows[0].bytes > 1 << 50);
         assert_eq!(emu.flows[2].server.recv_buffer, 20 * 1000);

@@ -126,6 +126,9 @@ pub struct SenderCounters {
     pub duplicate_acks: u64,
     /// Probes of a closed peer window resent by the persist timer.
     pub window_probes: u64,
+    /// Window reductions in answer to ECN-Echo (RFC 3168 section 6.1.2),
+    /// at most one per round trip.
+    pub ecn_reductions: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -198,6 +201,10 @@ pub struct Sender {
     /// New data sent by limited transmit since the last cumulative ACK;
     /// RFC 5681 section 3.2 step 2 leaves it out of the ssthresh base.
     limited_transmit_bytes: u64,
+    /// HighData at the last reduction for ECN-Echo: ECE on ACKs that do
+    /// not reach past it belongs to the same round trip (RFC 3168
+    /// section 6.1.2, "at most once per window of data").
+    ecn_recover: Option<u64>,
 }
 
 impl Sender {
@@ -241,6 +248,7 @@ impl Sender {
             pacer: None,
             in_use: WindowInUse::default(),
             limited_transmit_bytes: 0,
+            ecn_recover: None,
         }
     }
 
@@ -621,6 +629,41 @@ impl Sender {
             base,
             "entering fast recovery"
         );
+    }
+
+    /// An acknowledgment carried ECN-Echo (RFC 3168 section 6.1.2), to be
+    /// called after [`on_ack`](Self::on_ack) for the same ACK. The sender
+    /// answers as to a loss detected by fast retransmit, without the
+    /// retransmission: ssthresh from the window in use by the congestion
+    /// controller's decrease rule, cwnd = ssthresh. It answers at most
+    /// once per round trip: not again until an ACK reaches past the data
+    /// outstanding at the reduction (ECE keeps arriving until the peer
+    /// sees our CWR, which rides on data sent after it), and not during
+    /// fast recovery or after a timeout for the data of that episode,
+    /// which were reduced already. The caller ignores an echo on an ACK
+    /// that arrived with nothing of ours outstanding: it is about no
+    /// window of ours (a peer that only receives, or ACC's echo of marked
+    /// ACKs).
+    ///
+    /// Returns true when the window was reduced: the next new data
+    /// segment must then carry CWR.
+    pub fn on_ecn_echo(&mut self, now: Instant) -> bool {
+        let una = self.board.snd_una();
+        let high = self.board.high_data();
+        if self.in_recovery() || una < self.recover {
+            return false;
+        }
+        if self.ecn_recover.is_some_and(|point| una <= point) {
+            return false;
+        }
+        let base = self.reduction_base();
+        self.cc.on_congestion_event(now, base);
+        self.in_use.restart(high);
+        self.limited_transmit_bytes = 0;
+        self.ecn_recover = Some(high);
+        self.counters.ecn_reductions += 1;
+        tracing::debug!(base, recover = high, "ECN-Echo: window reduced");
+        true
     }
 
     /// Fires due timers. Returns true when a retransmission timeout

@@ -32,6 +32,8 @@ pub trait CongestionControl: core::fmt::Debug + Send {
     /// Loss detected by fast retransmit: enter recovery with
     /// ssthresh = max(base / 2, 2 * SMSS) and cwnd = ssthresh
     /// (RFC 5681 section 3.2 equation 4, RFC 6675 section 5 step 4.2).
+    /// Also the answer to ECN-Echo, which RFC 3168 section 6.1.2 makes the
+    /// same reduction as for a dropped packet, with no recovery to follow.
     /// `flight_size` is the base the sender chose for the decrease: the
     /// window in use, i.e. min(cwnd, peak FlightSize of the last round
     /// trip), without limited transmit's data (RFC 5681 section 3.2 step
