@@ -219,7 +219,9 @@ fn ranges(out: &mut String, file: &GauntletFile) {
             draw::SEGMENT_BYTES
         ),
         format!(
-            "horizon {} times the ideal completion of all bytes plus {} s.",
+            "horizon {} times the time the path forces on AE plus {} s: the slowest of \
+             every byte at the bottleneck rate, AE's ACKs (one per segment) through the \
+             reverse rate, and the Mathis loss-limited rate per flow, after the last start.",
             draw::HORIZON_FACTOR,
             draw::HORIZON_EXTRA_S
         ),
