@@ -205,8 +205,9 @@ fn same_seed_same_result_different_seed_different_timing() {
     assert!(series.flows[0].cwnd.iter().any(|&w| w > 0));
 }
 
-#[test]
-fn parking_lot_long_flow_gets_less() {
+/// Three 2 Mbit/s hops with 20-packet drop-tail queues and four flows of
+/// `bytes` starting 100 ms apart.
+fn parking_lot_setup(bytes: u64) -> (HopSpec, Vec<FlowParams>) {
     let hop = HopSpec {
         rate_bps: 2_000_000,
         delay: Duration::from_millis(10),
@@ -214,12 +215,18 @@ fn parking_lot_long_flow_gets_less() {
         loss: LossModel::None,
         jitter: None,
     };
-    let flows: Vec<FlowParams> = (0..4)
+    let flows = (0..4)
         .map(|i| FlowParams {
             start: Duration::from_millis(100 * i),
-            ..FlowParams::new(config(), 1_000_000)
+            ..FlowParams::new(config(), bytes)
         })
         .collect();
+    (hop, flows)
+}
+
+#[test]
+fn parking_lot_long_flow_gets_less() {
+    let (hop, flows) = parking_lot_setup(1_000_000);
     let s = Scenario::parking_lot(&hop, &flows);
     let r = emu::run(&s).unwrap();
     assert!(r.all_finished, "{:?}", r.flows);
@@ -234,19 +241,7 @@ fn parking_lot_long_flow_gets_less() {
 #[test]
 fn shared_last_parking_lot_routes_every_flow_through_the_last_hop() {
     use ackwise::emu::{ParkingLotRoutes, PARKING_LOT_HOPS};
-    let hop = HopSpec {
-        rate_bps: 2_000_000,
-        delay: Duration::from_millis(10),
-        queue: QueueSpec::drop_tail(20),
-        loss: LossModel::None,
-        jitter: None,
-    };
-    let flows: Vec<FlowParams> = (0..4)
-        .map(|i| FlowParams {
-            start: Duration::from_millis(100 * i),
-            ..FlowParams::new(config(), 300_000)
-        })
-        .collect();
+    let (hop, flows) = parking_lot_setup(300_000);
     let s = Scenario::parking_lot_with(&hop, &flows, ParkingLotRoutes::SharedLast);
     let [h0, h1, h2] = PARKING_LOT_HOPS;
     let hops = |f: &ackwise::emu::FlowSpec| -> Vec<usize> {
