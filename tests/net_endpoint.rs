@@ -402,15 +402,19 @@ async fn endless_transfer(
     client_addr_target: SocketAddr,
 ) -> (Stream, Endpoint, tokio::task::JoinHandle<()>) {
     let client = Endpoint::bind(localhost()).unwrap();
-    let task = tokio::spawn({
-        let client = client.clone();
-        async move {
-            let mut s = client.connect(client_addr_target, config()).await.unwrap();
-            let chunk = vec![7u8; 64 << 10];
-            while s.write_all(&chunk).await.is_ok() {}
-        }
+    let (connected, accepted) = tokio::join!(
+        client.connect(client_addr_target, config()),
+        server.accept()
+    );
+    // The writer holds only its stream: the test's `client` is the
+    // endpoint's last handle, so dropping it resets a connection that is
+    // still open, rather than racing a FIN sent by a dropped stream.
+    let mut s = connected.unwrap();
+    let task = tokio::spawn(async move {
+        let chunk = vec![7u8; 64 << 10];
+        while s.write_all(&chunk).await.is_ok() {}
     });
-    let (mut stream, _) = server.accept().await.unwrap();
+    let (mut stream, _) = accepted.unwrap();
     let mut buf = vec![0u8; 64 << 10];
     let mut got = 0;
     while got < 1 << 20 {
@@ -445,12 +449,13 @@ async fn dropped_client_endpoint_fails_the_server_read() {
     cfg.idle_timeout = Some(Duration::from_secs(1));
     let server = Endpoint::server(localhost(), cfg).unwrap();
 
-    // Dropping the endpoint resets its connections.
+    // Dropping the endpoint resets its connections, the writer's still
+    // open one included.
     let (mut stream, client, task) = endless_transfer(&server, server.local_addr()).await;
-    task.abort();
-    let _ = task.await;
     drop(client);
     let err = read_until_error(&mut stream, Duration::from_secs(5)).await;
+    task.abort();
+    let _ = task.await;
     assert!(
         matches!(
             err.kind(),
