@@ -283,6 +283,22 @@ fn bad_series_and_plot_flags_are_one_line_errors() {
     );
 }
 
+/// Runs `ackwise lab ARGS --jobs JOBS --quiet --json <temp file>`, checks
+/// that it succeeded and returns the JSON.
+fn lab_json(args: &[&str], jobs: &str, out_name: &str) -> String {
+    let json = temp(out_name);
+    let mut all = vec!["lab"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["--jobs", jobs, "--quiet", "--json", json.to_str().unwrap()]);
+    let out = ackwise(&all);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::read_to_string(&json).unwrap()
+}
+
 #[test]
 fn random_loss_from_a_scenario_file() {
     let lossy = GOOD.replace(
@@ -290,36 +306,11 @@ fn random_loss_from_a_scenario_file() {
         "buffer_packets = 19\nloss = { gilbert_elliott = { mean = \"10%\", burst = 3 } }",
     );
     let file = scenario("loss.toml", &lossy);
-    let json = temp("loss.json");
-    let out = ackwise(&[
-        "lab",
-        &file,
-        "--jobs",
-        "1",
-        "--quiet",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = std::fs::read_to_string(&json).unwrap();
+    let text = lab_json(&[&file], "1", "loss.json");
     assert!(text.contains("\"lost\":"), "{text}");
     // Without a loss model the key is absent: old records read as before.
     let plain = scenario("noloss.toml", GOOD);
-    let out = ackwise(&[
-        "lab",
-        &plain,
-        "--jobs",
-        "1",
-        "--quiet",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
-    assert!(out.status.success());
-    assert!(!std::fs::read_to_string(&json).unwrap().contains("\"lost\""));
+    assert!(!lab_json(&[&plain], "1", "noloss.json").contains("\"lost\""));
 
     for (value, needle) in [
         ("\"150%\"", "bottleneck.loss"),
@@ -367,24 +358,11 @@ fn nosack_option_runs_and_is_listed() {
 
 #[test]
 fn shared_medium_preset_rewards_fewer_acks() {
-    let json = temp("shared.json");
-    let out = ackwise(&[
-        "lab",
-        "shared-medium",
-        "--strategies",
-        "ae,da,4w-adaptive",
-        "--jobs",
+    let text = lab_json(
+        &["shared-medium", "--strategies", "ae,da,4w-adaptive"],
         "1",
-        "--quiet",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+        "shared.json",
     );
-    let text = std::fs::read_to_string(&json).unwrap();
     let records: serde_json::Value = serde_json::from_str(&text).unwrap();
     let records = records.as_array().unwrap();
     // Aggregate goodput: both flows' bytes over the later completion.
@@ -428,27 +406,8 @@ access_delay = "1ms"
 access_delay_spread = "2ms"
 "#;
     let file = scenario("paths.toml", text);
-    let (a, b) = (temp("paths-a.json"), temp("paths-b.json"));
-    for (path, jobs) in [(&a, "1"), (&b, "2")] {
-        let out = ackwise(&[
-            "lab",
-            &file,
-            "--jobs",
-            jobs,
-            "--quiet",
-            "--json",
-            path.to_str().unwrap(),
-        ]);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-    let (a, b) = (
-        std::fs::read_to_string(&a).unwrap(),
-        std::fs::read_to_string(&b).unwrap(),
-    );
+    let a = lab_json(&[&file], "1", "paths-a.json");
+    let b = lab_json(&[&file], "2", "paths-b.json");
     assert_eq!(a, b);
     assert!(a.contains("\"lost\":"));
     assert!(!a.contains("\"finished\": false"), "{a}");
