@@ -9,7 +9,8 @@ fn sender(sack: bool) -> Sender {
     sender_with(sack, false)
 }
 
-fn sender_with(sack: bool, ack_fixes: bool) -> Sender {
+/// A sender with IW 4 and nothing written yet.
+fn empty_sender(sack: bool, ack_fixes: bool) -> Sender {
     let params = SenderParams {
         mss: MSS as usize,
         send_buffer: 1 << 20,
@@ -25,7 +26,11 @@ fn sender_with(sack: bool, ack_fixes: bool) -> Sender {
     };
     let mut reno = RenoConfig::new(MSS);
     reno.initial_window = 4 * MSS;
-    let mut s = Sender::new(params, Box::new(Reno::new(reno)), sack, 1 << 20);
+    Sender::new(params, Box::new(Reno::new(reno)), sack, 1 << 20)
+}
+
+fn sender_with(sack: bool, ack_fixes: bool) -> Sender {
+    let mut s = empty_sender(sack, ack_fixes);
     assert_eq!(s.write(&vec![7u8; 100_000]), 100_000);
     s
 }
@@ -352,22 +357,7 @@ fn stretch_ack_before_fast_retransmit_does_not_deflate_ssthresh() {
 /// fills a large cwnd must not get ssthresh from that cwnd.
 #[test]
 fn application_limited_cwnd_does_not_set_ssthresh() {
-    let params = SenderParams {
-        mss: MSS as usize,
-        send_buffer: 1 << 20,
-        dup_thresh: 3,
-        limited_transmit: true,
-        nagle: false,
-        initial_rto: Duration::from_secs(1),
-        min_rto: Duration::from_millis(200),
-        max_rto: Duration::from_secs(60),
-        rto_variance_floor: Duration::from_millis(1),
-        ack_fixes: false,
-        abc_skips_sacked: true,
-    };
-    let mut reno = RenoConfig::new(MSS);
-    reno.initial_window = 4 * MSS;
-    let mut s = Sender::new(params, Box::new(Reno::new(reno)), true, 1 << 20);
+    let mut s = empty_sender(true, false);
     // Rounds of four segments grow cwnd far beyond what is used.
     let mut now = 0;
     for _ in 0..8 {
