@@ -480,6 +480,9 @@ impl Scoreboard {
     /// Removes records below `cum` (`snd_una < cum <= high_data`).
     fn advance(&mut self, cum: u64, out: &mut AckOutcome) {
         while let Some(front) = self.records.front_mut() {
+            if front.start >= cum {
+                break;
+            }
             let acked = if front.end <= cum {
                 front.len()
             } else {
@@ -487,7 +490,10 @@ impl Scoreboard {
                 // boundaries to the implementation).
                 cum.saturating_sub(front.start)
             };
-            if !front.retransmitted || front.start < self.lost_end {
+            // A SACKed record's delivery was judged when its SACK came;
+            // the cumulative ACK that later covers it says nothing new
+            // about which transmission arrived.
+            if !front.retransmitted || (!front.sacked && front.start < self.lost_end) {
                 self.delivered_xmit_seq = self.delivered_xmit_seq.max(front.xmit_seq);
             }
             if front.sacked {

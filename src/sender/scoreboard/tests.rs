@@ -713,7 +713,7 @@ fn op() -> impl Strategy<Value = Op> {
 }
 
 proptest! {
-    #![proptest_config(crate::test_support::proptest_config(512, 0x5c0_4eb0))]
+    #![proptest_config(crate::test_support::proptest_config(4096, 0x5c0_4eb0))]
 
     #[test]
     fn scoreboard_matches_brute_force(
@@ -881,4 +881,28 @@ fn later_retransmissions_reveal_a_lost_fast_retransmit() {
     sb.on_ack(0, &[(MSS, 8 * MSS), (9 * MSS, 12 * MSS)]);
     assert_eq!(sb.next_lost(), Some(seg(0)));
     assert_eq!(sb.retransmitted_bytes(), MSS, "only 8's is still in flight");
+}
+
+/// A cumulative ACK that ends exactly where a retransmitted record starts
+/// delivers none of that record, so its transmission must not count as
+/// delivered: otherwise every retransmission sent DupThresh transmissions
+/// before it would be declared lost and sent again for nothing.
+#[test]
+fn an_ack_up_to_a_retransmission_does_not_deliver_it() {
+    let mut sb = board(20);
+    sb.begin_recovery();
+    // Holes at 0, 2 and 6.
+    let blocks = [(MSS, 2 * MSS), (3 * MSS, 6 * MSS), (7 * MSS, 12 * MSS)];
+    sb.on_ack(0, &blocks);
+    // 6 is resent first, then two new segments, then 2.
+    sb.on_transmit(6 * MSS, 7 * MSS);
+    sb.on_transmit(20 * MSS, 21 * MSS);
+    sb.on_transmit(21 * MSS, 22 * MSS);
+    sb.on_transmit(2 * MSS, 3 * MSS);
+    assert_eq!(sb.retransmitted_bytes(), 2 * MSS);
+    // The original of 0 arrives late: the ACK stops at 2, delivering
+    // nothing sent after 6's retransmission.
+    sb.on_ack(2 * MSS, &blocks[1..]);
+    assert_eq!(sb.retransmitted_bytes(), 2 * MSS, "both still in flight");
+    assert_eq!(sb.next_lost(), None);
 }
