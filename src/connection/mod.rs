@@ -136,6 +136,10 @@ struct RecvState {
     fin_received: bool,
     /// An ACK must go out at the next transmit opportunity.
     ack_now: bool,
+    /// Stream offsets of the last segment that brought only bytes already
+    /// received, to report as a D-SACK block in the next ACK (RFC 2883):
+    /// it tells the sender that a retransmission was unnecessary.
+    dsack: Option<(u64, u64)>,
     /// The ACK policy's deadline.
     ack_deadline: Option<Instant>,
     /// RFC 7323 TS.Recent.
@@ -332,6 +336,7 @@ impl Connection {
             fin_offset: None,
             fin_received: false,
             ack_now: false,
+            dsack: None,
             ack_deadline: None,
             ts_recent: ts.unwrap_or(0),
             last_ack_sent: 0,
@@ -553,6 +558,7 @@ impl Connection {
             fast_retransmits: c.fast_retransmits,
             timeouts: c.timeouts,
             ecn_reductions: c.ecn_reductions,
+            spurious_timeouts: c.spurious_timeouts,
             duplicate_acks_received: c.duplicate_acks,
             cwnd: self.sender.cwnd(),
             ssthresh: self.sender.ssthresh(),

@@ -120,7 +120,8 @@ impl Connection {
             return;
         };
         let f = seg.flags;
-        let rcv_nxt = recv.reassembly.next_offset() + u64::from(recv.fin_received);
+        let fin_received = recv.fin_received;
+        let rcv_nxt = recv.reassembly.next_offset() + u64::from(fin_received);
         let rcv_nxt_seq = super::seq_of(recv.irs, rcv_nxt);
         let window = recv.reassembly.window() as u64;
         let rel = seg.seq.diff(rcv_nxt_seq) as i64;
@@ -182,6 +183,17 @@ impl Connection {
             if seg_len > 0 {
                 self.stats.data_segments_received += 1;
                 self.stats.data_bytes_received += seg.payload.len() as u64;
+            }
+            let below = rel.unsigned_abs();
+            if self.negotiated.sack && !seg.payload.is_empty() && rel < 0 && below <= rcv_nxt {
+                // A retransmission of data we hold: report it as a D-SACK
+                // (RFC 2883), so the sender can tell lost ACKs from lost
+                // data.
+                let start = rcv_nxt - below;
+                let end = (start + seg.payload.len() as u64).min(rcv_nxt - u64::from(fin_received));
+                if let Some(recv) = self.recv.as_mut().filter(|_| start < end) {
+                    recv.dsack = Some((start, end));
+                }
             }
             self.ack_immediately();
             return;
@@ -389,6 +401,23 @@ impl Connection {
         };
         let outcome = recv.reassembly.insert(offset, payload);
         self.stats.bytes_delivered += outcome.advanced;
+        if self.negotiated.sack && !seg.payload.is_empty() {
+            // RFC 2883: report the duplicate part, the bytes below RCV.NXT
+            // or a segment all of whose bytes were already held.
+            let seg_start = (rcv_nxt as i64 + start_rel).max(0) as u64;
+            let seg_end = seg_start + seg.payload.len() as u64;
+            let dup = if start_rel < 0 {
+                Some((seg_start, seg_end.min(rcv_nxt)))
+            } else if outcome.duplicate {
+                Some((seg_start, seg_end))
+            } else {
+                None
+            };
+            if let Some(range) = dup.filter(|(l, r)| l < r) {
+                recv.dsack = Some(range);
+                recv.ack_now = true;
+            }
+        }
         if fin {
             let fin_at = (rcv_nxt as i64 + start_rel + seg.payload.len() as i64).max(0) as u64;
             // Only a FIN inside the window we offered is believed.

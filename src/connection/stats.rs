@@ -23,6 +23,9 @@ pub struct Stats {
     pub timeouts: u64,
     /// Window reductions in answer to ECN-Echo (RFC 3168 section 6.1.2).
     pub ecn_reductions: u64,
+    /// Timeouts whose window reduction was undone because D-SACK showed
+    /// them spurious (see [`SpuriousTimeout`](crate::sender::SpuriousTimeout)).
+    pub spurious_timeouts: u64,
     /// Segments we sent that acknowledged without carrying data, SYN or FIN.
     pub pure_acks_sent: u64,
     /// Every segment we sent with a new or repeated acknowledgment,

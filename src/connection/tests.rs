@@ -1,5 +1,5 @@
 use super::*;
-use crate::testing::{transfer, Pipe, PipeConfig};
+use crate::testing::{transfer, Pipe, PipeConfig, Side};
 use crate::wire::{Options, SegmentRepr};
 use rand_chacha::ChaCha8Rng;
 use rand_core::SeedableRng;
@@ -426,4 +426,65 @@ fn out_of_order_range_limit_follows_the_receive_window() {
         ..Config::default()
     };
     assert_eq!(small.ooo_range_limit(), 200, "a larger floor is kept");
+}
+
+/// Every ACK of a window is lost, the data is not: the timer fires, the
+/// receiver D-SACKs the resent head (RFC 2883), and the sender takes the
+/// timeout's window reduction back. Without SACK there is no D-SACK and
+/// the reduction stays.
+#[test]
+fn a_timeout_caused_by_lost_acks_is_undone_by_dsack() {
+    let data: Vec<u8> = (0..3_000_000u32).map(|i| (i % 253) as u8).collect();
+    for sack in [true, false] {
+        let mut config = fast_config();
+        config.sack = sack;
+        let mut pipe = established_pipe(config.clone(), config);
+        let written = pipe.client().write(&data);
+        let deadline = Instant::from_millis(60_000);
+        // Past the initial window, in slow start.
+        let ok = pipe
+            .run_until(deadline, |p| p.client().stats().cwnd >= 40_000)
+            .unwrap();
+        assert!(ok);
+        let before = pipe.client().stats();
+        pipe.set_blackout(Side::Server, true);
+        let ok = pipe
+            .run_until(deadline, |p| p.client().stats().timeouts > before.timeouts)
+            .unwrap();
+        assert!(ok, "no timeout");
+        pipe.set_blackout(Side::Server, false);
+        // The first ACK after the outage.
+        let acked = pipe.client().sender().snd_una();
+        let ok = pipe
+            .run_until(deadline, |p| p.client().sender().snd_una() > acked)
+            .unwrap();
+        assert!(ok);
+        let after = pipe.client().stats();
+        assert_eq!(after.timeouts, before.timeouts + 1, "sack {sack}");
+        if sack {
+            assert_eq!(after.spurious_timeouts, 1);
+            assert!(after.cwnd >= before.cwnd, "{before:?} {after:?}");
+        } else {
+            assert_eq!(after.spurious_timeouts, 0);
+            assert!(after.cwnd < before.cwnd, "{before:?} {after:?}");
+        }
+        // Nothing lost on the way.
+        let mut got = Vec::new();
+        let mut buf = vec![0u8; 65_536];
+        let ok = pipe
+            .run_until(deadline, |p| {
+                let s = p.server().expect("server");
+                loop {
+                    let n = s.read(&mut buf);
+                    if n == 0 {
+                        break;
+                    }
+                    got.extend_from_slice(&buf[..n]);
+                }
+                got.len() >= written
+            })
+            .unwrap();
+        assert!(ok, "sack {sack}: {} of {written}", got.len());
+        assert_eq!(got, data[..written]);
+    }
 }

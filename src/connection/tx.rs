@@ -187,6 +187,10 @@ impl Connection {
             let segments = u32::try_from(self.sender.cwnd() / segment).unwrap_or(u32::MAX);
             options.ack_request = Some(AckRequest::SenderWindow(segments));
         }
+        if let Some((l, r)) = recv.dsack.take().filter(|_| self.negotiated.sack) {
+            // The D-SACK block goes first (RFC 2883 section 4).
+            options.sack.push(seq_of(recv.irs, l), seq_of(recv.irs, r));
+        }
         if self.negotiated.sack && recv.reassembly.has_gaps() {
             let mut blocks = [(0u64, 0u64); 4];
             let n = recv.reassembly.sack_blocks(&mut blocks);

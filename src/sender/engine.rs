@@ -21,7 +21,7 @@
 //! SACK information may no longer be trusted (RFC 2018 section 8).
 
 use super::ack_request::{Requester, WindowInfo};
-use super::{AckOutcome, CongestionControl, Scoreboard, SendBuffer};
+use super::{AckOutcome, CongestionControl, PriorWindow, Scoreboard, SendBuffer, SpuriousTimeout};
 // Pacing (paper 004 section 4.1).
 use super::pacing::{Pacer, PacingConfig};
 use super::window_in_use::WindowInUse;
@@ -129,6 +129,9 @@ pub struct SenderCounters {
     /// Window reductions in answer to ECN-Echo (RFC 3168 section 6.1.2),
     /// at most one per round trip.
     pub ecn_reductions: u64,
+    /// Retransmission timeouts undone because D-SACK showed every
+    /// retransmission after them unnecessary (lost ACKs, not lost data).
+    pub spurious_timeouts: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -193,6 +196,8 @@ pub struct Sender {
     af_cap: Option<u64>,
     /// AF: the fast retransmit is due then.
     fast_retransmit_at: Option<Instant>,
+    /// Whether the last timeout turns out spurious (D-SACK).
+    spurious: SpuriousTimeout,
     counters: SenderCounters,
     /// Pacing (paper 004 section 4.1); `None` sends as the window allows.
     pacer: Option<Pacer>,
@@ -244,6 +249,7 @@ impl Sender {
             ack_interval: AckInterval::new(),
             af_cap: None,
             fast_retransmit_at: None,
+            spurious: SpuriousTimeout::default(),
             counters: SenderCounters::default(),
             pacer: None,
             in_use: WindowInUse::default(),
@@ -466,6 +472,11 @@ impl Sender {
             self.board.on_ack(input.ack, sack)
         };
         effect.newly_acked = outcome.newly_acked;
+        if let Some(prior) = self.spurious.on_ack(input.ack, sack) {
+            self.counters.spurious_timeouts += 1;
+            self.cc.on_spurious_timeout(now, prior);
+            tracing::debug!(cwnd = self.cc.window(), "spurious timeout undone");
+        }
 
         if outcome.newly_acked > 0 {
             let counted = if self.params.abc_skips_sacked {
@@ -610,6 +621,7 @@ impl Sender {
         self.recovery = Recovery::Fast { point };
         self.recover = point;
         self.cc.on_congestion_event(now, base);
+        self.spurious.on_loss();
         self.in_use.restart(point);
         self.limited_transmit_bytes = 0;
         self.board.begin_recovery();
@@ -710,6 +722,12 @@ impl Sender {
         // slow start overshoots again) and redundant in effect (Linux's
         // loss state keeps the episode's ssthresh the same way).
         let base = (!self.in_recovery()).then(|| self.reduction_base());
+        let prior = PriorWindow {
+            cwnd: self.cc.window(),
+            ssthresh: self.cc.ssthresh(),
+        };
+        self.spurious
+            .on_timeout(prior, self.board.snd_una(), self.board.high_data());
         self.cc.on_retransmission_timeout(now, base);
         self.in_use.restart(self.board.high_data());
         self.limited_transmit_bytes = 0;
@@ -880,6 +898,7 @@ impl Sender {
         self.counters.data_bytes += len as u64;
         if retransmission {
             self.counters.retransmissions += 1;
+            self.spurious.on_retransmit(start, end.min(data_end));
             // Karn: no sample across a retransmission. Not only the timed
             // segment's own: repairing any hole below it would let the
             // cumulative ACK that covers it arrive late.
@@ -960,7 +979,7 @@ impl Sender {
         if waiting == 0 && !fin {
             return None;
         }
-        let room = self.cc.window().saturating_sub(self.in_flight());
+        let room = (self.cc.window()).saturating_sub(self.in_flight());
         Some(room >= waiting.max(1) && (self.window_edge > next || fin))
     }
 }

@@ -7,6 +7,7 @@ mod engine;
 pub mod pacing;
 mod scoreboard;
 mod send_buffer;
+mod spurious_timeout;
 mod window_in_use;
 
 pub use ack_request::{
@@ -17,3 +18,4 @@ pub use engine::{AckEffect, AckInput, Sender, SenderCounters, SenderParams, TxSe
 pub use pacing::{Pacer, PacingConfig};
 pub use scoreboard::{AckOutcome, Scoreboard};
 pub use send_buffer::SendBuffer;
+pub use spurious_timeout::{PriorWindow, SpuriousTimeout};

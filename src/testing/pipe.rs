@@ -108,6 +108,8 @@ pub struct Pipe {
     stats: PipeStats,
     /// Size of each packet buffer: the larger MSS plus header room.
     segment_buf: usize,
+    /// Everything one side sends is lost while it is set (client, server).
+    blackout: [bool; 2],
 }
 
 /// Room for the largest header beside a full segment.
@@ -136,6 +138,7 @@ impl Pipe {
             serial: 0,
             stats: PipeStats::default(),
             segment_buf,
+            blackout: [false; 2],
         })
     }
 
@@ -165,6 +168,15 @@ impl Pipe {
             Side::Client => Some(&mut self.client),
             Side::Server => self.server.as_mut(),
         }
+    }
+
+    /// Loses everything `side` sends from now on while `lost` is set, as
+    /// an outage of one direction (for instance every ACK of a window).
+    pub fn set_blackout(&mut self, side: Side, lost: bool) {
+        self.blackout[match side {
+            Side::Client => 0,
+            Side::Server => 1,
+        }] = lost;
     }
 
     fn uniform(&mut self) -> f64 {
@@ -213,7 +225,8 @@ impl Pipe {
 
     fn launch(&mut self, idx: usize, to_server: bool) {
         self.stats.sent += 1;
-        if self.uniform() < self.config.loss {
+        let dark = self.blackout[usize::from(!to_server)];
+        if self.uniform() < self.config.loss || dark {
             self.stats.lost += 1;
             self.release(idx);
             return;

@@ -64,6 +64,16 @@ pub trait CongestionControl: core::fmt::Debug + Send {
     /// section 3.1 also keeps ssthresh unchanged.
     fn on_retransmission_timeout(&mut self, now: Instant, flight_size: Option<u64>);
 
+    /// The last retransmission timeout turned out spurious (see
+    /// [`SpuriousTimeout`](crate::sender::SpuriousTimeout)): take its
+    /// reduction back, cwnd and ssthresh at least `prior` again (RFC 4015
+    /// section 3 restores ssthresh; cwnd as Linux's undo does, since the
+    /// whole window had been delivered). The default keeps the reduction,
+    /// for controllers that cannot tell what to restore.
+    fn on_spurious_timeout(&mut self, now: Instant, prior: crate::sender::PriorWindow) {
+        let _ = (now, prior);
+    }
+
     /// Sets the byte-counting limit L in segments (RFC 3465 section 2.2).
     /// ackwise changes it at run time when the ACK frequency changes.
     fn set_byte_counting_limit(&mut self, segments: u32);

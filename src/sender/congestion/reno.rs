@@ -307,6 +307,17 @@ impl CongestionControl for Reno {
         self.set(self.config.mss, ssthresh, "retransmission timeout");
     }
 
+    fn on_spurious_timeout(&mut self, _now: Instant, prior: crate::sender::PriorWindow) {
+        // The timeout's own effects go: the L = 1 slow start that guards
+        // against counting delayed segments, and the hold on ssthresh for
+        // a repeated timeout.
+        self.post_rto_slow_start = false;
+        self.rto_without_progress = false;
+        let cwnd = self.cwnd.max(prior.cwnd);
+        let ssthresh = self.ssthresh.max(prior.ssthresh);
+        self.set(cwnd, ssthresh, "spurious timeout undone");
+    }
+
     fn set_byte_counting_limit(&mut self, segments: u32) {
         // L = 0 would freeze slow start; one segment is the RFC 3465 minimum.
         self.limit = segments.max(1);
