@@ -140,3 +140,35 @@ fn clean_path_with_one_bdp_of_buffer_never_times_out() {
         ct("ae")
     );
 }
+
+/// NewReno without SACK after a slow-start overshoot: many holes in one
+/// window. The default ("Slow-but-Steady", RFC 6582 section 4) restarts
+/// the timer on every partial ACK and repairs one hole per RTT without a
+/// timeout; `+impatient` (ns-2's NewReno) lets the timer set by the first
+/// partial ACK run out and recovers the rest after a timeout.
+#[test]
+fn impatient_newreno_times_out_where_slow_but_steady_does_not() {
+    let toml = r#"
+        [bottleneck]
+        rate = "10mbit"
+        delay = "50ms"
+        buffer_packets = 40
+
+        [[flows]]
+        bytes = 3000000
+    "#;
+    let records = run(toml, "dal2+nosack,dal2+nosack+impatient");
+    let (steady, impatient) = (&records[0], &records[1]);
+    assert_eq!(steady.strategy, "dal2+nosack");
+    assert_eq!(impatient.strategy, "dal2+nosack+impatient");
+    for r in &records {
+        assert!(r.all_finished, "{}: unfinished", r.strategy);
+    }
+    assert!(
+        drops(steady) >= 10,
+        "the overshoot must drop many: {}",
+        drops(steady)
+    );
+    assert_eq!(timeouts(steady), 0, "slow-but-steady needs no timeout");
+    assert!(timeouts(impatient) >= 1, "impatient: no timeout");
+}

@@ -247,6 +247,13 @@ pub struct Config {
     /// Byte counting leaves out data already SACKed when the cumulative
     /// ACK covers it (paper 003 sec. 4.2's proposal). On by default.
     pub abc_skips_sacked: bool,
+    /// NewReno's "Impatient" timer (RFC 6582 section 4): in recovery
+    /// without SACK only the first partial ACK restarts the retransmission
+    /// timer, so a window with many losses ends in a timeout instead of
+    /// one repair per RTT. ns-2's NewReno sender behaves this way; the
+    /// default, "Slow-but-Steady", restarts it on every partial ACK. Off
+    /// by default.
+    pub impatient: bool,
     /// Announce the congestion window, in segments, on every data segment
     /// that carries no ACK request, when the peer understands the
     /// experimental option: paper 004's "explicit assistance", for a
@@ -336,6 +343,7 @@ impl Default for Config {
             limited_transmit: true,
             ack_fixes: true,
             abc_skips_sacked: true,
+            impatient: false,
             announce_window: false,
             nagle: true,
             initial_rto: Duration::from_secs(1),

@@ -254,6 +254,7 @@ impl Connection {
             rto_variance_floor: config.rto_variance_floor,
             ack_fixes: config.ack_fixes,
             abc_skips_sacked: config.abc_skips_sacked,
+            impatient: config.impatient,
         };
         let cc = config.congestion.build(u64::from(config.mss));
         let mut sender = Sender::new(params, cc, config.sack, 0);

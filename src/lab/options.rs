@@ -7,7 +7,7 @@ use crate::connection::{Config, Decrease, PacingConfig};
 use crate::lab::UnknownStrategy;
 
 /// Every option: its stable lab name and a line for `ackwise lab list`.
-pub const OPTIONS: [(&str, &str); 3] = [
+pub const OPTIONS: [(&str, &str); 4] = [
     (
         "pacing",
         "pace one window over 0.9 SRTT (paper 004 sec. 4.1)",
@@ -19,6 +19,10 @@ pub const OPTIONS: [(&str, &str); 3] = [
     (
         "nosack",
         "both ends without SACK, so the sender runs NewReno (RFC 6582), the baseline of papers 000, 002 and 004",
+    ),
+    (
+        "impatient",
+        "NewReno's Impatient timer (RFC 6582 sec. 4, as ns-2's NewReno): only the first partial ACK restarts the timeout",
     ),
 ];
 
@@ -34,6 +38,9 @@ pub const OPTIONS: [(&str, &str); 3] = [
 ///   connection negotiates no SACK (RFC 2018 sec. 2): the sender recovers
 ///   with NewReno's partial ACKs (RFC 6582), as the senders of papers
 ///   000, 002 and 004 did.
+/// * `impatient`: [`Config::impatient`], RFC 6582 section 4's Impatient
+///   variant of NewReno's retransmission timer. It only acts without
+///   SACK, so it goes with `nosack`.
 ///
 /// Applying an option twice is the same as once. An unknown name is an
 /// error that lists the known ones, and `config` is left untouched.
@@ -42,6 +49,7 @@ pub fn apply_option(option: &str, config: &mut Config) -> Result<(), UnknownStra
         "pacing" => config.pacing = Some(PacingConfig::PAPER_004),
         "beta27" => config.congestion.decrease = Decrease::TwoSevenths,
         "nosack" => config.sack = false,
+        "impatient" => config.impatient = true,
         _ => {
             return Err(UnknownStrategy {
                 name: option.to_string(),

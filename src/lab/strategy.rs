@@ -181,6 +181,9 @@ pub struct Options {
     /// `+nosack`: neither end offers SACK, so the sender runs NewReno
     /// (RFC 6582), the baseline of papers 000, 002 and 004.
     pub nosack: bool,
+    /// `+impatient`: NewReno's Impatient retransmission timer (RFC 6582
+    /// sec. 4), as ns-2's NewReno sender has it; acts only without SACK.
+    pub impatient: bool,
     /// `+fq`: round-robin (per-flow) queueing at the bottleneck instead of
     /// the scenario's queue (paper 004 sec. 4.1's "fair queueing"). A
     /// property of the network, not the hosts: the lab scenario applies
@@ -264,12 +267,13 @@ impl NetAck {
 }
 
 impl Options {
-    const NAMES: [&'static str; 12] = [
+    const NAMES: [&'static str; 13] = [
         "ss-every",
         "pacing",
         "beta27",
         "nosackabc",
         "nosack",
+        "impatient",
         "fq",
         "af-classic",
         "af-static-N",
@@ -285,6 +289,7 @@ impl Options {
         beta27: false,
         nosackabc: false,
         nosack: false,
+        impatient: false,
         fq: false,
         net_ack: None,
     };
@@ -517,6 +522,7 @@ impl Strategy {
             (self.options.pacing, "pacing"),
             (self.options.beta27, "beta27"),
             (self.options.nosack, "nosack"),
+            (self.options.impatient, "impatient"),
         ] {
             if on {
                 let _ = apply_option(name, &mut config);
@@ -536,6 +542,7 @@ impl fmt::Display for Strategy {
             (o.beta27, "+beta27"),
             (o.nosackabc, "+nosackabc"),
             (o.nosack, "+nosack"),
+            (o.impatient, "+impatient"),
             (o.fq, "+fq"),
         ] {
             if on {
@@ -577,6 +584,7 @@ impl FromStr for Strategy {
                 "beta27" => options.beta27 = true,
                 "nosackabc" => options.nosackabc = true,
                 "nosack" => options.nosack = true,
+                "impatient" => options.impatient = true,
                 "fq" => options.fq = true,
                 other if options.net_ack.is_none() => {
                     options.net_ack = Some(NetAck::parse(other).ok_or_else(unknown)?)

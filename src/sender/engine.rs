@@ -60,6 +60,9 @@ pub struct SenderParams {
     /// was paid for then (paper 003 sec. 4.2 proposes this and leaves it
     /// unimplemented). On by default.
     pub abc_skips_sacked: bool,
+    /// RFC 6582 section 4's "Impatient" variant: without SACK, only the
+    /// first partial ACK of a recovery restarts the retransmission timer.
+    pub impatient: bool,
 }
 
 /// One segment the sender wants on the wire.
@@ -138,8 +141,9 @@ pub struct SenderCounters {
 enum Recovery {
     /// Normal operation.
     Open,
-    /// Fast recovery until the cumulative ACK reaches `point`.
-    Fast { point: u64 },
+    /// Fast recovery until the cumulative ACK reaches `point`;
+    /// `partial_acks` counts the partial ACKs so far.
+    Fast { point: u64, partial_acks: u32 },
 }
 
 /// The sending half of a connection.
@@ -556,16 +560,20 @@ impl Sender {
         }
 
         match self.recovery {
-            Recovery::Fast { point } if input.ack >= point => {
+            Recovery::Fast { point, .. } if input.ack >= point => {
                 self.recovery = Recovery::Open;
                 self.reno_departed = 0;
                 self.cc.on_recovery_exit(now);
                 effect.exited_recovery = true;
                 tracing::debug!(ack = input.ack, "fast recovery complete");
             }
-            Recovery::Fast { .. } => {
+            Recovery::Fast {
+                ref mut partial_acks,
+                ..
+            } => {
                 // Partial ACK. Without SACK it names the next hole (RFC 6582
                 // 3.2 step 3); with SACK the scoreboard already knows.
+                *partial_acks = partial_acks.saturating_add(1);
                 if !self.sack {
                     let segs = acked.div_ceil(self.mss) * self.mss;
                     self.reno_departed = self.reno_departed.saturating_sub(segs);
@@ -578,9 +586,19 @@ impl Sender {
         // RFC 6298 5.2 / 5.3.
         if self.board.snd_una() >= self.board.high_data() {
             self.rto_deadline = None;
-        } else {
+        } else if !self.impatient_hold() {
             self.rto_deadline = Some(now + self.rtt.rto());
         }
+    }
+
+    /// An impatient NewReno keeps the timer that the first partial ACK of
+    /// a recovery set (RFC 6582 section 4): neither later partial ACKs nor
+    /// the head retransmissions they cause restart it.
+    fn impatient_hold(&self) -> bool {
+        self.params.impatient
+            && !self.sack
+            && self.rto_deadline.is_some()
+            && matches!(self.recovery, Recovery::Fast { partial_acks, .. } if partial_acks > 1)
     }
 
     /// RFC 6675 section 2 (with SACK) or RFC 5681 section 2 (without).
@@ -618,7 +636,10 @@ impl Sender {
         let flight = self.board.high_data() - self.board.snd_una();
         let base = self.reduction_base();
         let point = self.board.high_data();
-        self.recovery = Recovery::Fast { point };
+        self.recovery = Recovery::Fast {
+            point,
+            partial_acks: 0,
+        };
         self.recover = point;
         self.cc.on_congestion_event(now, base);
         self.spurious.on_loss();
@@ -874,7 +895,7 @@ impl Sender {
         let fin = self.fin_queued && end > data_end;
         let len = (end.min(data_end)).saturating_sub(start) as usize;
         let retransmission = start < self.max_sent;
-        if retransmission && start == self.board.snd_una() {
+        if retransmission && start == self.board.snd_una() && !self.impatient_hold() {
             // The oldest outstanding data was just resent: the timer
             // measures from this transmission (RFC 6298 section 5 leaves
             // restarting to the implementation; Linux restarts it when it

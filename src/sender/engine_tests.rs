@@ -23,6 +23,7 @@ fn empty_sender(sack: bool, ack_fixes: bool) -> Sender {
         rto_variance_floor: Duration::from_millis(1),
         ack_fixes,
         abc_skips_sacked: true,
+        impatient: false,
     };
     let mut reno = RenoConfig::new(MSS);
     reno.initial_window = 4 * MSS;
@@ -188,6 +189,7 @@ fn fin_follows_the_last_byte_and_is_retransmitted_with_it() {
         rto_variance_floor: Duration::from_millis(1),
         ack_fixes: false,
         abc_skips_sacked: true,
+        impatient: false,
     };
     let mut s = Sender::new(
         params,
