@@ -9,12 +9,10 @@ use ackwise::emu::{
     self, DumbbellSpec, FlowParams, FlowTransport, LossModel, QueueSpec, RunResult, Scenario,
     DUMBBELL_MIDDLE,
 };
+use ackwise::lab::{RunPlan, Strategy};
 use ackwise::quic::{AckFrequencyPolicy, QuicController, QuicFlowConfig};
 use ackwise::sender::congestion::Decrease;
 use std::time::Duration;
-
-/// IPv4 (20) and UDP (8) headers on every QUIC datagram.
-const UDP_IP_OVERHEAD: u32 = 28;
 
 fn quic_flow(config: QuicFlowConfig, bytes: u64) -> FlowParams {
     FlowParams {
@@ -25,9 +23,8 @@ fn quic_flow(config: QuicFlowConfig, bytes: u64) -> FlowParams {
 
 fn dumbbell(rate_bps: u64, one_way: Duration, buffer: usize, flows: &[FlowParams]) -> Scenario {
     let spec = DumbbellSpec::symmetric(rate_bps, one_way, QueueSpec::drop_tail(buffer));
-    let mut s = Scenario::dumbbell(&spec, flows);
-    s.overhead_bytes = UDP_IP_OVERHEAD;
-    s
+    // The default overhead is the IPv4 header; the emulator adds UDP's.
+    Scenario::dumbbell(&spec, flows)
 }
 
 fn ackwise_cc(policy: AckFrequencyPolicy) -> QuicFlowConfig {
@@ -138,18 +135,71 @@ fn ack_frequency_cuts_ack_only_packets() {
 }
 
 #[test]
-#[ignore]
-fn print_one() {
-    let s = dumbbell(
-        10_000_000,
-        Duration::from_millis(20),
-        40,
-        &[quic_flow(
-            ackwise_cc(AckFrequencyPolicy::EveryN { packets: 4 }),
-            2_000_000,
-        )],
+fn lab_run_mixes_quic_and_tcp_style_flows_on_one_bottleneck() {
+    // The `quic` preset's mixed point at 1 Mbit/s: five QUIC flows with
+    // the compared strategy and five 4W flows, staggered, one bottleneck.
+    let mut preset = ackwise::lab::presets::find("quic").unwrap();
+    preset
+        .points
+        .retain(|p| p.params.contains(&("rate_mbps", 1.0)) && p.params.contains(&("mixed", 1.0)));
+    assert_eq!(preset.points.len(), 1);
+    let strategy: Strategy = "quic-af-4+ackwise-cc".parse().unwrap();
+    let plan = RunPlan {
+        preset,
+        strategies: vec![strategy],
+        seed: 5,
+        jobs: 1,
+        shard: None,
+        sample_interval: None,
+    };
+    let records = ackwise::lab::run::run(&plan, false).unwrap();
+    let again = ackwise::lab::run::run(&plan, false).unwrap();
+    assert_eq!(
+        ackwise::lab::run::to_json(&records),
+        ackwise::lab::run::to_json(&again)
     );
-    let r = emu::run(&s).unwrap();
-    println!("{:#?}", r.flows[0]);
-    println!("{:#?}", r.links[DUMBBELL_MIDDLE.0]);
+    let r = &records[0];
+    assert!(r.all_finished, "{r:?}");
+    let (quic, tcp): (Vec<_>, Vec<_>) = r.flows.iter().partition(|f| f.strategy == strategy.name());
+    assert_eq!(quic.len(), 5);
+    assert!(tcp.iter().all(|f| f.strategy == "4w"), "{tcp:?}");
+    for f in r.flows.iter() {
+        assert!(f.finished && f.completion_time_s.is_some(), "{f:?}");
+    }
+    // Both kinds got a share: neither took the bottleneck alone.
+    let mean = |fs: &[&ackwise::lab::run::FlowRecord]| {
+        fs.iter().filter_map(|f| f.goodput_bps).sum::<f64>() / fs.len() as f64
+    };
+    let (q, t) = (mean(&quic), mean(&tcp));
+    assert!(q > 0.2 * t && t > 0.2 * q, "quic {q} tcp {t}");
+    // They asked for one ACK per 4 packets, but at 1 Mbit/s shared ten
+    // ways a flow's packets arrive ~100 ms apart, so the receiver's 25 ms
+    // max_ack_delay sends most ACKs: still fewer than one per packet.
+    let (data, acks) = quic
+        .iter()
+        .fold((0, 0), |(d, a), f| (d + f.data_packets, a + f.ack_packets));
+    assert!(
+        acks > 0 && acks < data,
+        "{acks} ACK-only for {data} data packets"
+    );
+    assert!(r.links[0].utilization > 0.8, "{:?}", r.links[0]);
+}
+
+#[test]
+fn quic_strategies_parse_and_list() {
+    for s in Strategy::quic() {
+        assert_eq!(s.name().parse::<Strategy>().unwrap(), s);
+    }
+    let af: Strategy = "quic-af-16+ackwise-cc+beta27".parse().unwrap();
+    assert_eq!(af.name(), "quic-af-16+beta27+ackwise-cc");
+    for bad in [
+        "quic-af-0",
+        "quic-af-257",
+        "quic+pacing",
+        "quic+beta27",
+        "4w+ackwise-cc",
+        "quic-9w",
+    ] {
+        assert!(bad.parse::<Strategy>().is_err(), "{bad}");
+    }
 }

@@ -526,6 +526,10 @@ fn list() {
     for s in Strategy::ALL {
         println!("  {:<18} {}", s.name(), s.description());
     }
+    // QUIC strategies (feature `quic`); `quic-af-8` stands for any N.
+    for s in Strategy::quic() {
+        println!("  {:<18} {}", s.name(), s.description());
+    }
     println!(
         "options (append with +; ss-every needs a polled strategy): +{}",
         Strategy::option_names().join(", +")

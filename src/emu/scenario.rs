@@ -66,8 +66,8 @@ pub enum FlowTransport {
     #[default]
     Tcp,
     /// quinn-proto endpoints (feature `quic`); the flow's TCP configs
-    /// are unused. Packets on links are QUIC datagrams plus
-    /// [`Scenario::overhead_bytes`] (use 28 for IPv4 and UDP headers). They
+    /// are unused. Packets on links are QUIC datagrams plus the 8-byte
+    /// UDP header plus [`Scenario::overhead_bytes`] (the IP header). They
     /// are not written to pcap captures, which frame TCP only.
     #[cfg(feature = "quic")]
     Quic(Box<crate::quic::QuicFlowConfig>),

@@ -31,6 +31,8 @@ const HEADER_ROOM: usize = 60;
 /// Client ports count up from here; the server listens on 80.
 const CLIENT_PORT_BASE: u16 = 10_000;
 const SERVER_PORT: u16 = 80;
+/// The UDP header a QUIC datagram carries on top of the IP overhead.
+const UDP_HEADER_BYTES: u32 = 8;
 
 /// A scenario ready to run, with optional middlebox hooks installed.
 #[derive(Debug)]
@@ -616,9 +618,12 @@ impl Simulator {
                 self.pool.release(p);
                 return;
             };
+            // A QUIC datagram also pays its UDP header.
+            let udp = if fl.is_tcp() { 0 } else { UDP_HEADER_BYTES };
             let wire = u32::try_from(n)
                 .unwrap_or(u32::MAX)
-                .saturating_add(self.overhead);
+                .saturating_add(self.overhead)
+                .saturating_add(udp);
             pkt.len = n;
             pkt.wire_bytes = wire;
             pkt.kind = kind;
