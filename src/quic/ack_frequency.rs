@@ -63,8 +63,9 @@ pub enum AckFrequencyPolicy {
 
 impl AckFrequencyPolicy {
     /// Packets per ACK this policy asks for on a connection that starts
-    /// with `cached_window_packets` from the path cache (`None`: cold).
-    pub fn packets_per_ack(self, cached_window_packets: Option<u64>) -> u32 {
+    /// with `cached` from the path cache (`None`: cold).
+    pub fn packets_per_ack(self, cached: Option<&CachedPath>) -> u32 {
+        let cached_window_packets = cached.map(CachedPath::window_packets);
         match self {
             AckFrequencyPolicy::QuinnDefault => 2,
             AckFrequencyPolicy::EveryN { packets } => packets.clamp(1, MAX_THRESHOLD_PACKETS + 1),
@@ -83,25 +84,39 @@ impl AckFrequencyPolicy {
     /// The [`AckFrequencyConfig`] to put in the sender's transport
     /// config, `None` for quinn's default (no extension frames at all).
     ///
-    /// `max_ack_delay` is left to the peer's own (25 ms by default);
-    /// quinn-proto caps it at max(RTT, 25 ms) anyway. The reordering
+    /// [`EveryN`](Self::EveryN) leaves `max_ack_delay` to the peer's own
+    /// (25 ms by default). [`PerWindow`](Self::PerWindow) with a warm
+    /// cache also asks for `max_ack_delay` = SRTT / `acks`: the threshold
+    /// alone, sized for the cached window, would leave a connection
+    /// still in slow start (a window below the threshold) with one ACK
+    /// per 25 ms timer, while an ACK at least every SRTT / `acks` is
+    /// "`acks` per window" measured in time, whatever the window is then.
+    /// It is the closest the fixed-threshold API gets to ackwise's
+    /// countdown (quinn-proto re-sends the frame only when its clamped
+    /// candidate, min(this, max(RTT, 25 ms)), moves). The reordering
     /// threshold stays at quinn's default of 2, one less than the loss
     /// detection packet threshold of 3 as the draft recommends.
-    pub fn config(self, cached_window_packets: Option<u64>) -> Option<AckFrequencyConfig> {
+    pub fn config(self, cached: Option<&CachedPath>) -> Option<AckFrequencyConfig> {
         if self == AckFrequencyPolicy::QuinnDefault {
             return None;
         }
-        let packets = self.packets_per_ack(cached_window_packets);
+        let packets = self.packets_per_ack(cached);
         let mut c = AckFrequencyConfig::default();
         c.ack_eliciting_threshold(VarInt::from_u32(packets.saturating_sub(1)));
+        if let (AckFrequencyPolicy::PerWindow { acks }, Some(path)) = (self, cached) {
+            if !path.srtt.is_zero() {
+                // quinn-proto raises it to the peer's min_ack_delay (1 ms).
+                c.max_ack_delay(Some(path.srtt / acks.max(1)));
+            }
+        }
         Some(c)
     }
 
     /// The byte-counting limit L, in datagrams, that matches the ACK
     /// spacing this policy asks for: one ACK frame then credits what it
     /// acknowledges, up to L.
-    pub fn byte_counting_limit(self, cached_window_packets: Option<u64>) -> u32 {
-        self.packets_per_ack(cached_window_packets).max(2)
+    pub fn byte_counting_limit(self, cached: Option<&CachedPath>) -> u32 {
+        self.packets_per_ack(cached).max(2)
     }
 }
 
@@ -186,14 +201,16 @@ mod tests {
 
     #[test]
     fn thresholds_per_policy() {
-        assert_eq!(
-            AckFrequencyPolicy::QuinnDefault.config(Some(100)).is_none(),
-            true
-        );
-        assert_eq!(
-            AckFrequencyPolicy::EveryN { packets: 8 }.packets_per_ack(None),
-            8
-        );
+        let path = |packets: u64| CachedPath {
+            window_bytes: packets * 1200,
+            datagram_bytes: 1200,
+            srtt: Duration::from_millis(100),
+        };
+        assert!(AckFrequencyPolicy::QuinnDefault
+            .config(Some(&path(100)))
+            .is_none());
+        let every8 = AckFrequencyPolicy::EveryN { packets: 8 };
+        assert_eq!(every8.packets_per_ack(None), 8);
         assert_eq!(
             AckFrequencyPolicy::EveryN { packets: 0 }.packets_per_ack(None),
             1
@@ -205,14 +222,28 @@ mod tests {
         let w4 = AckFrequencyPolicy::PerWindow { acks: 4 };
         // Cold cache: quinn's default spacing.
         assert_eq!(w4.packets_per_ack(None), 2);
-        assert_eq!(w4.packets_per_ack(Some(100)), 25);
+        assert_eq!(w4.packets_per_ack(Some(&path(100))), 25);
         // A tiny window still leaves a spacing of two packets.
-        assert_eq!(w4.packets_per_ack(Some(3)), 2);
-        assert_eq!(w4.byte_counting_limit(Some(100)), 25);
+        assert_eq!(w4.packets_per_ack(Some(&path(3))), 2);
+        assert_eq!(w4.byte_counting_limit(Some(&path(100))), 25);
         assert_eq!(
             AckFrequencyPolicy::EveryN { packets: 1 }.byte_counting_limit(None),
             2
         );
+        // The frame's contents, as quinn-proto will send them.
+        let shown = |c: AckFrequencyConfig| format!("{c:?}");
+        let w4_config = shown(w4.config(Some(&path(100))).unwrap());
+        assert!(
+            w4_config.contains("ack_eliciting_threshold: 24"),
+            "{w4_config}"
+        );
+        assert!(
+            w4_config.contains("max_ack_delay: Some(25ms)"),
+            "{w4_config}"
+        );
+        let e8 = shown(every8.config(Some(&path(100))).unwrap());
+        assert!(e8.contains("ack_eliciting_threshold: 7"), "{e8}");
+        assert!(e8.contains("max_ack_delay: None"), "{e8}");
     }
 
     #[test]

@@ -97,13 +97,13 @@ impl QuicFlowConfig {
     /// Packets per ACK this flow's sender asks for.
     pub fn packets_per_ack(&self) -> u32 {
         self.ack_frequency
-            .packets_per_ack(self.cached_path.map(|p| p.window_packets()))
+            .packets_per_ack(self.cached_path.as_ref())
     }
 
     /// The transport configuration of the sending end.
     pub fn sender_transport(&self) -> TransportConfig {
         let mut t = self.common_transport();
-        let cached = self.cached_path.map(|p| p.window_packets());
+        let cached = self.cached_path.as_ref();
         t.ack_frequency_config(self.ack_frequency.config(cached));
         match self.controller {
             QuicController::NewReno => {
