@@ -203,3 +203,29 @@ fn quic_strategies_parse_and_list() {
         assert!(bad.parse::<Strategy>().is_err(), "{bad}");
     }
 }
+
+#[test]
+fn an_initial_window_below_two_datagrams_still_sends() {
+    // One 1000-byte segment of initial window (paper 004's setups) is less
+    // than a QUIC datagram; quinn's NewReno would never send with it.
+    for controller in [
+        QuicController::NewReno,
+        QuicController::Ackwise {
+            decrease: Decrease::Half,
+        },
+    ] {
+        let config = QuicFlowConfig {
+            controller,
+            initial_window: Some(1000),
+            ..QuicFlowConfig::default()
+        };
+        let s = dumbbell(
+            10_000_000,
+            Duration::from_millis(20),
+            50,
+            &[quic_flow(config, 100_000)],
+        );
+        let r = emu::run(&s).unwrap();
+        assert!(r.all_finished, "{controller:?}: {:?}", r.flows[0]);
+    }
+}

@@ -74,7 +74,10 @@ pub struct QuicFlowConfig {
     /// off so that every run uses this size; quinn-proto raises anything
     /// below QUIC's minimum of 1200.
     pub datagram_bytes: u16,
-    /// Initial congestion window, bytes (`None`: the controller's default).
+    /// Initial congestion window, bytes (`None`: the controller's
+    /// default). Raised to two datagrams, RFC 9002 section 7.2's minimum
+    /// window: quinn-proto never sends a datagram its window cannot hold
+    /// whole, so a smaller one would never send at all.
     pub initial_window: Option<u64>,
     /// Receive windows (stream and connection), bytes.
     pub receive_window: u64,
@@ -100,6 +103,12 @@ impl QuicFlowConfig {
             .packets_per_ack(self.cached_path.as_ref())
     }
 
+    /// The initial window in bytes, at least two datagrams.
+    fn initial_window_bytes(&self) -> Option<u64> {
+        let minimum = 2 * u64::from(self.datagram_bytes.max(1200));
+        self.initial_window.map(|iw| iw.max(minimum))
+    }
+
     /// The transport configuration of the sending end.
     pub fn sender_transport(&self) -> TransportConfig {
         let mut t = self.common_transport();
@@ -108,7 +117,7 @@ impl QuicFlowConfig {
         match self.controller {
             QuicController::NewReno => {
                 let mut c = NewRenoConfig::default();
-                if let Some(iw) = self.initial_window {
+                if let Some(iw) = self.initial_window_bytes() {
                     c.initial_window(iw);
                 }
                 t.congestion_controller_factory(Arc::new(c));
@@ -116,7 +125,7 @@ impl QuicFlowConfig {
             QuicController::Ackwise { decrease } => {
                 let c = AckwiseRenoConfig {
                     decrease,
-                    initial_window: self.initial_window,
+                    initial_window: self.initial_window_bytes(),
                     ..AckwiseRenoConfig::new(self.ack_frequency.byte_counting_limit(cached))
                 };
                 t.congestion_controller_factory(Arc::new(c));
