@@ -229,3 +229,84 @@ fn an_initial_window_below_two_datagrams_still_sends() {
         assert!(r.all_finished, "{controller:?}: {:?}", r.flows[0]);
     }
 }
+
+/// `ackwise send --transport quic` as a library call against the QUIC
+/// server of `ackwise recv`: files arrive intact (the transfer checks each
+/// one's SHA-256), and a sender pinning another certificate is refused.
+#[cfg(feature = "quic-net")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn send_over_quic_delivers_files_with_matching_digests() {
+    use ackwise::net::transfer::{self, quic, ReceiveOptions, SendOptions};
+    use ackwise::quic::SelfSigned;
+    use rand_chacha::rand_core::{RngCore, SeedableRng};
+
+    let dir = std::env::temp_dir().join(format!("ackwise-quic-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    std::fs::create_dir_all(dir.join("out")).unwrap();
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(13);
+    let mut paths = Vec::new();
+    let mut contents = Vec::new();
+    for (i, size) in [0usize, 1, 262_145, 3_000_017].into_iter().enumerate() {
+        let mut data = vec![0u8; size];
+        rng.fill_bytes(&mut data);
+        let path = dir.join("src").join(format!("f{i}.bin"));
+        std::fs::write(&path, &data).unwrap();
+        paths.push(path);
+        contents.push((format!("f{i}.bin"), data));
+    }
+    let port = std::net::UdpSocket::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let listen = format!("127.0.0.1:{port}");
+    let identity = SelfSigned::generate().unwrap();
+    let pinned = quic::fingerprint(&identity.cert);
+    let serve_plan = transfer::ServePlan {
+        listen: listen.clone(),
+        transport: transfer::Transport::Quic,
+        strategy: Strategy::W4,
+        mss: 1400,
+        options: ReceiveOptions::new(dir.join("out")),
+        console: transfer::ConsoleMode::Quiet,
+    };
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let addr = listen.parse().unwrap();
+    let server = tokio::spawn(async move {
+        quic::serve_quic(&serve_plan, &identity, addr, async {
+            let _ = stopped.await;
+        })
+        .await
+    });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let plan = |sha256, strategy: &str| transfer::SendPlan {
+        paths: paths.clone(),
+        to: listen.clone(),
+        transport: transfer::Transport::Quic,
+        strategy: strategy.parse().unwrap(),
+        mss: 1400,
+        connect_timeout: Duration::from_secs(5),
+        quic_cert_sha256: Some(sha256),
+        options: SendOptions::default(),
+        console: transfer::ConsoleMode::Quiet,
+    };
+    let summary = transfer::run_send(&plan(pinned, "quic-af-16+ackwise-cc"))
+        .await
+        .unwrap();
+    assert!(summary.all_ok(), "{summary}");
+    for (name, data) in &contents {
+        assert_eq!(&std::fs::read(dir.join("out").join(name)).unwrap(), data);
+    }
+    // Another certificate's fingerprint: the handshake fails, nothing lands.
+    let mut wrong = pinned;
+    wrong[0] ^= 1;
+    let err = transfer::run_send(&plan(wrong, "quic")).await.unwrap_err();
+    assert!(err.to_string().contains("does not match"), "{err}");
+    // A TCP-style strategy is refused with a clear line.
+    let err = transfer::run_send(&plan(pinned, "4w")).await.unwrap_err();
+    assert!(err.to_string().contains("QUIC strategy"), "{err}");
+    let _ = stop.send(());
+    server.await.unwrap().unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+}

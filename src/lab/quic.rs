@@ -9,11 +9,10 @@
 //! initial window is the same number of bytes as the TCP-style flows'.
 
 use super::scenario::LabScenario;
-use super::strategy::{Base, Strategy};
+use super::strategy::Strategy;
 use crate::connection::Config;
 use crate::emu::{self, EmuError, FlowTransport, Scenario};
-use crate::quic::{AckFrequencyPolicy, QuicController, QuicFlowConfig};
-use crate::sender::congestion::Decrease;
+use crate::quic::{AckFrequencyPolicy, QuicFlowConfig};
 
 /// Bytes of QUIC short header, STREAM frame header and AEAD tag a data
 /// datagram spends beyond its payload, about.
@@ -27,31 +26,10 @@ pub(crate) fn transport(
     scenario: &LabScenario,
     config: &Config,
 ) -> FlowTransport {
-    let ack_frequency = match strategy.base {
-        Base::Quic => AckFrequencyPolicy::QuinnDefault,
-        Base::QuicAf(n) => AckFrequencyPolicy::EveryN {
-            packets: u32::from(n),
-        },
-        Base::QuicPerWindow(acks) => AckFrequencyPolicy::PerWindow {
-            acks: u32::from(acks),
-        },
-        _ => return FlowTransport::Tcp,
-    };
-    let controller = if strategy.options.ackwise_cc {
-        QuicController::Ackwise {
-            decrease: if strategy.options.beta27 {
-                Decrease::TwoSevenths
-            } else {
-                Decrease::Half
-            },
-        }
-    } else {
-        QuicController::NewReno
+    let Some(quic) = strategy.quic_flow_config() else {
+        return FlowTransport::Tcp;
     };
     FlowTransport::Quic(Box::new(QuicFlowConfig {
-        controller,
-        ack_frequency,
-        cached_path: None,
         datagram_bytes: scenario
             .segment_bytes
             .saturating_add(QUIC_PACKET_OVERHEAD)
@@ -60,6 +38,7 @@ pub(crate) fn transport(
             u64::from(scenario.initial_window_segments) * u64::from(scenario.segment_bytes),
         ),
         receive_window: config.recv_buffer as u64,
+        ..quic
     }))
 }
 

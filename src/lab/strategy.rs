@@ -504,6 +504,41 @@ impl Strategy {
             .collect()
     }
 
+    /// What a `quic*` strategy runs over quinn-proto: its ACK-frequency
+    /// policy and controller, the other settings at their defaults (the
+    /// lab and the sockets set sizes and windows); `None` for the
+    /// TCP-style strategies.
+    #[cfg(feature = "quic")]
+    pub fn quic_flow_config(self) -> Option<crate::quic::QuicFlowConfig> {
+        use crate::quic::{AckFrequencyPolicy, QuicController, QuicFlowConfig};
+        let ack_frequency = match self.base {
+            Base::Quic => AckFrequencyPolicy::QuinnDefault,
+            Base::QuicAf(n) => AckFrequencyPolicy::EveryN {
+                packets: u32::from(n),
+            },
+            Base::QuicPerWindow(acks) => AckFrequencyPolicy::PerWindow {
+                acks: u32::from(acks),
+            },
+            _ => return None,
+        };
+        let controller = if self.options.ackwise_cc {
+            QuicController::Ackwise {
+                decrease: if self.options.beta27 {
+                    crate::sender::congestion::Decrease::TwoSevenths
+                } else {
+                    crate::sender::congestion::Decrease::Half
+                },
+            }
+        } else {
+            QuicController::NewReno
+        };
+        Some(QuicFlowConfig {
+            controller,
+            ack_frequency,
+            ..QuicFlowConfig::default()
+        })
+    }
+
     /// One line for `ackwise lab list`.
     pub fn description(self) -> &'static str {
         #[cfg(feature = "quic")]
