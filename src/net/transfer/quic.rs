@@ -84,9 +84,9 @@ pub fn quic_config(strategy: Strategy) -> Result<QuicFlowConfig, String> {
 }
 
 /// The emulator's transport settings, with what a real path needs back:
-/// path MTU discovery, and an idle timeout.
+/// path MTU discovery, segmentation offload and an idle timeout.
 fn on_sockets(mut t: quinn::TransportConfig, idle: Duration) -> quinn::TransportConfig {
-    t.mtu_discovery_config(Some(quinn::MtuDiscoveryConfig::default()));
+    QuicFlowConfig::on_sockets(&mut t);
     t.max_idle_timeout(quinn::IdleTimeout::try_from(idle).ok());
     t
 }
