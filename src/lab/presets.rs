@@ -1026,6 +1026,60 @@ fn shared_medium() -> Preset {
     }
 }
 
+/// QUIC beside ackwise (issue 13): paper 003's path (100 ms RTT, one BDP
+/// of drop-tail buffer) at 1 and 100 Mbit/s, with one sized transfer and
+/// with ten staggered ones, and a mixed point where five QUIC flows
+/// running the compared strategy share the bottleneck with five 4W flows.
+/// The QUIC strategies need feature `quic`; without it the preset
+/// compares the TCP-style ones only.
+fn quic() -> Preset {
+    let mut points = Vec::new();
+    for (rate, bytes) in [(1_000_000u64, 1_000_000u64), (100_000_000, 50_000_000)] {
+        let base = LabScenario {
+            forward: link(rate, ms(50), bdp_packets(rate, ms(100), 1.0)),
+            flows: vec![group(1, bytes, Duration::ZERO, Duration::ZERO)],
+            ..LabScenario::default()
+        };
+        let rate_mbps = rate as f64 / 1e6;
+        points.push(point(
+            vec![("rate_mbps", rate_mbps), ("flows", 1.0), ("mixed", 0.0)],
+            base.clone(),
+        ));
+        let many = LabScenario {
+            flows: vec![group(10, bytes / 10, Duration::ZERO, ms(100))],
+            ..base.clone()
+        };
+        points.push(point(
+            vec![("rate_mbps", rate_mbps), ("flows", 10.0), ("mixed", 0.0)],
+            many,
+        ));
+        let mut fixed = group(5, bytes / 10, ms(50), ms(100));
+        fixed.strategy = Some(Strategy::W4);
+        let mixed = LabScenario {
+            flows: vec![group(5, bytes / 10, Duration::ZERO, ms(100)), fixed],
+            ..base
+        };
+        points.push(point(
+            vec![("rate_mbps", rate_mbps), ("flows", 10.0), ("mixed", 1.0)],
+            mixed,
+        ));
+    }
+    let mut strategies = Strategy::quic();
+    strategies.extend([
+        Strategy::AE,
+        Strategy::DAL2,
+        Strategy::W4,
+        Strategy::W4_ADAPTIVE,
+        Strategy::SMART_MINRTT,
+    ]);
+    Preset {
+        name: "quic".into(),
+        description: "QUIC policies vs ackwise: 1 and 10 flows (and 5 QUIC + 5 4w) at 1 and 100 Mbit/s, 100 ms RTT",
+        strategies,
+        points,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1096,59 +1150,5 @@ mod tests {
         // 1.5 Mbit/s x 100 ms = 18 750 bytes, about 19 packets.
         assert_eq!(bdp_packets(1_500_000, ms(100), 1.0), 19);
         assert_eq!(bdp_packets(10_000_000, ms(100), 0.5), 63);
-    }
-}
-
-/// QUIC beside ackwise (issue 13): paper 003's path (100 ms RTT, one BDP
-/// of drop-tail buffer) at 1 and 100 Mbit/s, with one sized transfer and
-/// with ten staggered ones, and a mixed point where five QUIC flows
-/// running the compared strategy share the bottleneck with five 4W flows.
-/// The QUIC strategies need feature `quic`; without it the preset
-/// compares the TCP-style ones only.
-fn quic() -> Preset {
-    let mut points = Vec::new();
-    for (rate, bytes) in [(1_000_000u64, 1_000_000u64), (100_000_000, 50_000_000)] {
-        let base = LabScenario {
-            forward: link(rate, ms(50), bdp_packets(rate, ms(100), 1.0)),
-            flows: vec![group(1, bytes, Duration::ZERO, Duration::ZERO)],
-            ..LabScenario::default()
-        };
-        let rate_mbps = rate as f64 / 1e6;
-        points.push(point(
-            vec![("rate_mbps", rate_mbps), ("flows", 1.0), ("mixed", 0.0)],
-            base.clone(),
-        ));
-        let many = LabScenario {
-            flows: vec![group(10, bytes / 10, Duration::ZERO, ms(100))],
-            ..base.clone()
-        };
-        points.push(point(
-            vec![("rate_mbps", rate_mbps), ("flows", 10.0), ("mixed", 0.0)],
-            many,
-        ));
-        let mut fixed = group(5, bytes / 10, ms(50), ms(100));
-        fixed.strategy = Some(Strategy::W4);
-        let mixed = LabScenario {
-            flows: vec![group(5, bytes / 10, Duration::ZERO, ms(100)), fixed],
-            ..base
-        };
-        points.push(point(
-            vec![("rate_mbps", rate_mbps), ("flows", 10.0), ("mixed", 1.0)],
-            mixed,
-        ));
-    }
-    let mut strategies = Strategy::quic();
-    strategies.extend([
-        Strategy::AE,
-        Strategy::DAL2,
-        Strategy::W4,
-        Strategy::W4_ADAPTIVE,
-        Strategy::SMART_MINRTT,
-    ]);
-    Preset {
-        name: "quic".into(),
-        description: "QUIC policies vs ackwise: 1 and 10 flows (and 5 QUIC + 5 4w) at 1 and 100 Mbit/s, 100 ms RTT",
-        strategies,
-        points,
     }
 }

@@ -60,9 +60,12 @@ fn completion(r: &RunRecord) -> Option<f64> {
     r.mean_completion_s()
 }
 
+/// A metric of a run, as the section tables show it.
+type Metric = fn(&RunRecord) -> Option<f64>;
+
 fn section(md: &mut String, title: &str, text: &str, records: &[RunRecord]) {
     let _ = writeln!(md, "## {title}\n\n{text}\n");
-    let tables: [(&str, fn(&RunRecord) -> Option<f64>, usize); 4] = [
+    let tables: [(&str, Metric, usize); 4] = [
         ("Mean completion time, s", completion, 3),
         (
             "ACK-only packets (QUIC) / pure ACKs (TCP-style), all forward flows",
