@@ -310,3 +310,76 @@ async fn send_over_quic_delivers_files_with_matching_digests() {
     server.await.unwrap().unwrap();
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The command line: `ackwise recv --transport quic` prints its
+/// certificate's fingerprint, `ackwise send --transport quic` pinning it
+/// delivers a file whose digest the transfer checks, and a bad
+/// fingerprint is one clear error line.
+#[cfg(all(feature = "quic-net", feature = "cli"))]
+#[test]
+fn cli_send_over_quic_delivers_a_file() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+
+    let dir = std::env::temp_dir().join(format!("ackwise-quic-cli-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("out")).unwrap();
+    let data: Vec<u8> = (0..2_000_003u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    let file = dir.join("payload.bin");
+    std::fs::write(&file, &data).unwrap();
+    let port = std::net::UdpSocket::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let listen = format!("127.0.0.1:{port}");
+    let mut recv = Command::new(env!("CARGO_BIN_EXE_ackwise"))
+        .args(["recv", "--transport", "quic", "--listen", &listen, "--out"])
+        .arg(dir.join("out"))
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    let mut reader = BufReader::new(recv.stderr.take().unwrap());
+    reader.read_line(&mut first).unwrap();
+    // Keep reading: a closed pipe would fail the receiver's next report.
+    let drain = std::thread::spawn(move || std::io::copy(&mut reader, &mut std::io::sink()));
+    let fingerprint = first
+        .split_whitespace()
+        .skip_while(|w| *w != "sha256")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no fingerprint in `{first}`"))
+        .trim_end_matches(')')
+        .to_string();
+    let send = |fp: &str| {
+        Command::new(env!("CARGO_BIN_EXE_ackwise"))
+            .args(["send", "--quiet", "--transport", "quic", "--to", &listen])
+            .args([
+                "--strategy",
+                "quic-af-8+ackwise-cc",
+                "--quic-cert-sha256",
+                fp,
+            ])
+            .arg(&file)
+            .output()
+            .unwrap()
+    };
+    let ok = send(&fingerprint);
+    let bad = send("not-hex");
+    let _ = recv.kill();
+    let _ = recv.wait();
+    let _ = drain.join();
+    assert!(
+        ok.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+    assert_eq!(std::fs::read(dir.join("out/payload.bin")).unwrap(), data);
+    let stderr = String::from_utf8_lossy(&bad.stderr);
+    assert!(!bad.status.success());
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    assert!(stderr.starts_with("error: --quic-cert-sha256"), "{stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

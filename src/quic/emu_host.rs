@@ -40,8 +40,9 @@ use crate::time::Instant as VirtualInstant;
 use bytes::BytesMut;
 use quinn_proto::congestion::NewRenoConfig;
 use quinn_proto::{
-    ClientConfig, Connection, ConnectionHandle, DatagramEvent, Dir, Endpoint, EndpointConfig,
-    Event, FrameStats, IdleTimeout, ServerConfig, StreamEvent, StreamId, TransportConfig, VarInt,
+    ClientConfig, Connection, ConnectionError, ConnectionHandle, DatagramEvent, Dir, Endpoint,
+    EndpointConfig, Event, FrameStats, IdleTimeout, ServerConfig, StreamEvent, StreamId,
+    TransportConfig, VarInt,
 };
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
@@ -176,6 +177,16 @@ pub(crate) enum DatagramClass {
     AckOnly,
     /// Handshake, flow control, close.
     Control,
+}
+
+/// A connection ended otherwise than by the transfer's own close (error
+/// code 0, sent by the client once every byte is acknowledged and read).
+fn abnormal(reason: &ConnectionError) -> bool {
+    match reason {
+        ConnectionError::LocallyClosed => false,
+        ConnectionError::ApplicationClosed(close) => close.error_code != VarInt::from_u32(0),
+        _ => true,
+    }
 }
 
 fn ack_eliciting_frames(f: &FrameStats) -> u64 {
@@ -475,7 +486,8 @@ impl QuicFlow {
                     self.acked_all = true;
                     self.last_ack_at.get_or_insert(now);
                 }
-                Event::ConnectionLost { reason } => {
+                Event::ConnectionLost { reason } if abnormal(&reason) => {
+                    tracing::warn!(%reason, "emulated QUIC client lost its connection");
                     self.error.get_or_insert(reason.to_string());
                 }
                 _ => {}
@@ -511,6 +523,10 @@ impl QuicFlow {
         };
         while let Some(ev) = conn.poll() {
             if let Event::ConnectionLost { reason } = ev {
+                if !abnormal(&reason) {
+                    continue;
+                }
+                tracing::warn!(%reason, "emulated QUIC server lost its connection");
                 self.error.get_or_insert(reason.to_string());
             }
         }
