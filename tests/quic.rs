@@ -383,3 +383,32 @@ fn cli_send_over_quic_delivers_a_file() {
     assert!(stderr.starts_with("error: --quic-cert-sha256"), "{stderr}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Two processes, same seed: the same figures. TLS randomness and the
+/// certificate differ between processes (they are not seedable); what is
+/// measured must not.
+#[cfg(feature = "cli")]
+#[test]
+fn same_seed_same_figures_across_processes() {
+    let run = || {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_ackwise"))
+            .args([
+                "lab",
+                "quic",
+                "--strategies",
+                "quic,quic-af-8+ackwise-cc,quic-4w",
+            ])
+            .args(["--seed", "3", "--jobs", "1", "--quiet"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let (a, b) = (run(), run());
+    assert!(a.contains("quic-af-8+ackwise-cc"), "{a}");
+    assert_eq!(a, b);
+}

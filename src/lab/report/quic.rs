@@ -199,11 +199,12 @@ pub(super) fn quic_page(plan: &ReportPlan) -> Result<PathBuf, LabError> {
         let _ = writeln!(
             md,
             "ackwise's fastest TCP-style strategy here, `{s}`, takes {t:.3} s with {a:.0} \
-             pure ACKs. Its per-window request follows the window every round trip (many \
-             ACKs while the window is small in slow start, few once it is large); the \
-             QUIC threshold is one number for the whole connection, so a low-ACK QUIC \
-             policy either starves slow start of ACKs or acknowledges a large window more \
-             often than it needs.\n"
+             pure ACKs. ackwise's strategies size the ACK spacing every round trip (the \
+             sender's per-window request, or the smartacking receiver's estimate of the \
+             window): many ACKs while the window is small in slow start, few once it is \
+             large. The QUIC threshold is one number for the whole connection, so a \
+             low-ACK QUIC policy either starves slow start of ACKs or acknowledges a large \
+             window more often than it needs.\n"
         );
     }
     // The controller target: never slower than NewReno on any point.
