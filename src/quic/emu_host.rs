@@ -42,7 +42,7 @@ use quinn_proto::congestion::NewRenoConfig;
 use quinn_proto::{
     ClientConfig, Connection, ConnectionError, ConnectionHandle, DatagramEvent, Dir, Endpoint,
     EndpointConfig, Event, FrameStats, IdleTimeout, ServerConfig, StreamEvent, StreamId,
-    TransportConfig, VarInt,
+    TransportConfig, ValidationTokenConfig, VarInt,
 };
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
@@ -306,7 +306,16 @@ impl QuicFlow {
         seed: u64,
         index: u32,
     ) -> Result<QuicFlow, QuicError> {
-        let server_config = cert.server_config(config.receiver_transport())?;
+        let mut server_config = cert.server_config(config.receiver_transport())?;
+        // No NEW_TOKEN frames: quinn-proto sends two per connection only
+        // when built with its `bloom` feature, which cargo enables or not
+        // depending on what else the build includes (quinn's defaults in
+        // `cargo test` builds). Pinning it keeps the emulated packets, and
+        // so every figure, the same in every build; no emulated client
+        // reconnects to use a token anyway.
+        let mut tokens = ValidationTokenConfig::default();
+        tokens.sent(0);
+        server_config.validation_token_config(tokens);
         let client_config = cert.client_config(config.sender_transport())?;
         let seed_for = |side: u8| {
             let mut s = [0u8; 32];
