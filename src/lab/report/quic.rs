@@ -109,7 +109,7 @@ pub(super) fn quic_page(plan: &ReportPlan) -> Result<PathBuf, LabError> {
          - `quic-af-N`: the sender asks by ACK_FREQUENCY for one ACK per N packets \
          (threshold N - 1), the receiver's own 25 ms max_ack_delay;\n\
          - `quic-2w` / `quic-4w`: the threshold sized for 2 or 4 ACKs per window from a \
-         path cache, and max_ack_delay = SRTT / 2 or 4. The cache is filled by a first, \
+         path cache, and max_ack_delay = SRTT / (2 x 2) or SRTT / (2 x 4). The cache is filled by a first, \
          unreported run of the same scenario: the earlier connection on the same path. \
          quinn-proto fixes the threshold for a connection's life (it lives in the \
          `Arc`'d `TransportConfig`; ACK_FREQUENCY is re-sent only when the \
