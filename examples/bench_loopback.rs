@@ -54,6 +54,10 @@ enum Proto {
     Quinn,
     /// ackwise's endpoint with a lab strategy (`ae`, `dal2`, `4w`, ...).
     Ackwise(Strategy),
+    /// quinn 0.11 with a `quic*` strategy's ACK-frequency policy and
+    /// controller on the sender, as `ackwise send --transport quic` runs.
+    #[cfg(feature = "quic")]
+    Quic(Strategy),
 }
 
 impl Proto {
@@ -62,12 +66,16 @@ impl Proto {
             Proto::Tcp => "tcp".into(),
             Proto::Quinn => "quinn".into(),
             Proto::Ackwise(s) => s.name(),
+            #[cfg(feature = "quic")]
+            Proto::Quic(s) => s.name(),
         }
     }
 
     fn label(&self) -> String {
         match self {
             Proto::Ackwise(s) => format!("ackwise {s}"),
+            #[cfg(feature = "quic")]
+            Proto::Quic(s) => format!("quinn {s}"),
             other => format!("{} (reference)", other.name()),
         }
     }
@@ -76,6 +84,11 @@ impl Proto {
         match s {
             "tcp" => Ok(Proto::Tcp),
             "quinn" => Ok(Proto::Quinn),
+            #[cfg(feature = "quic")]
+            other if other.parse::<Strategy>().is_ok_and(|s| s.base.is_quic()) => other
+                .parse::<Strategy>()
+                .map(Proto::Quic)
+                .map_err(|e| e.to_string()),
             other => other.parse::<Strategy>().map(Proto::Ackwise).map_err(|e| {
                 format!("`{other}` is neither tcp, quinn nor an ackwise strategy: {e}")
             }),
@@ -235,6 +248,9 @@ fn receiver_main(args: &[String]) -> Result<(), String> {
         match proto {
             Proto::Tcp => tcp_receive(bytes, ticks).await,
             Proto::Quinn => quinn_receive(bytes, ticks).await,
+            // ACK frequency is the sender's request; the receiver is quinn's.
+            #[cfg(feature = "quic")]
+            Proto::Quic(_) => quinn_receive(bytes, ticks).await,
             Proto::Ackwise(s) => {
                 ackwise_receive(ackwise_config(s, mss), per_segment, bytes, ticks).await
             }
@@ -571,15 +587,23 @@ struct QuinnSender {
     conn: quinn::Connection,
 }
 
-async fn quinn_send(to: SocketAddr, cert_hex: &str, bytes: u64) -> Result<QuinnSender, String> {
+async fn quinn_send(
+    to: SocketAddr,
+    cert_hex: &str,
+    bytes: u64,
+    transport: Option<quinn::TransportConfig>,
+) -> Result<QuinnSender, String> {
     let mut roots = quinn::rustls::RootCertStore::empty();
     roots
         .add(quinn::rustls::pki_types::CertificateDer::from(unhex(
             cert_hex,
         )?))
         .map_err(|e| e.to_string())?;
-    let client_config =
+    let mut client_config =
         quinn::ClientConfig::with_root_certificates(Arc::new(roots)).map_err(|e| e.to_string())?;
+    if let Some(t) = transport {
+        client_config.transport_config(Arc::new(t));
+    }
     let mut endpoint =
         quinn::Endpoint::client("127.0.0.1:0".parse().unwrap()).map_err(|e| e.to_string())?;
     endpoint.set_default_client_config(client_config);
@@ -653,7 +677,17 @@ async fn run_one(
                 tcp_send(to, bytes).await?;
                 Keep::Nothing
             }
-            Proto::Quinn => Keep::Quinn(quinn_send(to, &extra, bytes).await?),
+            Proto::Quinn => Keep::Quinn(quinn_send(to, &extra, bytes, None).await?),
+            #[cfg(feature = "quic")]
+            Proto::Quic(s) => {
+                let mut t = s
+                    .quic_flow_config()
+                    .ok_or("not a QUIC strategy")?
+                    .sender_transport();
+                // A real path: MTU discovery and GSO on again, as on sockets.
+                ackwise::quic::QuicFlowConfig::on_sockets(&mut t);
+                Keep::Quinn(quinn_send(to, &extra, bytes, Some(t)).await?)
+            }
             Proto::Ackwise(s) => {
                 Keep::Ackwise(ackwise_send(to, ackwise_config(*s, mss), bytes).await?)
             }
@@ -815,7 +849,8 @@ const USAGE: &str = "usage: bench_loopback [--bytes SIZE | --quick] [--only LIST
   --receiver-threads N  tokio worker threads in the receiver (default 1: a current-thread runtime)
   --per-segment       ackwise receivers run their ACK policy per segment (EndpointConfig::transmit_per_segment)
                       instead of once per receive batch (GRO), so the policies differ as on a wire
-  transports: tcp, quinn, or an ackwise lab strategy name (ae, dal2, 4w, smart-minrtt, ...)";
+  transports: tcp, quinn, an ackwise lab strategy name (ae, dal2, 4w, smart-minrtt, ...),
+              or a quic* strategy (quinn with its ACK frequency and controller: quic-af-16+ackwise-cc, ...)";
 
 fn parse_list(list: &str) -> Result<Vec<Proto>, String> {
     list.split(',')

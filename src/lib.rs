@@ -54,6 +54,8 @@ pub mod estimators;
 pub mod lab;
 #[cfg(feature = "tokio")]
 pub mod net;
+#[cfg(feature = "quic")]
+pub mod quic;
 pub mod receiver;
 #[cfg(feature = "tokio")]
 pub mod relay;

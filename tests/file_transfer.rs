@@ -544,6 +544,7 @@ async fn serve_takes_concurrent_senders_over_ackwise() {
             strategy: Strategy::W4,
             mss: 16_000,
             connect_timeout: Duration::from_secs(5),
+            quic_cert_sha256: None,
             options: SendOptions::default(),
             console: transfer::ConsoleMode::Quiet,
         };

@@ -25,10 +25,10 @@
 //!               --ack-delay-control THRESHOLD[,FRACTION]]
 //!                                   # a link emulator between two UDP endpoints
 //! ackwise recv --listen ADDR --out DIR [--strategy S] [--overwrite]
-//!              [--transport ackwise|tcp] [--mss N] [--idle-timeout 60s] [--quiet]
+//!              [--transport ackwise|tcp|quic] [--quic-cert-sha256 HEX] [--mss N] [--idle-timeout 60s] [--quiet]
 //!                                   # receive files until Ctrl-C
 //! ackwise send FILE... --to ADDR [--strategy S] [--connect-timeout 10s]
-//!              [--transport ackwise|tcp] [--mss N] [--idle-timeout 60s] [--quiet]
+//!              [--transport ackwise|tcp|quic] [--mss N] [--idle-timeout 60s] [--quiet]
 //!                                   # send files; exit status 1 if any failed
 //! ```
 //!
@@ -143,6 +143,10 @@ struct SendArgs {
     /// Give up when the transfer stalls for this long.
     #[arg(long, value_name = "DURATION", default_value = "60s")]
     idle_timeout: String,
+    /// With `--transport quic`: the SHA-256 fingerprint of the receiver's
+    /// certificate, as `ackwise recv --transport quic` prints it.
+    #[arg(long, value_name = "HEX")]
+    quic_cert_sha256: Option<String>,
     /// No progress, no summary: only errors.
     #[arg(long, short)]
     quiet: bool,
@@ -151,8 +155,8 @@ struct SendArgs {
 /// The carrier flags `send` and `recv` share.
 #[derive(clap::Args)]
 struct CarrierArgs {
-    /// Carrier: `ackwise` (over UDP) or `tcp` (the kernel's, for
-    /// comparison).
+    /// Carrier: `ackwise` (over UDP), `tcp` (the kernel's, for
+    /// comparison) or `quic` (quinn, with a `quic*` strategy).
     #[arg(long, default_value = "ackwise")]
     transport: String,
     /// Largest segment payload offered, bytes (ackwise only). The default
@@ -440,6 +444,11 @@ fn send_command(args: SendArgs) -> ExitCode {
         Ok(_) => return fail("--connect-timeout: must be positive"),
         Err(e) => return fail(format!("--connect-timeout: {e}")),
     };
+    let quic_cert_sha256 = match args.quic_cert_sha256.as_deref().map(parse_fingerprint) {
+        None => None,
+        Some(Ok(fp)) => Some(fp),
+        Some(Err(e)) => return fail(format!("--quic-cert-sha256: {e}")),
+    };
     let plan = transfer::SendPlan {
         paths: args.files,
         to: args.to,
@@ -447,6 +456,7 @@ fn send_command(args: SendArgs) -> ExitCode {
         strategy,
         mss: args.carrier.mss,
         connect_timeout,
+        quic_cert_sha256,
         options: SendOptions { idle_timeout: idle },
         console: console(args.quiet),
     };
@@ -524,6 +534,10 @@ fn list() {
     }
     println!("strategies:");
     for s in Strategy::ALL {
+        println!("  {:<18} {}", s.name(), s.description());
+    }
+    // QUIC strategies (feature `quic`); `quic-af-8` stands for any N.
+    for s in Strategy::quic() {
         println!("  {:<18} {}", s.name(), s.description());
     }
     println!(
@@ -846,4 +860,16 @@ fn lab_command(args: LabArgs) -> Result<ExitCode, LabError> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--quic-cert-sha256`: 64 hex digits.
+#[cfg(feature = "quic-net")]
+fn parse_fingerprint(text: &str) -> Result<[u8; 32], String> {
+    transfer::quic::parse_fingerprint(text)
+}
+
+/// Without QUIC support the flag cannot be used.
+#[cfg(not(feature = "quic-net"))]
+fn parse_fingerprint(_text: &str) -> Result<[u8; 32], String> {
+    Err("this ackwise was built without feature `quic-net`".into())
 }

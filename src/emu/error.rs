@@ -41,6 +41,15 @@ pub enum EmuError {
     /// A scenario-wide setting is out of range (horizon, sampling, capture).
     #[error("scenario: {0}")]
     InvalidScenario(&'static str),
+    /// A QUIC flow's endpoints could not be set up.
+    #[cfg(feature = "quic")]
+    #[error("flow {flow}: {source}")]
+    Quic {
+        /// index of the flow
+        flow: usize,
+        /// what failed
+        source: crate::quic::QuicError,
+    },
     /// Writing a capture file failed.
     #[error("capture file: {0}")]
     Io(#[from] std::io::Error),

@@ -3,7 +3,7 @@
 //! everything, compares it with the same pattern, and closes once the peer
 //! has closed. The flow also carries its counters for the run result.
 
-use super::scenario::FlowSpec;
+use super::scenario::{FlowSpec, FlowTransport};
 use crate::connection::{Config, Connection};
 use crate::time::Instant;
 
@@ -20,7 +20,7 @@ pub(crate) fn pattern() -> Vec<u8> {
         .collect()
 }
 
-fn pattern_at(pattern: &[u8], offset: u64, len: usize) -> &[u8] {
+pub(crate) fn pattern_at(pattern: &[u8], offset: u64, len: usize) -> &[u8] {
     let start = (offset % PATTERN_PERIOD as u64) as usize;
     &pattern[start..start + len.min(CHUNK)]
 }
@@ -51,6 +51,10 @@ pub(crate) struct FlowState {
     pub ack_packets: u64,
     pub ack_bytes: u64,
     pub ce_marks: u64,
+    pub transport: FlowTransport,
+    /// The QUIC endpoints of a [`FlowTransport::Quic`] flow, once started.
+    #[cfg(feature = "quic")]
+    pub quic: Option<Box<crate::quic::emu_host::QuicFlow>>,
 }
 
 impl FlowState {
@@ -80,12 +84,44 @@ impl FlowState {
             ack_packets: 0,
             ack_bytes: 0,
             ce_marks: 0,
+            transport: spec.transport.clone(),
+            #[cfg(feature = "quic")]
+            quic: None,
         }
+    }
+
+    /// The flow runs ackwise's TCP-style connections.
+    pub fn is_tcp(&self) -> bool {
+        matches!(self.transport, FlowTransport::Tcp)
+    }
+
+    /// The sender's congestion window and slow-start threshold, bytes
+    /// (zero before the sender exists).
+    pub fn sender_window(&self) -> (u64, u64) {
+        #[cfg(feature = "quic")]
+        if let Some(q) = self.quic.as_ref() {
+            return q.window();
+        }
+        self.client
+            .as_ref()
+            .map_or((0, 0), |c| (c.sender().cwnd(), c.sender().ssthresh()))
     }
 
     /// Runs both applications against their connections. Returns true
     /// when the flow finished just now.
     pub fn drive(&mut self, now: Instant, pattern: &[u8], scratch: &mut [u8]) -> bool {
+        #[cfg(feature = "quic")]
+        if let Some(q) = self.quic.as_mut() {
+            let done = q.drive(now, pattern);
+            self.read = q.read;
+            self.content_ok = q.content_ok;
+            self.last_ack_at = q.last_ack_at;
+            if done && !self.finished {
+                self.finished = true;
+                return true;
+            }
+            return false;
+        }
         if let Some(c) = self.client.as_mut() {
             while self.written < self.bytes {
                 let want = (self.bytes - self.written).min(CHUNK as u64) as usize;

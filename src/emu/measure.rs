@@ -52,6 +52,10 @@ pub struct FlowResult {
     pub client_stats: Stats,
     /// Server counters at the end (default if the SYN never arrived).
     pub server_stats: Stats,
+    /// For a QUIC flow, what its connection leaves in a path cache
+    /// (window, datagram size, SRTT at the end).
+    #[cfg(feature = "quic")]
+    pub quic_path: Option<crate::quic::CachedPath>,
 }
 
 /// One link's counters.

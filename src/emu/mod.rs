@@ -63,7 +63,7 @@
 mod cross;
 mod error;
 mod event;
-mod host;
+pub(crate) mod host;
 mod jitter;
 pub mod link;
 mod loss;
@@ -87,7 +87,8 @@ pub use middlebox::{HookAction, LinkHook, NoHook, PacketInfo};
 pub use packet::PacketKind;
 pub use queue::{LinkQueue, QueueSpec, QueuedPacket, RedParams, Verdict};
 pub use scenario::{
-    CaptureSpec, CrossTrafficSpec, DelayControlSpec, FlowSpec, LinkId, LinkSpec, Period, Scenario,
+    CaptureSpec, CrossTrafficSpec, DelayControlSpec, FlowSpec, FlowTransport, LinkId, LinkSpec,
+    Period, Scenario,
 };
 pub use sim::Simulator;
 pub use topology::{

@@ -54,6 +54,23 @@ pub struct FlowSpec {
     /// Packets carry ECT in their IP header, so RED may mark them. The
     /// connection itself does not react to marks yet; marks are counted.
     pub ecn_capable: bool,
+    /// Which transport carries the transfer.
+    pub transport: FlowTransport,
+}
+
+/// The transport a flow runs between its client and server.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub enum FlowTransport {
+    /// ackwise's TCP-style [`Connection`](crate::connection::Connection)s
+    /// configured by [`FlowSpec::client`] and [`FlowSpec::server`].
+    #[default]
+    Tcp,
+    /// quinn-proto endpoints (feature `quic`); the flow's TCP configs
+    /// are unused. Packets on links are QUIC datagrams plus the 8-byte
+    /// UDP header plus [`Scenario::overhead_bytes`] (the IP header). They
+    /// are not written to pcap captures, which frame TCP only.
+    #[cfg(feature = "quic")]
+    Quic(Box<crate::quic::QuicFlowConfig>),
 }
 
 /// How long an on or off period lasts.

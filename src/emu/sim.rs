@@ -13,6 +13,8 @@ use super::middlebox::{HookAction, LinkHook, PacketInfo};
 use super::packet::{classify, Owner, PacketKind, Pool};
 use super::pcap::{host_address, PcapWriter};
 use super::queue::{QueuedPacket, Verdict};
+#[cfg(feature = "quic")]
+use super::scenario::FlowTransport;
 use super::scenario::{LinkId, Scenario};
 use super::EmuError;
 use crate::ack_path::{DelayControl, PureAck, Removal};
@@ -29,6 +31,8 @@ const HEADER_ROOM: usize = 60;
 /// Client ports count up from here; the server listens on 80.
 const CLIENT_PORT_BASE: u16 = 10_000;
 const SERVER_PORT: u16 = 80;
+/// The UDP header a QUIC datagram carries on top of the IP overhead.
+const UDP_HEADER_BYTES: u32 = 8;
 
 /// A scenario ready to run, with optional middlebox hooks installed.
 #[derive(Debug)]
@@ -60,6 +64,13 @@ pub struct Simulator {
     data_packets: u64,
     cross_packets: u64,
     finished: usize,
+    /// The run's seed, from which QUIC endpoints seed their RNGs.
+    #[cfg(feature = "quic")]
+    seed: u64,
+    /// The certificate every QUIC server of the run presents, generated
+    /// when the run has QUIC flows.
+    #[cfg(feature = "quic")]
+    quic_cert: Option<crate::quic::SelfSigned>,
 }
 
 impl Simulator {
@@ -86,6 +97,23 @@ impl Simulator {
             .flat_map(|f| [f.client.mss, f.server.mss])
             .max()
             .unwrap_or(0);
+        #[allow(unused_mut)]
+        let mut buf_len = usize::from(max_mss) + HEADER_ROOM;
+        #[cfg(feature = "quic")]
+        let mut quic_cert = None;
+        #[cfg(feature = "quic")]
+        for (i, f) in scenario.flows.iter().enumerate() {
+            if let FlowTransport::Quic(q) = &f.transport {
+                // quinn-proto never sends less than QUIC's 1200 bytes.
+                buf_len = buf_len.max(usize::from(q.datagram_bytes.max(1200)));
+                if quic_cert.is_none() {
+                    quic_cert = Some(
+                        crate::quic::SelfSigned::generate()
+                            .map_err(|source| EmuError::Quic { flow: i, source })?,
+                    );
+                }
+            }
+        }
         let mut events = EventQueue::default();
         for (i, f) in scenario.flows.iter().enumerate() {
             events.push(Instant::ZERO + f.start, Event::FlowStart(i as u32));
@@ -122,7 +150,7 @@ impl Simulator {
             media: scenario.media.iter().map(Medium::new).collect(),
             flows: scenario.flows.iter().map(FlowState::new).collect(),
             cross,
-            pool: Pool::new(usize::from(max_mss) + HEADER_ROOM),
+            pool: Pool::new(buf_len),
             pattern: pattern(),
             scratch: vec![0; CHUNK],
             captures,
@@ -146,6 +174,10 @@ impl Simulator {
             data_packets: 0,
             cross_packets: 0,
             finished: 0,
+            #[cfg(feature = "quic")]
+            seed: scenario.seed,
+            #[cfg(feature = "quic")]
+            quic_cert,
         })
     }
 
@@ -211,6 +243,10 @@ impl Simulator {
                 if *slot == Some(at) {
                     *slot = None;
                 }
+                #[cfg(feature = "quic")]
+                if let Some(q) = fl.quic.as_mut() {
+                    q.handle_timeout(at, server);
+                }
                 let conn = if server {
                     fl.server.as_mut()
                 } else {
@@ -225,6 +261,25 @@ impl Simulator {
             }
             Event::FlowStart(f) => {
                 let fl = &mut self.flows[f as usize];
+                #[cfg(feature = "quic")]
+                if let FlowTransport::Quic(config) = &fl.transport {
+                    let quic_error = |source| EmuError::Quic {
+                        flow: f as usize,
+                        source,
+                    };
+                    let cert = self.quic_cert.as_ref().ok_or_else(|| {
+                        quic_error(crate::quic::QuicError::Certificate(
+                            "no certificate for the run".into(),
+                        ))
+                    })?;
+                    let mut q =
+                        crate::quic::emu_host::QuicFlow::new(config, cert, fl.bytes, self.seed, f)
+                            .map_err(quic_error)?;
+                    q.start(at).map_err(quic_error)?;
+                    fl.quic = Some(Box::new(q));
+                    self.after_activity(f as usize, false);
+                    return Ok(());
+                }
                 let port = CLIENT_PORT_BASE.wrapping_add(f as u16);
                 let c = Connection::connect(
                     fl.client_config.clone(),
@@ -441,7 +496,12 @@ impl Simulator {
         let pkt = self.pool.get(p);
         let link = &mut self.links[l];
         let arrive = link.start_tx(now, pkt.wire_bytes);
-        if let (Some(c), Owner::Flow { flow, to_server }) = (link.capture, pkt.owner) {
+        // pcap frames TCP; QUIC datagrams are left out of captures.
+        let tcp = match pkt.owner {
+            Owner::Flow { flow, .. } => self.flows[flow as usize].is_tcp(),
+            Owner::Cross(_) => false,
+        };
+        if let (Some(c), Owner::Flow { flow, to_server }, true) = (link.capture, pkt.owner, tcp) {
             let (src, dst) = (
                 host_address(flow, !to_server),
                 host_address(flow, to_server),
@@ -485,6 +545,16 @@ impl Simulator {
         let f = &mut self.flows[flow as usize];
         let bytes = &pkt.buf[..pkt.len];
         let ce = pkt.ce;
+        #[cfg(feature = "quic")]
+        if let Some(q) = f.quic.as_mut() {
+            if to_server && pkt.ce && pkt.kind == PacketKind::Data {
+                f.ce_marks += 1;
+            }
+            q.deliver(now, to_server, bytes);
+            self.pool.release(p);
+            self.after_activity(flow as usize, to_server);
+            return;
+        }
         if to_server {
             if pkt.ce && pkt.kind == PacketKind::Data {
                 f.ce_marks += 1;
@@ -531,14 +601,29 @@ impl Simulator {
             } else {
                 fl.client.as_mut()
             };
-            let Some(n) = conn.and_then(|c| c.poll_transmit(self.now, &mut pkt.buf)) else {
+            #[cfg(feature = "quic")]
+            let polled = match fl.quic.as_mut() {
+                Some(q) => q
+                    .poll_transmit(self.now, server, &mut pkt.buf)
+                    .map(|(n, class)| (n, quic_kind(class))),
+                None => conn
+                    .and_then(|c| c.poll_transmit(self.now, &mut pkt.buf))
+                    .map(|n| (n, classify(&pkt.buf[..n]))),
+            };
+            #[cfg(not(feature = "quic"))]
+            let polled = conn
+                .and_then(|c| c.poll_transmit(self.now, &mut pkt.buf))
+                .map(|n| (n, classify(&pkt.buf[..n])));
+            let Some((n, kind)) = polled else {
                 self.pool.release(p);
                 return;
             };
-            let kind = classify(&pkt.buf[..n]);
+            // A QUIC datagram also pays its UDP header.
+            let udp = if fl.is_tcp() { 0 } else { UDP_HEADER_BYTES };
             let wire = u32::try_from(n)
                 .unwrap_or(u32::MAX)
-                .saturating_add(self.overhead);
+                .saturating_add(self.overhead)
+                .saturating_add(udp);
             pkt.len = n;
             pkt.wire_bytes = wire;
             pkt.kind = kind;
@@ -577,7 +662,14 @@ impl Simulator {
         } else {
             fl.client.as_ref()
         };
-        let Some(t) = conn.and_then(|c| c.poll_timeout()) else {
+        #[cfg(feature = "quic")]
+        let next = match fl.quic.as_mut() {
+            Some(q) => q.poll_timeout(server),
+            None => conn.and_then(|c| c.poll_timeout()),
+        };
+        #[cfg(not(feature = "quic"))]
+        let next = conn.and_then(|c| c.poll_timeout());
+        let Some(t) = next else {
             return;
         };
         // A deadline at or before now was just handled (or is due with the
@@ -611,10 +703,7 @@ impl Simulator {
         };
         series.times.push(self.now);
         for (fl, s) in self.flows.iter().zip(series.flows.iter_mut()) {
-            let (cwnd, ssthresh) = fl
-                .client
-                .as_ref()
-                .map_or((0, 0), |c| (c.sender().cwnd(), c.sender().ssthresh()));
+            let (cwnd, ssthresh) = fl.sender_window();
             s.cwnd.push(cwnd);
             s.ssthresh.push(ssthresh);
             s.receiver_cwnd_estimate
@@ -715,13 +804,22 @@ struct FlowCounters {
 impl FlowCounters {
     fn of(f: &FlowState) -> FlowCounters {
         let stats = f.client.as_ref().map(|c| c.stats()).unwrap_or_default();
+        #[cfg(feature = "quic")]
+        let retransmissions = match f.quic.as_ref() {
+            // QUIC retransmits frames, not packets: a packet declared lost
+            // is what a TCP sender's retransmitted segment counts.
+            Some(q) => q.lost_packets(),
+            None => stats.retransmissions,
+        };
+        #[cfg(not(feature = "quic"))]
+        let retransmissions = stats.retransmissions;
         FlowCounters {
             read: f.read,
             data_packets: f.data_packets,
             data_bytes: f.data_bytes,
             ack_packets: f.ack_packets,
             ack_bytes: f.ack_bytes,
-            retransmissions: stats.retransmissions,
+            retransmissions,
             timeouts: stats.timeouts,
             ce_marks: f.ce_marks,
         }
@@ -763,5 +861,19 @@ fn flow_result(f: &FlowState, start: &FlowCounters, window: Duration) -> FlowRes
         ce_marks: now.ce_marks - start.ce_marks,
         client_stats,
         server_stats,
+        #[cfg(feature = "quic")]
+        quic_path: f.quic.as_ref().and_then(|q| q.path_at_end()),
+    }
+}
+
+/// A QUIC datagram's class as the emulator's packet kind: ACK-only
+/// datagrams count (and are filtered, shaped) as pure ACKs.
+#[cfg(feature = "quic")]
+fn quic_kind(class: crate::quic::emu_host::DatagramClass) -> PacketKind {
+    use crate::quic::emu_host::DatagramClass;
+    match class {
+        DatagramClass::Data => PacketKind::Data,
+        DatagramClass::AckOnly => PacketKind::PureAck,
+        DatagramClass::Control => PacketKind::Control,
     }
 }

@@ -10,7 +10,7 @@
 use super::jitter::Jitter;
 use super::loss::LossModel;
 use super::queue::QueueSpec;
-use super::scenario::{FlowSpec, LinkId, LinkSpec, Scenario};
+use super::scenario::{FlowSpec, FlowTransport, LinkId, LinkSpec, Scenario};
 use crate::connection::Config;
 use crate::time::Duration;
 
@@ -48,6 +48,8 @@ pub struct FlowParams {
     pub reverse: bool,
     /// Packets are ECN-capable.
     pub ecn_capable: bool,
+    /// Which transport carries the transfer.
+    pub transport: FlowTransport,
 }
 
 impl FlowParams {
@@ -62,6 +64,7 @@ impl FlowParams {
             access_delay: Duration::ZERO,
             reverse: false,
             ecn_capable: false,
+            transport: FlowTransport::Tcp,
         }
     }
 }
@@ -193,6 +196,7 @@ fn flow_spec(
         forward_path,
         reverse_path,
         ecn_capable: f.ecn_capable,
+        transport: f.transport.clone(),
     }
 }
 

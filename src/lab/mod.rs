@@ -27,6 +27,8 @@ mod path_file;
 pub mod plot;
 pub mod presets;
 mod progress;
+#[cfg(feature = "quic")]
+mod quic;
 pub mod report;
 pub mod run;
 pub mod scenario;

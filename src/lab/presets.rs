@@ -94,7 +94,7 @@ fn point(params: Vec<(&'static str, f64)>, scenario: LabScenario) -> Point {
 type Builder = fn() -> Preset;
 
 /// Every built-in preset: name, builder.
-const PRESETS: [(&str, Builder); 23] = [
+const PRESETS: [(&str, Builder); 24] = [
     ("default", default),
     ("p003-fig3", p003_fig3),
     ("p003-fig6", p003_fig6),
@@ -118,6 +118,7 @@ const PRESETS: [(&str, Builder); 23] = [
     ("p001-sat", p001_sat),
     ("ack-mgmt", ack_mgmt),
     ("shared-medium", shared_medium),
+    ("quic", quic),
 ];
 
 /// The names of every preset, in `lab list` order.
@@ -1021,6 +1022,60 @@ fn shared_medium() -> Preset {
             Strategy::W4_ADAPTIVE,
             Strategy::SMART_MINRTT,
         ],
+        points,
+    }
+}
+
+/// QUIC beside ackwise (issue 13): paper 003's path (100 ms RTT, one BDP
+/// of drop-tail buffer) at 1 and 100 Mbit/s, with one sized transfer and
+/// with ten staggered ones, and a mixed point where five QUIC flows
+/// running the compared strategy share the bottleneck with five 4W flows.
+/// The QUIC strategies need feature `quic`; without it the preset
+/// compares the TCP-style ones only.
+fn quic() -> Preset {
+    let mut points = Vec::new();
+    for (rate, bytes) in [(1_000_000u64, 1_000_000u64), (100_000_000, 50_000_000)] {
+        let base = LabScenario {
+            forward: link(rate, ms(50), bdp_packets(rate, ms(100), 1.0)),
+            flows: vec![group(1, bytes, Duration::ZERO, Duration::ZERO)],
+            ..LabScenario::default()
+        };
+        let rate_mbps = rate as f64 / 1e6;
+        points.push(point(
+            vec![("rate_mbps", rate_mbps), ("flows", 1.0), ("mixed", 0.0)],
+            base.clone(),
+        ));
+        let many = LabScenario {
+            flows: vec![group(10, bytes / 10, Duration::ZERO, ms(100))],
+            ..base.clone()
+        };
+        points.push(point(
+            vec![("rate_mbps", rate_mbps), ("flows", 10.0), ("mixed", 0.0)],
+            many,
+        ));
+        let mut fixed = group(5, bytes / 10, ms(50), ms(100));
+        fixed.strategy = Some(Strategy::W4);
+        let mixed = LabScenario {
+            flows: vec![group(5, bytes / 10, Duration::ZERO, ms(100)), fixed],
+            ..base
+        };
+        points.push(point(
+            vec![("rate_mbps", rate_mbps), ("flows", 10.0), ("mixed", 1.0)],
+            mixed,
+        ));
+    }
+    let mut strategies = Strategy::quic();
+    strategies.extend([
+        Strategy::AE,
+        Strategy::DAL2,
+        Strategy::W4,
+        Strategy::W4_ADAPTIVE,
+        Strategy::SMART_MINRTT,
+    ]);
+    Preset {
+        name: "quic".into(),
+        description: "QUIC policies vs ackwise: 1 and 10 flows (and 5 QUIC + 5 4w) at 1 and 100 Mbit/s, 100 ms RTT",
+        strategies,
         points,
     }
 }

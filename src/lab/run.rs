@@ -513,7 +513,12 @@ pub fn run(plan: &RunPlan, progress: bool) -> Result<Vec<RunRecord>, LabError> {
                         scenario.sampled_links.push(REVERSE_BOTTLENECK_LINK);
                     }
                 }
-                let out = emu::run(&scenario)
+                #[cfg(feature = "quic")]
+                let warmed = super::quic::warm_path_caches(&mut scenario);
+                #[cfg(not(feature = "quic"))]
+                let warmed = Ok::<(), emu::EmuError>(());
+                let out = warmed
+                    .and_then(|()| emu::run(&scenario))
                     .map(|r| {
                         let (name, params) = (&plan.preset.name, &point.params);
                         let roles = point.scenario.roles(strategy);

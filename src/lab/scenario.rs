@@ -427,8 +427,14 @@ impl LabScenario {
                 config.recv_buffer =
                     (w as usize * usize::from(self.segment_bytes)).max(usize::from(config.mss));
             }
+            #[cfg(feature = "quic")]
+            let transport = super::quic::transport(g.strategy.unwrap_or(strategy), self, &config);
             for k in 0..g.count {
                 let mut f = FlowParams::new(config.clone(), g.bytes.unwrap_or(LONG_LIVED_BYTES));
+                #[cfg(feature = "quic")]
+                {
+                    f.transport = transport.clone();
+                }
                 f.start = g.start + g.stagger * k;
                 f.access_delay = g.access_delay_of(k);
                 f.reverse = g.reverse;

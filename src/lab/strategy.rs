@@ -59,6 +59,21 @@ pub enum Base {
     /// window (paper 004's explicit assistance), to measure what
     /// receiver-only estimation costs.
     SmartAssisted,
+    /// `quic`: quinn-proto 0.11 as it comes: its NewReno, and the peer
+    /// acknowledging every second ack-eliciting packet (RFC 9000 section
+    /// 13.2.2). Feature `quic`.
+    #[cfg(feature = "quic")]
+    Quic,
+    /// `quic-af-N`: quinn-proto asking its peer, by ACK_FREQUENCY, for one
+    /// ACK per N ack-eliciting packets (threshold N - 1), 1 <= N <= 256.
+    #[cfg(feature = "quic")]
+    QuicAf(u16),
+    /// `quic-2w` / `quic-4w`: 2 or 4 ACKs per window, the threshold sized
+    /// once at connection start from a path cache an earlier connection
+    /// on the same path filled (quinn-proto cannot change it later; see
+    /// `quic::ack_frequency`).
+    #[cfg(feature = "quic")]
+    QuicPerWindow(u8),
 }
 
 impl Base {
@@ -100,7 +115,60 @@ impl Base {
             Base::SmartMinRtt => "smart-minrtt",
             Base::SmartAssisted => "smart-assisted",
             Base::Acc => "acc",
+            #[cfg(feature = "quic")]
+            Base::Quic => "quic",
+            #[cfg(feature = "quic")]
+            Base::QuicAf(_) => "quic-af-N",
+            #[cfg(feature = "quic")]
+            Base::QuicPerWindow(2) => "quic-2w",
+            #[cfg(feature = "quic")]
+            Base::QuicPerWindow(_) => "quic-4w",
         }
+    }
+
+    /// The base as written in a strategy name (`quic-af-8` rather than
+    /// `quic-af-N`).
+    fn written(self) -> String {
+        match self {
+            #[cfg(feature = "quic")]
+            Base::QuicAf(n) => format!("quic-af-{n}"),
+            other => other.name().to_string(),
+        }
+    }
+
+    /// Parses a base name, `quic-af-N` included.
+    fn parse(name: &str) -> Option<Base> {
+        #[cfg(feature = "quic")]
+        if let Some(n) = name.strip_prefix("quic-af-") {
+            let n: u16 = n.parse().ok()?;
+            return (1..=256).contains(&n).then_some(Base::QuicAf(n));
+        }
+        Base::ALL
+            .into_iter()
+            .chain(Base::QUIC)
+            .find(|b| b.name() == name)
+    }
+
+    /// The QUIC bases `lab list` shows (feature `quic`), `quic-af-8` for
+    /// the `quic-af-N` family.
+    #[cfg(feature = "quic")]
+    pub const QUIC: [Base; 4] = [
+        Base::Quic,
+        Base::QuicAf(8),
+        Base::QuicPerWindow(2),
+        Base::QuicPerWindow(4),
+    ];
+    /// No QUIC bases without feature `quic`.
+    #[cfg(not(feature = "quic"))]
+    pub const QUIC: [Base; 0] = [];
+
+    /// A quinn-proto strategy rather than an ackwise TCP-style one.
+    pub fn is_quic(self) -> bool {
+        #[cfg(feature = "quic")]
+        if matches!(self, Base::Quic | Base::QuicAf(_) | Base::QuicPerWindow(_)) {
+            return true;
+        }
+        false
     }
 
     fn description(self) -> &'static str {
@@ -123,6 +191,14 @@ impl Base {
             }
             Base::SmartAssisted => "smartacking with the sender's announced window",
             Base::Acc => "ACK Congestion Control: ratio doubled on ECN, -1 per quiet RTT",
+            #[cfg(feature = "quic")]
+            Base::Quic => "quinn-proto: NewReno, ACK every 2nd ack-eliciting packet",
+            #[cfg(feature = "quic")]
+            Base::QuicAf(_) => "quinn-proto asking by ACK_FREQUENCY for 1 ACK per N packets",
+            #[cfg(feature = "quic")]
+            Base::QuicPerWindow(_) => {
+                "quinn-proto, ACK_FREQUENCY sized once from a warm path cache: 2/4 per window"
+            }
         }
     }
 
@@ -139,6 +215,8 @@ impl Base {
             | Base::SmartMinRtt
             | Base::SmartAssisted
             | Base::Acc => None,
+            #[cfg(feature = "quic")]
+            Base::Quic | Base::QuicAf(_) | Base::QuicPerWindow(_) => None,
             Base::A4l4 => Some(AckRequestConfig::EveryN {
                 segments: 4,
                 every_segment_in_slow_start: ss,
@@ -193,6 +271,10 @@ pub struct Options {
     /// 000's filters, paper 001's delay control); also applied by the
     /// lab scenario.
     pub net_ack: Option<NetAck>,
+    /// `+ackwise-cc`: a QUIC sender runs ackwise's Reno with extended
+    /// byte counting (`quic::AckwiseReno`, L matched to its ACK
+    /// frequency) instead of quinn's NewReno; QUIC bases only.
+    pub ackwise_cc: bool,
 }
 
 /// In-network ACK management a strategy puts on the path.
@@ -281,6 +363,7 @@ impl Options {
         "af-perflow",
         "af-perflow-rr",
         "adc",
+        "ackwise-cc",
     ];
 
     const NONE: Options = Options {
@@ -292,6 +375,7 @@ impl Options {
         impatient: false,
         fq: false,
         net_ack: None,
+        ackwise_cc: false,
     };
 }
 
@@ -412,8 +496,66 @@ impl Strategy {
         self.to_string()
     }
 
+    /// The QUIC strategies `lab list` shows (empty without feature
+    /// `quic`): each QUIC base, and each with `+ackwise-cc`.
+    pub fn quic() -> Vec<Strategy> {
+        Base::QUIC
+            .into_iter()
+            .flat_map(|base| {
+                let mut cc = plain(base);
+                cc.options.ackwise_cc = true;
+                [plain(base), cc]
+            })
+            .collect()
+    }
+
+    /// What a `quic*` strategy runs over quinn-proto: its ACK-frequency
+    /// policy and controller, the other settings at their defaults (the
+    /// lab and the sockets set sizes and windows); `None` for the
+    /// TCP-style strategies.
+    #[cfg(feature = "quic")]
+    pub fn quic_flow_config(self) -> Option<crate::quic::QuicFlowConfig> {
+        use crate::quic::{AckFrequencyPolicy, QuicController, QuicFlowConfig};
+        let ack_frequency = match self.base {
+            Base::Quic => AckFrequencyPolicy::QuinnDefault,
+            Base::QuicAf(n) => AckFrequencyPolicy::EveryN {
+                packets: u32::from(n),
+            },
+            Base::QuicPerWindow(acks) => AckFrequencyPolicy::PerWindow {
+                acks: u32::from(acks),
+            },
+            _ => return None,
+        };
+        let controller = if self.options.ackwise_cc {
+            QuicController::Ackwise {
+                decrease: if self.options.beta27 {
+                    crate::sender::congestion::Decrease::TwoSevenths
+                } else {
+                    crate::sender::congestion::Decrease::Half
+                },
+            }
+        } else {
+            QuicController::NewReno
+        };
+        Some(QuicFlowConfig {
+            controller,
+            ack_frequency,
+            ..QuicFlowConfig::default()
+        })
+    }
+
     /// One line for `ackwise lab list`.
     pub fn description(self) -> &'static str {
+        #[cfg(feature = "quic")]
+        if self.options.ackwise_cc {
+            return match self.base {
+                Base::QuicAf(_) => "quic-af-N with ackwise's Reno, extended byte counting L=N",
+                Base::QuicPerWindow(_) => {
+                    "quic-2w/4w with ackwise's Reno, extended byte counting L=packets per ACK"
+                }
+                _ => "quic with ackwise's Reno, extended byte counting L=2",
+            };
+        }
         self.base.description()
     }
 
@@ -488,6 +630,9 @@ impl Strategy {
             // The limit follows the group size once data flows; 2 until
             // the first group.
             Base::W2 | Base::W4 | Base::W2af | Base::W4af | Base::W4Adaptive => (polled, 2),
+            // A QUIC flow does not use the TCP-style config; it stays valid.
+            #[cfg(feature = "quic")]
+            Base::Quic | Base::QuicAf(_) | Base::QuicPerWindow(_) => (delayed, 2),
         };
         config.ack_fixes = matches!(self.base, Base::W2af | Base::W4af | Base::W4Adaptive);
         // Paper 004's NewReno counts ACKs in congestion avoidance; its ABC
@@ -534,7 +679,7 @@ impl Strategy {
 
 impl fmt::Display for Strategy {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.base.name())?;
+        f.write_str(&self.base.written())?;
         let o = self.options;
         for (on, name) in [
             (o.ss_every, "+ss-every"),
@@ -552,6 +697,9 @@ impl fmt::Display for Strategy {
         if let Some(n) = o.net_ack {
             write!(f, "+{}", n.name())?;
         }
+        if o.ackwise_cc {
+            f.write_str("+ackwise-cc")?;
+        }
         Ok(())
     }
 }
@@ -564,33 +712,44 @@ impl FromStr for Strategy {
             name: s.to_string(),
             known: format!(
                 "{}; options +{}",
-                Base::ALL.map(Base::name).join(", "),
+                Base::ALL
+                    .into_iter()
+                    .chain(Base::QUIC)
+                    .map(Base::name)
+                    .collect::<Vec<_>>()
+                    .join(", "),
                 Options::NAMES.join(", +")
             ),
         };
         let wanted = s.trim().to_ascii_lowercase();
         let mut parts = wanted.split('+');
         let base_name = parts.next().unwrap_or_default();
-        let base = Base::ALL
-            .into_iter()
-            .find(|b| b.name() == base_name)
-            .ok_or_else(unknown)?;
+        let base = Base::parse(base_name).ok_or_else(unknown)?;
         let mut options = Options::default();
         for option in parts {
             match option {
                 // Only a polled sender can ask for every segment.
                 "ss-every" if base.requests(false).is_some() => options.ss_every = true,
+                // quinn-proto always paces and always has SACK-like ACK
+                // ranges; the TCP-style host options mean nothing to it.
+                "pacing" | "nosackabc" | "nosack" if base.is_quic() => return Err(unknown()),
                 "pacing" => options.pacing = true,
                 "beta27" => options.beta27 = true,
                 "nosackabc" => options.nosackabc = true,
                 "nosack" => options.nosack = true,
                 "impatient" => options.impatient = true,
                 "fq" => options.fq = true,
+                // Only a QUIC sender takes a quinn-proto controller.
+                "ackwise-cc" if base.is_quic() => options.ackwise_cc = true,
                 other if options.net_ack.is_none() => {
                     options.net_ack = Some(NetAck::parse(other).ok_or_else(unknown)?)
                 }
                 _ => return Err(unknown()),
             }
+        }
+        // beta = 2/7 is an option of ackwise's controller, not quinn's.
+        if base.is_quic() && options.beta27 && !options.ackwise_cc {
+            return Err(unknown());
         }
         Ok(Strategy { base, options })
     }

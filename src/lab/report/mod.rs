@@ -15,6 +15,8 @@ use std::path::{Path, PathBuf};
 mod ack_management;
 mod paper_003;
 mod paper_004;
+#[cfg(feature = "quic")]
+mod quic;
 #[cfg(test)]
 mod tests;
 
@@ -23,7 +25,13 @@ use paper_003::paper_003;
 use paper_004::paper_004;
 
 /// The pages `ackwise lab report` can write.
-pub const PAGES: [&str; 4] = ["paper-003", "paper-004", "ack-management", "gauntlet"];
+pub const PAGES: [&str; 5] = [
+    "paper-003",
+    "paper-004",
+    "ack-management",
+    "gauntlet",
+    "quic",
+];
 
 /// What to write and how to run it.
 #[derive(Debug, Clone)]
@@ -294,6 +302,13 @@ pub fn write_report(plan: &ReportPlan) -> Result<PathBuf, LabError> {
         "paper-004" => paper_004(plan),
         "ack-management" => ack_management(plan),
         "gauntlet" => super::gauntlet::page::write_report(&plan.into()),
+        #[cfg(feature = "quic")]
+        "quic" => quic::quic_page(plan),
+        #[cfg(not(feature = "quic"))]
+        "quic" => Err(LabError::Field {
+            field: "report".into(),
+            problem: "the quic page needs ackwise built with feature `quic`".into(),
+        }),
         other => Err(LabError::Field {
             field: "report".into(),
             problem: format!("unknown page `{other}` (known: {})", PAGES.join(", ")),

@@ -27,6 +27,10 @@ pub enum Transport {
     /// The kernel's TCP, a reference to compare with; the strategy and
     /// MSS do not apply.
     Tcp,
+    /// QUIC over UDP by quinn, with a `quic*` strategy's ACK-frequency
+    /// policy and controller (feature `quic-net`); MSS does not apply.
+    #[cfg(feature = "quic-net")]
+    Quic,
 }
 
 impl std::str::FromStr for Transport {
@@ -36,7 +40,16 @@ impl std::str::FromStr for Transport {
         match s {
             "ackwise" => Ok(Transport::Ackwise),
             "tcp" => Ok(Transport::Tcp),
-            other => Err(format!("unknown transport `{other}` (known: ackwise, tcp)")),
+            #[cfg(feature = "quic-net")]
+            "quic" => Ok(Transport::Quic),
+            other => Err(format!(
+                "unknown transport `{other}` (known: ackwise, tcp{})",
+                if cfg!(feature = "quic-net") {
+                    ", quic"
+                } else {
+                    ""
+                }
+            )),
         }
     }
 }
@@ -46,6 +59,8 @@ impl std::fmt::Display for Transport {
         f.write_str(match self {
             Transport::Ackwise => "ackwise",
             Transport::Tcp => "tcp",
+            #[cfg(feature = "quic-net")]
+            Transport::Quic => "quic",
         })
     }
 }
@@ -108,6 +123,9 @@ pub struct SendPlan {
     pub mss: u16,
     /// How long to wait for the connection.
     pub connect_timeout: Duration,
+    /// QUIC only: the SHA-256 of the certificate the receiver must
+    /// present (`ackwise recv --transport quic` prints it).
+    pub quic_cert_sha256: Option<[u8; 32]>,
     /// Progress and timeouts of the transfer.
     pub options: SendOptions,
     /// Progress display.
@@ -183,6 +201,8 @@ pub async fn run_send(plan: &SendPlan) -> Result<Summary, TransferError> {
             let mut stream = first_of(&addrs, |a| connect_tcp(a, plan)).await?;
             send_files(&mut stream, files, &plan.options, &mut console).await
         }
+        #[cfg(feature = "quic-net")]
+        Transport::Quic => super::quic::run_send_quic(plan, files, &addrs, &mut console).await,
     }
 }
 
@@ -280,6 +300,12 @@ pub async fn serve(
         .first()
         .copied()
         .ok_or_else(|| listen_failed("the name has no address".into()))?;
+    #[cfg(feature = "quic-net")]
+    if plan.transport == Transport::Quic {
+        let identity =
+            crate::quic::SelfSigned::generate().map_err(|e| listen_failed(e.to_string()))?;
+        return super::quic::serve_quic(plan, &identity, addr, shutdown).await;
+    }
     let multi = MultiProgress::new();
     let mut tasks = JoinSet::new();
     tokio::pin!(shutdown);
@@ -325,6 +351,8 @@ pub async fn serve(
             }
             tasks.shutdown().await;
         }
+        #[cfg(feature = "quic-net")]
+        Transport::Quic => {}
     }
     Ok(())
 }

@@ -56,6 +56,8 @@ mod app;
 mod error;
 mod progress;
 pub mod protocol;
+#[cfg(feature = "quic-net")]
+pub mod quic;
 mod receive;
 mod send;
 

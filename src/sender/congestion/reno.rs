@@ -150,6 +150,13 @@ impl Reno {
         self.config.mss
     }
 
+    /// Changes SMSS, e.g. when a path MTU probe succeeds (RFC 8899). cwnd
+    /// and ssthresh stay in bytes; the floors, the increase per window and
+    /// the byte-counting limit follow the new size from the next ACK on.
+    pub fn set_mss(&mut self, mss: u64) {
+        self.config.mss = mss.max(1);
+    }
+
     /// The RFC 3465 section 2.1 congestion-avoidance byte counter.
     pub fn bytes_acked(&self) -> u64 {
         self.bytes_acked

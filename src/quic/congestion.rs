@@ -1,0 +1,383 @@
+//! ackwise's Reno with extended byte counting as a quinn-proto
+//! [`Controller`](quinn_proto::congestion::Controller).
+//!
+//! The arithmetic is the sender's own [`Reno`]; this module only maps
+//! quinn-proto's callbacks onto it by their meaning:
+//!
+//! | quinn-proto | ackwise [`CongestionControl`] | why |
+//! |---|---|---|
+//! | `on_ack` (one per newly acknowledged packet) | summed, not forwarded | byte counting limits the credit *per ACK*, and one ACK frame acknowledges many packets |
+//! | `on_end_acks` (once per ACK frame) | `on_ack(sum)` | RFC 3465 section 2.2: min(acked bytes, L * SMSS) per ACK in slow start |
+//! | `on_congestion_event`, not persistent | `on_congestion_event(cwnd)` | RFC 9002 section 7.3.2 recovery entry; one per recovery period |
+//! | `on_congestion_event`, persistent | `on_retransmission_timeout(Some(cwnd))` | RFC 9002 section 7.6 is QUIC's RTO; paper 003 sec. 4.2's min(L, cwnd) applies after it with `extended_abc` |
+//! | packets sent before recovery started | ignored by `on_ack` | RFC 9002 section 7.3.2: recovery ends when a packet sent after its start is acknowledged (the RFC 6582 deflation step is then a no-op: cwnd already equals ssthresh) |
+//! | `on_mtu_update` | [`Reno::set_mss`] | SMSS is the datagram size |
+//!
+//! The decrease base is cwnd, as in quinn-proto's NewReno: quinn-proto
+//! reports bytes in flight only per ACK frame, not at the loss, and it
+//! does not grow cwnd while application-limited, so cwnd is not inflated
+//! above what the path carried the way an idle TCP sender's can be.
+//!
+//! Pacing: quinn-proto paces every connection itself from cwnd and the
+//! smoothed RTT; the `Controller` trait has no input for a pacing rate.
+//! [`metrics`](quinn_proto::congestion::Controller::metrics) reports
+//! cwnd / SRTT as the pacing hint (it reaches qlog traces), which is the
+//! most the trait allows.
+
+use crate::sender::congestion::{CongestionControl, Decrease, Reno, RenoConfig};
+use crate::time::Instant as VirtualInstant;
+use quinn_proto::congestion::{Controller, ControllerFactory, ControllerMetrics};
+use quinn_proto::RttEstimator;
+use std::any::Any;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Parameters of [`AckwiseReno`], and the factory quinn-proto builds one
+/// controller per connection from
+/// ([`TransportConfig::congestion_controller_factory`](quinn_proto::TransportConfig::congestion_controller_factory)).
+///
+/// ```
+/// use ackwise::quic::{AckwiseRenoConfig, SelfSigned};
+/// use quinn_proto::{Endpoint, EndpointConfig, TransportConfig};
+/// use std::sync::Arc;
+///
+/// let mut transport = TransportConfig::default();
+/// // L = 8: one ACK frame may credit up to 8 datagrams' worth of bytes,
+/// // which an ACK frequency of one ACK per 8 packets needs.
+/// transport.congestion_controller_factory(Arc::new(AckwiseRenoConfig::new(8)));
+/// // Any rustls setup works; this one trusts a certificate made here.
+/// let cert = SelfSigned::generate()?;
+/// let client_config = cert.client_config(transport)?;
+/// let server_config = cert.server_config(TransportConfig::default())?;
+/// let mut client = Endpoint::new(Arc::new(EndpointConfig::default()), None, false, None);
+/// let _server = Endpoint::new(
+///     Arc::new(EndpointConfig::default()),
+///     Some(Arc::new(server_config)),
+///     false,
+///     None,
+/// );
+/// let now = std::time::Instant::now();
+/// let server_addr = "127.0.0.1:4433".parse()?;
+/// let (_handle, conn) =
+///     client.connect(now, client_config, server_addr, ackwise::quic::SERVER_NAME)?;
+/// // The connection's controller is ackwise's: 10 datagrams of 1200 bytes.
+/// assert_eq!(conn.congestion_state().initial_window(), 12_000);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AckwiseRenoConfig {
+    /// Byte-counting limit L in datagrams (RFC 3465 section 2.2): the most
+    /// one ACK frame may add to cwnd in slow start is L * SMSS.
+    pub byte_counting_limit: u32,
+    /// After persistent congestion, limit slow start to min(L, cwnd)
+    /// datagrams per ACK frame (paper 003 sec. 4.2) instead of one
+    /// (RFC 3465 section 2.3).
+    pub extended_abc: bool,
+    /// Multiplicative decrease (halving, or paper 003 sec. 4.4's 2/7).
+    pub decrease: Decrease,
+    /// Initial window in bytes; `None` is RFC 9002 section 7.2's
+    /// min(10 * SMSS, max(2 * SMSS, 14720)).
+    pub initial_window: Option<u64>,
+}
+
+impl AckwiseRenoConfig {
+    /// Limit `byte_counting_limit` datagrams per ACK frame, extended byte
+    /// counting after persistent congestion, halving on loss.
+    pub fn new(byte_counting_limit: u32) -> Self {
+        AckwiseRenoConfig {
+            byte_counting_limit: byte_counting_limit.max(1),
+            extended_abc: true,
+            decrease: Decrease::Half,
+            initial_window: None,
+        }
+    }
+
+    fn initial_window_for(&self, mtu_bytes: u64) -> u64 {
+        // RFC 9002 section 7.2.
+        self.initial_window
+            .unwrap_or_else(|| (10 * mtu_bytes).min((2 * mtu_bytes).max(14_720)))
+    }
+}
+
+impl ControllerFactory for AckwiseRenoConfig {
+    fn build(self: Arc<Self>, now: Instant, current_mtu: u16) -> Box<dyn Controller> {
+        Box::new(AckwiseReno::new(&self, now, current_mtu))
+    }
+}
+
+/// ackwise's [`Reno`] behind quinn-proto's controller trait; see the
+/// module documentation for how each callback maps.
+#[derive(Debug, Clone)]
+pub struct AckwiseReno {
+    reno: Reno,
+    /// quinn-proto's clock at creation: [`Reno`] takes ackwise instants,
+    /// measured from here.
+    epoch: Instant,
+    mtu_bytes: u64,
+    initial_window: u64,
+    /// Packets sent at or before this instant belong to the current (or a
+    /// finished) recovery period: their ACKs do not grow cwnd and their
+    /// losses do not reduce it again.
+    recovery_start: Option<Instant>,
+    /// Bytes newly acknowledged by the ACK frame being processed.
+    acked_in_frame: u64,
+    /// Smoothed RTT at the last ACK, for the pacing hint.
+    srtt: Option<Duration>,
+}
+
+impl AckwiseReno {
+    /// A controller for a connection whose datagrams are `current_mtu`
+    /// bytes, created at `now`.
+    pub fn new(config: &AckwiseRenoConfig, now: Instant, current_mtu: u16) -> Self {
+        let mtu_bytes = u64::from(current_mtu).max(1);
+        let initial_window = config.initial_window_for(mtu_bytes);
+        let reno = Reno::new(RenoConfig {
+            initial_window,
+            byte_counting_limit: config.byte_counting_limit,
+            extended_abc: config.extended_abc,
+            decrease: config.decrease,
+            ..RenoConfig::new(mtu_bytes)
+        });
+        AckwiseReno {
+            reno,
+            epoch: now,
+            mtu_bytes,
+            initial_window,
+            recovery_start: None,
+            acked_in_frame: 0,
+            srtt: None,
+        }
+    }
+
+    /// The Reno state underneath (ssthresh, byte counter, limits).
+    pub fn reno(&self) -> &Reno {
+        &self.reno
+    }
+
+    fn virtual_now(&self, now: Instant) -> VirtualInstant {
+        let since = now.saturating_duration_since(self.epoch);
+        VirtualInstant::from_nanos(u64::try_from(since.as_nanos()).unwrap_or(u64::MAX))
+    }
+
+    fn in_recovery_period(&self, sent: Instant) -> bool {
+        self.recovery_start.is_some_and(|start| sent <= start)
+    }
+
+    /// One newly acknowledged packet of the ACK frame being processed.
+    fn packet_acked(&mut self, sent: Instant, bytes: u64, app_limited: bool) {
+        // An application-limited sender has not tested the window it would
+        // grow (RFC 9002 section 7.8), and ACKs of packets sent before the
+        // loss belong to the recovery period.
+        if app_limited || self.in_recovery_period(sent) {
+            return;
+        }
+        self.acked_in_frame = self.acked_in_frame.saturating_add(bytes);
+    }
+
+    /// RFC 9002 section 7.2: the window never goes below two datagrams,
+    /// while ackwise's Reno floors at one segment (RFC 5681's loss window).
+    fn minimum_window(&self) -> u64 {
+        2 * self.mtu_bytes
+    }
+}
+
+impl Controller for AckwiseReno {
+    fn on_ack(
+        &mut self,
+        _now: Instant,
+        sent: Instant,
+        bytes: u64,
+        app_limited: bool,
+        rtt: &RttEstimator,
+    ) {
+        self.srtt = Some(rtt.get());
+        self.packet_acked(sent, bytes, app_limited);
+    }
+
+    fn on_end_acks(
+        &mut self,
+        now: Instant,
+        _in_flight: u64,
+        _app_limited: bool,
+        _largest_packet_num_acked: Option<u64>,
+    ) {
+        let acked = std::mem::take(&mut self.acked_in_frame);
+        if acked > 0 {
+            let now = self.virtual_now(now);
+            self.reno.on_ack(now, acked);
+        }
+    }
+
+    fn on_congestion_event(
+        &mut self,
+        now: Instant,
+        sent: Instant,
+        is_persistent_congestion: bool,
+        _lost_bytes: u64,
+    ) {
+        if self.in_recovery_period(sent) && !is_persistent_congestion {
+            return;
+        }
+        self.recovery_start = Some(now);
+        let base = self.reno.window();
+        let vnow = self.virtual_now(now);
+        if is_persistent_congestion {
+            self.reno.on_retransmission_timeout(vnow, Some(base));
+        } else {
+            self.reno.on_congestion_event(vnow, base);
+        }
+    }
+
+    fn on_mtu_update(&mut self, new_mtu: u16) {
+        self.mtu_bytes = u64::from(new_mtu).max(1);
+        self.reno.set_mss(self.mtu_bytes);
+    }
+
+    fn window(&self) -> u64 {
+        self.reno.window().max(self.minimum_window())
+    }
+
+    fn metrics(&self) -> ControllerMetrics {
+        let mut m = ControllerMetrics::default();
+        m.congestion_window = self.window();
+        m.ssthresh = Some(self.reno.ssthresh());
+        m.pacing_rate = self
+            .srtt
+            .filter(|d| !d.is_zero())
+            .map(|srtt| (self.window() as f64 * 8.0 / srtt.as_secs_f64()) as u64);
+        m
+    }
+
+    fn clone_box(&self) -> Box<dyn Controller> {
+        Box::new(self.clone())
+    }
+
+    fn initial_window(&self) -> u64 {
+        self.initial_window
+    }
+
+    fn into_any(self: Box<Self>) -> Box<dyn Any> {
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MTU: u16 = 1200;
+    const M: u64 = MTU as u64;
+
+    /// One ACK frame acknowledging `packets` full datagrams sent at `sent`.
+    fn ack_frame(c: &mut AckwiseReno, now: Instant, sent: Instant, packets: u64) {
+        // RttEstimator has no public constructor, so the tests enter
+        // below `Controller::on_ack`, which only adds the SRTT sample.
+        for _ in 0..packets {
+            c.packet_acked(sent, M, false);
+        }
+        c.on_end_acks(now, 0, false, None);
+    }
+
+    #[test]
+    fn slow_start_credits_at_most_l_datagrams_per_ack_frame() {
+        let t0 = Instant::now();
+        let cfg = AckwiseRenoConfig::new(4);
+        let mut c = AckwiseReno::new(&cfg, t0, MTU);
+        let iw = c.window();
+        assert_eq!(iw, 10 * M);
+        // One frame acknowledging 8 datagrams grows cwnd by L = 4 only.
+        ack_frame(&mut c, t0, t0, 8);
+        assert_eq!(c.window(), iw + 4 * M);
+        // Two frames of 2 datagrams each grow it by 2 + 2.
+        ack_frame(&mut c, t0, t0, 2);
+        ack_frame(&mut c, t0, t0, 2);
+        assert_eq!(c.window(), iw + 8 * M);
+    }
+
+    #[test]
+    fn one_decrease_per_recovery_period_and_no_growth_from_its_packets() {
+        let t0 = Instant::now();
+        let mut c = AckwiseReno::new(&AckwiseRenoConfig::new(2), t0, MTU);
+        let w = c.window();
+        let t1 = t0 + Duration::from_millis(10);
+        c.on_congestion_event(t1, t0, false, M);
+        assert_eq!(c.window(), w / 2);
+        // A second loss of a packet sent before recovery began: ignored.
+        c.on_congestion_event(t1, t0, false, M);
+        assert_eq!(c.window(), w / 2);
+        // ACKs of packets sent before recovery began: no growth.
+        ack_frame(&mut c, t1, t0, 4);
+        assert_eq!(c.window(), w / 2);
+        // A packet sent after: congestion avoidance counts it.
+        let t2 = t1 + Duration::from_millis(1);
+        ack_frame(&mut c, t2, t2, 1);
+        assert_eq!(c.reno().bytes_acked(), M);
+        // A loss of a packet sent after the start of recovery: new period.
+        c.on_congestion_event(t2, t2, false, M);
+        assert_eq!(c.window(), (w / 4).max(2 * M));
+    }
+
+    #[test]
+    fn two_sevenths_after_the_initial_slow_start() {
+        let t0 = Instant::now();
+        let cfg = AckwiseRenoConfig {
+            decrease: Decrease::TwoSevenths,
+            initial_window: Some(70 * M),
+            ..AckwiseRenoConfig::new(2)
+        };
+        let mut c = AckwiseReno::new(&cfg, t0, MTU);
+        let t1 = t0 + Duration::from_millis(1);
+        // The event ending the initial slow start halves.
+        c.on_congestion_event(t1, t0, false, M);
+        assert_eq!(c.window(), 35 * M);
+        let t2 = t1 + Duration::from_millis(1);
+        c.on_congestion_event(t2, t2, false, M);
+        assert_eq!(c.window(), 25 * M);
+    }
+
+    #[test]
+    fn persistent_congestion_then_min_of_l_and_cwnd_per_frame() {
+        let t0 = Instant::now();
+        let mut c = AckwiseReno::new(&AckwiseRenoConfig::new(8), t0, MTU);
+        let t1 = t0 + Duration::from_millis(1);
+        c.on_congestion_event(t1, t0, true, 10 * M);
+        // RFC 9002's minimum window of two datagrams; Reno holds one SMSS.
+        assert_eq!(c.window(), 2 * M);
+        assert_eq!(c.reno().window(), M);
+        // cwnd = 1 datagram: a frame acknowledging 8 credits min(8, 1) = 1.
+        let t2 = t1 + Duration::from_millis(1);
+        ack_frame(&mut c, t2, t2, 8);
+        assert_eq!(c.reno().window(), 2 * M);
+        // Then min(8, 2) = 2.
+        ack_frame(&mut c, t2, t2, 8);
+        assert_eq!(c.reno().window(), 4 * M);
+        // Without the extension, RFC 3465 section 2.3's one datagram.
+        let mut plain = AckwiseReno::new(
+            &AckwiseRenoConfig {
+                extended_abc: false,
+                ..AckwiseRenoConfig::new(8)
+            },
+            t0,
+            MTU,
+        );
+        plain.on_congestion_event(t1, t0, true, 10 * M);
+        ack_frame(&mut plain, t2, t2, 8);
+        ack_frame(&mut plain, t2, t2, 8);
+        assert_eq!(plain.reno().window(), 3 * M);
+    }
+
+    #[test]
+    fn app_limited_acks_do_not_grow_the_window_and_mtu_updates_apply() {
+        let t0 = Instant::now();
+        let mut c = AckwiseReno::new(&AckwiseRenoConfig::new(2), t0, MTU);
+        let w = c.window();
+        c.packet_acked(t0, M, true);
+        c.on_end_acks(t0, 0, true, None);
+        assert_eq!(c.window(), w);
+        c.on_mtu_update(1400);
+        assert_eq!(c.reno().mss(), 1400);
+        assert_eq!(c.metrics().pacing_rate, None);
+        c.srtt = Some(Duration::from_millis(100));
+        assert_eq!(c.metrics().pacing_rate, Some(w * 8 * 10));
+    }
+}
