@@ -349,7 +349,7 @@ impl NetAck {
 }
 
 impl Options {
-    const NAMES: [&'static str; 13] = [
+    const NAMES: [&'static str; 14] = [
         "ss-every",
         "pacing",
         "beta27",
