@@ -172,3 +172,45 @@ fn impatient_newreno_times_out_where_slow_but_steady_does_not() {
     assert_eq!(timeouts(steady), 0, "slow-but-steady needs no timeout");
     assert!(timeouts(impatient) >= 1, "impatient: no timeout");
 }
+
+/// Paper 004's Asymmetric preset at its slowest reverse links (5 and 10
+/// kbit/s): the slow-start overshoot floods the RED reverse queue with
+/// duplicate ACKs, and the ACKs of later retransmissions echo timestamps
+/// from before the timeout. Taken as RTT samples, those echoes made SRTT
+/// about 28 s; the default strategy then timed out every minute and did
+/// not finish at 5 kbit/s (1493 s at 10 kbit/s). Echoes older than the last
+/// timeout are no samples now.
+#[test]
+fn the_default_strategy_finishes_over_the_slowest_asymmetric_ack_paths() {
+    let mut preset = ackwise::lab::presets::find("p004-asym").unwrap();
+    preset.points.retain(|p| {
+        p.params
+            .iter()
+            .any(|(k, v)| *k == "reverse_kbps" && *v <= 10.0)
+    });
+    assert_eq!(preset.points.len(), 2);
+    let plan = RunPlan {
+        strategies: vec![Strategy::DEFAULT, "da".parse().unwrap()],
+        preset,
+        seed: 1,
+        jobs: 1,
+        shard: None,
+        sample_interval: None,
+    };
+    let records = lab::run::run(&plan, false).unwrap();
+    for pair in records.chunks(2) {
+        let (default, da) = (&pair[0], &pair[1]);
+        assert_eq!(
+            (default.strategy.as_str(), da.strategy.as_str()),
+            (Strategy::DEFAULT_NAME, "da")
+        );
+        assert!(default.all_finished, "{} unfinished", default.strategy);
+        let (ct, da_ct) = (
+            default.mean_completion_s().unwrap(),
+            da.mean_completion_s().unwrap(),
+        );
+        // Still slower than delayed ACKs there (the overshoot's repair is
+        // what costs), but minutes, not half an hour.
+        assert!(ct < 8.0 * da_ct, "{ct} s vs da's {da_ct} s");
+    }
+}

@@ -202,6 +202,8 @@ pub struct Sender {
     fast_retransmit_at: Option<Instant>,
     /// Whether the last timeout turns out spurious (D-SACK).
     spurious: SpuriousTimeout,
+    /// When the retransmission timer last fired.
+    last_timeout_at: Option<Instant>,
     counters: SenderCounters,
     /// Pacing (paper 004 section 4.1); `None` sends as the window allows.
     pacer: Option<Pacer>,
@@ -254,6 +256,7 @@ impl Sender {
             af_cap: None,
             fast_retransmit_at: None,
             spurious: SpuriousTimeout::default(),
+            last_timeout_at: None,
             counters: SenderCounters::default(),
             pacer: None,
             in_use: WindowInUse::default(),
@@ -543,8 +546,19 @@ impl Sender {
             self.board.high_data(),
             self.board.outstanding(),
         );
+        // A timestamp echo from before the last timeout belongs to a
+        // segment whose ACK was lost or late (else the timer would not
+        // have fired): it measures the outage, not the path. Taken as a
+        // sample, one such echo can make SRTT tens of seconds on a slow,
+        // lossy ACK path and keep every later timer that long.
+        let echo_sent_before_timeout = |rtt: &Duration| {
+            self.last_timeout_at
+                .is_some_and(|t| now.saturating_duration_since(t) < *rtt)
+        };
         if let Some(rtt) = input.rtt_sample {
-            self.rtt.on_sample(rtt);
+            if !echo_sent_before_timeout(&rtt) {
+                self.rtt.on_sample(rtt);
+            }
         } else if let Some((end, sent)) = self.rtt_probe {
             if input.ack >= end {
                 self.rtt.on_sample(now - sent);
@@ -736,6 +750,7 @@ impl Sender {
             return false;
         }
         self.counters.timeouts += 1;
+        self.last_timeout_at = Some(now);
         // A timeout that ends a fast recovery belongs to the loss episode
         // that recovery already answered: its FlightSize holds what
         // recovery sent since, so a second reduction from it would be
