@@ -1,11 +1,12 @@
 //! `docs/results/gauntlet.md`: the gauntlet's results page, written from a
 //! gauntlet file (one run or a merge of shards).
 
-use super::draw::{self, LossDraw};
+use super::draw::{self, CaseParams, LossDraw};
 use super::metrics::{self, Relative, StrategySummary};
 use super::ns2check;
 use super::{GauntletFile, GauntletPlan, TARGET_STRATEGY};
 use crate::lab::LabError;
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -147,6 +148,7 @@ pub fn page(file: &GauntletFile, command: &str) -> String {
     {
         targets(&mut out, s);
     }
+    where_the_acks_go(&mut out, file);
     rto_flags(&mut out, file);
     worst_cases(&mut out, file);
     if let Some(ns2) = &file.ns2 {
@@ -303,6 +305,84 @@ fn targets(out: &mut String, s: &StrategySummary) {
         let _ = writeln!(out, "| {target} | {figure} | {} |", yes(met));
     }
     out.push('\n');
+}
+
+/// Median ACK ratio by the path's bandwidth-delay product and by the test
+/// flows' transfer size: what bounds the ACK target. A window of `w`
+/// segments asked for 4 ACKs costs 4/w of AE's ACKs at best, and slow
+/// start, which short transfers never leave, starts from a few segments.
+fn where_the_acks_go(out: &mut String, file: &GauntletFile) {
+    let params: BTreeMap<u64, &CaseParams> =
+        file.records.iter().map(|r| (r.case, &r.params)).collect();
+    let relatives = metrics::relatives(&file.records);
+    let bdp_bins: [(&str, f64, f64); 4] = [
+        ("BDP < 16 pkts", 0.0, 16.0),
+        ("16-128", 16.0, 128.0),
+        ("128-1024", 128.0, 1024.0),
+        (">= 1024", 1024.0, f64::INFINITY),
+    ];
+    let size_bins: [(&str, f64, f64); 3] = [
+        ("flows < 100 segments", 0.0, 100.0),
+        ("100-10 000", 100.0, 10_000.0),
+        (">= 10 000", 10_000.0, f64::INFINITY),
+    ];
+    let _ = writeln!(
+        out,
+        "## Where the ACKs go\n\nMedian ACK count relative to AE's (cases in brackets), by the path's bandwidth-delay product and by the test flows' mean transfer size in 1448-byte segments. \
+         Asking for x ACKs per window of w segments costs x/w of AE's ACKs at best, and a transfer that never leaves slow start never has a large window, \
+         so no per-window strategy reaches 1/4 of AE's ACKs on small-BDP paths or short transfers. \
+         `4w-adaptive` spends up to 32 ACKs per window while the bottleneck queue is short (its rule for keeping the link busy), \
+         which is where its ACKs above `4w`'s go on the large paths as well.\n"
+    );
+    for (title, bins, key) in [
+        ("bandwidth-delay product", &bdp_bins[..], 0),
+        ("transfer size", &size_bins[..], 1),
+    ] {
+        let _ = write!(out, "| strategy ({title}) |");
+        for (name, _, _) in bins {
+            let _ = write!(out, " {name} |");
+        }
+        let _ = writeln!(out, "\n|---|{}", "---|".repeat(bins.len()));
+        for strategy in file.strategies.iter().filter(|s| *s != "ae") {
+            let _ = write!(out, "| `{strategy}` |");
+            for &(_, lo, hi) in bins {
+                let ratios: Vec<f64> = relatives
+                    .iter()
+                    .filter(|r| &r.strategy == strategy)
+                    .filter(|r| {
+                        params.get(&r.case).is_some_and(|p| {
+                            let x = if key == 0 {
+                                p.bdp_packets
+                            } else {
+                                mean_test_segments(p)
+                            };
+                            x >= lo && x < hi
+                        })
+                    })
+                    .filter_map(|r| r.ack_ratio)
+                    .collect();
+                let cell = metrics::percentile(&ratios, 0.5)
+                    .map_or("-".into(), |m| format!("{} ({})", f3(m), ratios.len()));
+                let _ = write!(out, " {cell} |");
+            }
+            out.push('\n');
+        }
+        out.push('\n');
+    }
+}
+
+/// The test flows' mean transfer size in 1448-byte segments.
+fn mean_test_segments(p: &CaseParams) -> f64 {
+    let sizes: Vec<u64> = p
+        .flows
+        .iter()
+        .filter(|f| f.competitor.is_none())
+        .map(|f| f.bytes)
+        .collect();
+    if sizes.is_empty() {
+        return 0.0;
+    }
+    sizes.iter().sum::<u64>() as f64 / sizes.len() as f64 / 1448.0
 }
 
 /// Every RTO on a loss-free single-flow path with >= 0.5 BDP of buffer:
