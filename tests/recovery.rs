@@ -214,3 +214,29 @@ fn the_default_strategy_finishes_over_the_slowest_asymmetric_ack_paths() {
         assert!(ct < 8.0 * da_ct, "{ct} s vs da's {da_ct} s");
     }
 }
+
+/// Gauntlet case 70 of seed 1: 1.28 Mbit/s with 0.9% loss and a 1.6 kbit/s
+/// reverse path, where the true RTT exceeds the timer again and again.
+/// ACKs echoing timestamps from before a timeout are no RTT samples; when
+/// they also ended the timer's backoff, nothing was left to lengthen the
+/// timer, it kept firing before any fresh echo could come back, and the
+/// 2waf, 4waf and smart flows did not finish in 25 hours of simulated
+/// time. Karn's rule applies: such an ACK keeps the backoff.
+#[test]
+fn timers_back_off_until_a_fresh_echo_arrives() {
+    use ackwise::lab::gauntlet::{self, GauntletPlan};
+    let mut plan = GauntletPlan::new(1, 200);
+    plan.only_case = Some(70);
+    plan.strategies = Strategy::parse_list("2waf,smart").unwrap();
+    let file = gauntlet::run(&plan).expect("gauntlet case runs");
+    let ae = file
+        .records
+        .iter()
+        .find(|r| r.strategy == "ae")
+        .expect("ae record");
+    for r in &file.records {
+        assert_eq!(r.outcome.unfinished, 0, "{}: unfinished", r.strategy);
+        let ratio = r.outcome.completion_s / ae.outcome.completion_s;
+        assert!(ratio < 1.5, "{}: {ratio:.2}x ae's completion", r.strategy);
+    }
+}

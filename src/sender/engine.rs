@@ -550,13 +550,17 @@ impl Sender {
         // segment whose ACK was lost or late (else the timer would not
         // have fired): it measures the outage, not the path. Taken as a
         // sample, one such echo can make SRTT tens of seconds on a slow,
-        // lossy ACK path and keep every later timer that long.
-        let echo_sent_before_timeout = |rtt: &Duration| {
+        // lossy ACK path and keep every later timer that long. Nor does
+        // such an ACK end the timer's backoff: like an ACK of a
+        // retransmitted segment under Karn's rule, it says nothing about
+        // the RTT now, and where the RTT really is longer than the timer,
+        // only the backoff lets a fresh sample arrive before it fires.
+        let stale_echo = input.rtt_sample.is_some_and(|rtt| {
             self.last_timeout_at
-                .is_some_and(|t| now.saturating_duration_since(t) < *rtt)
-        };
+                .is_some_and(|t| now.saturating_duration_since(t) < rtt)
+        });
         if let Some(rtt) = input.rtt_sample {
-            if !echo_sent_before_timeout(&rtt) {
+            if !stale_echo {
                 self.rtt.on_sample(rtt);
             }
         } else if let Some((end, sent)) = self.rtt_probe {
@@ -565,7 +569,9 @@ impl Sender {
                 self.rtt_probe = None;
             }
         }
-        self.rtt.reset_backoff();
+        if !stale_echo {
+            self.rtt.reset_backoff();
+        }
         if let Some((end, sent)) = self.request_probe {
             if input.ack >= end {
                 self.request_rtt.on_sample(now - sent);
