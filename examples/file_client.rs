@@ -6,7 +6,13 @@
 //! ```
 //!
 //! A last argument that is a lab strategy name (default `4w-adaptive`) sets the
-//! sender's ACK requests and congestion control.
+//! sender's ACK requests and congestion control. With a `quic*` strategy the
+//! files go over QUIC (see `file_server`), and the argument after it is the
+//! SHA-256 of the server's certificate, which the server prints:
+//!
+//! ```text
+//! cargo run --release --example file_client -- 127.0.0.1:4433 FILE... quic-af-16 SHA256
+//! ```
 
 use ackwise::lab::Strategy;
 use ackwise::net::transfer::{self, Console, ConsoleMode, SendOptions};
@@ -32,7 +38,20 @@ async fn run() -> Result<bool, Box<dyn std::error::Error>> {
     if args.len() < 2 {
         return Err("usage: file_client ADDR FILE... [STRATEGY]".into());
     }
-    let server = args.remove(0).parse()?;
+    let server: std::net::SocketAddr = args.remove(0).parse()?;
+
+    #[cfg(feature = "quic-net")]
+    if args.len() >= 3 {
+        let n = args.len();
+        if let Ok(strategy) = args[n - 2].parse::<Strategy>() {
+            if strategy.base.is_quic() {
+                let pin = transfer::quic::parse_fingerprint(&args[n - 1])?;
+                args.truncate(n - 2);
+                return send_over_quic(server, args, strategy, pin).await;
+            }
+        }
+    }
+
     let strategy = match args.last().map(|s| s.parse::<Strategy>()) {
         Some(Ok(s)) if args.len() > 1 => {
             args.pop();
@@ -57,5 +76,31 @@ async fn run() -> Result<bool, Box<dyn std::error::Error>> {
 
     drop(stream);
     endpoint.close(Duration::from_secs(1)).await;
+    Ok(summary.all_ok())
+}
+
+/// The QUIC path: the same file protocol over quinn, with the strategy's
+/// ACK frequency and controller, the server's certificate pinned by its
+/// SHA-256.
+#[cfg(feature = "quic-net")]
+async fn send_over_quic(
+    server: std::net::SocketAddr,
+    files: Vec<String>,
+    strategy: Strategy,
+    pin: [u8; 32],
+) -> Result<bool, Box<dyn std::error::Error>> {
+    let plan = transfer::SendPlan {
+        paths: files.into_iter().map(Into::into).collect(),
+        to: server.to_string(),
+        transport: transfer::Transport::Quic,
+        strategy,
+        mss: transfer::DEFAULT_MSS,
+        connect_timeout: Duration::from_secs(10),
+        quic_cert_sha256: Some(pin),
+        options: SendOptions::default(),
+        console: ConsoleMode::Auto,
+    };
+    let summary = transfer::run_send(&plan).await?;
+    eprintln!("{summary}");
     Ok(summary.all_ok())
 }

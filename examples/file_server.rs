@@ -7,7 +7,15 @@
 //! ```
 //!
 //! STRATEGY is a lab name (`ackwise lab list`; default `4w-adaptive`): the server
-//! takes its ACK policy from it.
+//! takes its ACK policy from it. A `quic*` strategy (`quic`, `quic-af-16`,
+//! `quic-4w+ackwise-cc`, ...) serves over QUIC instead, by quinn with that
+//! strategy's ACK frequency and controller; the server prints its
+//! certificate's SHA-256, which the client pins:
+//!
+//! ```text
+//! cargo run --release --example file_server -- 127.0.0.1:4433 /tmp/inbox quic-af-16
+//! cargo run --release --example file_client -- 127.0.0.1:4433 FILE... quic-af-16 SHA256
+//! ```
 
 use ackwise::lab::Strategy;
 use ackwise::net::transfer::{self, Console, ConsoleMode, ReceiveOptions};
@@ -17,7 +25,7 @@ use std::time::Duration;
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let listen = args
+    let listen: std::net::SocketAddr = args
         .first()
         .map_or("127.0.0.1:4433", String::as_str)
         .parse()?;
@@ -31,6 +39,24 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // directory is reported now rather than at the first transfer.
     let options = ReceiveOptions::new(out_dir);
     options.check_out_dir()?;
+
+    #[cfg(feature = "quic-net")]
+    if strategy.base.is_quic() {
+        // The same file protocol over a quinn endpoint, served until Ctrl-C.
+        let plan = transfer::ServePlan {
+            listen: listen.to_string(),
+            transport: transfer::Transport::Quic,
+            strategy,
+            mss: transfer::DEFAULT_MSS,
+            options,
+            console: ConsoleMode::Plain,
+        };
+        let ctrl_c = async {
+            let _ = tokio::signal::ctrl_c().await;
+        };
+        transfer::serve(&plan, ctrl_c).await?;
+        return Ok(());
+    }
 
     let config = transfer::strategy_config(strategy, transfer::DEFAULT_MSS);
     let endpoint = Endpoint::server(listen, config)?;
