@@ -396,3 +396,36 @@ fn resending_the_head_restarts_the_retransmission_timer() {
     assert!(s.in_recovery());
     assert_eq!(s.poll_timeout(), Some(t(252) + s.rtt().rto()));
 }
+
+/// RFC 3168 section 6.1.2: the window is reduced once per loss episode.
+/// An ECN-Echo during fast recovery is about the window that recovery
+/// already halved; the next one, once an ACK passes the data of the
+/// episode, reduces again.
+#[test]
+fn ecn_echo_during_fast_recovery_does_not_reduce_again() {
+    let mut s = sender(true);
+    drain(&mut s, t(0));
+    ack(&mut s, t(100), 4 * MSS, &[]);
+    drain(&mut s, t(100));
+    // Segment 4 is lost: three SACKs start recovery.
+    for (i, top) in [6u64, 7, 8].into_iter().enumerate() {
+        ack(&mut s, t(200 + i as u64), 4 * MSS, &[(5 * MSS, top * MSS)]);
+        drain(&mut s, t(200 + i as u64));
+    }
+    assert!(s.in_recovery());
+    let (cwnd, ssthresh) = (s.cwnd(), s.ssthresh());
+    assert!(!s.on_ecn_echo(t(203)), "no second reduction in recovery");
+    assert_eq!((s.cwnd(), s.ssthresh()), (cwnd, ssthresh));
+    // The retransmission arrives: recovery ends at the recovery point.
+    let recover = s.snd_nxt();
+    ack(&mut s, t(300), recover, &[]);
+    assert!(!s.in_recovery());
+    drain(&mut s, t(300));
+    // New data past the episode is acknowledged: an echo now reduces.
+    let next = s.snd_nxt();
+    ack(&mut s, t(400), next, &[]);
+    let before = s.cwnd();
+    assert!(s.on_ecn_echo(t(401)), "a new episode");
+    assert!(s.cwnd() < before);
+    assert_eq!(s.counters().ecn_reductions, 1);
+}
