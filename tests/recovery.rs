@@ -8,16 +8,22 @@ use ackwise::lab::{self, Point, Preset, RunPlan, RunRecord, ScenarioFile, Strate
 fn run(toml: &str, strategies: &str) -> Vec<RunRecord> {
     let file = ScenarioFile::from_toml(toml).expect("scenario parses");
     let scenario = file.to_scenario().expect("scenario is valid");
+    let preset = Preset {
+        name: "recovery-test".into(),
+        description: "test",
+        strategies: Vec::new(),
+        points: vec![Point {
+            params: Vec::new(),
+            scenario,
+        }],
+    };
+    run_preset(preset, strategies)
+}
+
+/// Runs every point of `preset` with `strategies`, seed 1.
+fn run_preset(preset: Preset, strategies: &str) -> Vec<RunRecord> {
     let plan = RunPlan {
-        preset: Preset {
-            name: "recovery-test".into(),
-            description: "test",
-            strategies: Vec::new(),
-            points: vec![Point {
-                params: Vec::new(),
-                scenario,
-            }],
-        },
+        preset,
         strategies: Strategy::parse_list(strategies).expect("known strategies"),
         seed: 1,
         jobs: 1,
@@ -189,15 +195,7 @@ fn the_default_strategy_finishes_over_the_slowest_asymmetric_ack_paths() {
             .any(|(k, v)| *k == "reverse_kbps" && *v <= 10.0)
     });
     assert_eq!(preset.points.len(), 2);
-    let plan = RunPlan {
-        strategies: vec![Strategy::DEFAULT, "da".parse().unwrap()],
-        preset,
-        seed: 1,
-        jobs: 1,
-        shard: None,
-        sample_interval: None,
-    };
-    let records = lab::run::run(&plan, false).unwrap();
+    let records = run_preset(preset, &format!("{},da", Strategy::DEFAULT_NAME));
     for pair in records.chunks(2) {
         let (default, da) = (&pair[0], &pair[1]);
         assert_eq!(

@@ -152,6 +152,18 @@ struct RecvState {
     last_echo_sampled: Option<u32>,
 }
 
+impl RecvState {
+    /// Bytes `[start, end)` of a segment were all held already: the next
+    /// ACK goes at once and carries them as a D-SACK block (RFC 2883), so
+    /// the sender can tell lost ACKs from lost data.
+    fn report_duplicate(&mut self, start: u64, end: u64) {
+        if start < end {
+            self.dsack = Some((start, end));
+            self.ack_now = true;
+        }
+    }
+}
+
 /// One end of a connection.
 #[derive(Debug)]
 pub struct Connection {

@@ -185,14 +185,12 @@ impl Connection {
                 self.stats.data_bytes_received += seg.payload.len() as u64;
             }
             let below = rel.unsigned_abs();
-            if self.negotiated.sack && !seg.payload.is_empty() && rel < 0 && below <= rcv_nxt {
-                // A retransmission of data we hold: report it as a D-SACK
-                // (RFC 2883), so the sender can tell lost ACKs from lost
-                // data.
+            if self.negotiated.sack && rel < 0 && below <= rcv_nxt {
+                // A retransmission of data we hold.
                 let start = rcv_nxt - below;
                 let end = (start + seg.payload.len() as u64).min(rcv_nxt - u64::from(fin_received));
-                if let Some(recv) = self.recv.as_mut().filter(|_| start < end) {
-                    recv.dsack = Some((start, end));
+                if let Some(recv) = self.recv.as_mut() {
+                    recv.report_duplicate(start, end);
                 }
             }
             self.ack_immediately();
@@ -406,16 +404,10 @@ impl Connection {
             // or a segment all of whose bytes were already held.
             let seg_start = (rcv_nxt as i64 + start_rel).max(0) as u64;
             let seg_end = seg_start + seg.payload.len() as u64;
-            let dup = if start_rel < 0 {
-                Some((seg_start, seg_end.min(rcv_nxt)))
+            if start_rel < 0 {
+                recv.report_duplicate(seg_start, seg_end.min(rcv_nxt));
             } else if outcome.duplicate {
-                Some((seg_start, seg_end))
-            } else {
-                None
-            };
-            if let Some(range) = dup.filter(|(l, r)| l < r) {
-                recv.dsack = Some(range);
-                recv.ack_now = true;
+                recv.report_duplicate(seg_start, seg_end);
             }
         }
         if fin {
