@@ -255,11 +255,7 @@ async fn send_over_quic_delivers_files_with_matching_digests() {
         paths.push(path);
         contents.push((format!("f{i}.bin"), data));
     }
-    let port = std::net::UdpSocket::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = free_udp_port();
     let listen = format!("127.0.0.1:{port}");
     let identity = SelfSigned::generate().unwrap();
     let pinned = quic::fingerprint(&identity.cert);
@@ -329,11 +325,7 @@ fn cli_send_over_quic_delivers_a_file() {
         .collect();
     let file = dir.join("payload.bin");
     std::fs::write(&file, &data).unwrap();
-    let port = std::net::UdpSocket::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = free_udp_port();
     let listen = format!("127.0.0.1:{port}");
     let mut recv = Command::new(env!("CARGO_BIN_EXE_ackwise"))
         .args(["recv", "--transport", "quic", "--listen", &listen, "--out"])
@@ -411,4 +403,13 @@ fn same_seed_same_figures_across_processes() {
     let (a, b) = (run(), run());
     assert!(a.contains("quic-af-8+ackwise-cc"), "{a}");
     assert_eq!(a, b);
+}
+
+/// A UDP port on loopback that nothing holds right now.
+fn free_udp_port() -> u16 {
+    std::net::UdpSocket::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
