@@ -136,6 +136,31 @@ fn format_number(v: f64, decimals: usize) -> String {
     }
 }
 
+/// The record of `strategy` at the same point of the same preset as `r`.
+fn same_point<'a>(
+    records: &'a [RunRecord],
+    r: &RunRecord,
+    strategy: &str,
+) -> Option<&'a RunRecord> {
+    records
+        .iter()
+        .find(|b| b.strategy == strategy && b.preset == r.preset && b.params == r.params)
+}
+
+/// `p004-1-0 at rate_mbps = 5`: a point, for the page's prose.
+fn point_text(r: &RunRecord) -> String {
+    let params: Vec<String> = r
+        .params
+        .iter()
+        .map(|(k, v)| format!("{k} = {}", format_number(*v, 3)))
+        .collect();
+    if params.is_empty() {
+        r.preset.clone()
+    } else {
+        format!("{} at {}", r.preset, params.join(", "))
+    }
+}
+
 /// The record of `strategy` at the point whose parameters are `params`.
 fn find<'a>(
     records: &'a [RunRecord],
