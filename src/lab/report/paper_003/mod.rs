@@ -2,6 +2,8 @@
 
 use super::*;
 
+mod misses;
+
 pub(super) fn paper_003(plan: &ReportPlan) -> Result<PathBuf, LabError> {
     let dir = plot_dir(plan, "paper-003")?;
     let fig3 = run_preset("p003-fig3", plan)?;
@@ -94,6 +96,7 @@ pub(super) fn paper_003(plan: &ReportPlan) -> Result<PathBuf, LabError> {
     );
     md.push_str(&checks_table(&checks));
     md.push('\n');
+    misses::section(&mut md, &fig6, &fig11);
 
     let files3 = plots(&fig3, &dir)?;
     let _ = writeln!(
