@@ -7,6 +7,7 @@
 //! - [`metrics`] holds the per-run figures and the comparison with AE;
 //! - [`merge`] joins shard files into the file of an unsharded run;
 //! - [`page`] writes `docs/results/gauntlet.md`;
+//! - [`medium`] adds the shared-medium target to that page;
 //! - [`ns2check`] runs the ns-2 baseline check of the cases it can express.
 //!
 //! ```no_run
@@ -21,6 +22,7 @@
 //! ```
 
 pub mod draw;
+pub mod medium;
 pub mod merge;
 pub mod metrics;
 pub mod ns2check;

@@ -2,6 +2,7 @@
 //! gauntlet file (one run or a merge of shards).
 
 use super::draw::{self, CaseParams, LossDraw};
+use super::medium::MediumFigure;
 use super::metrics::{self, Relative, StrategySummary};
 use super::ns2check;
 use super::{GauntletFile, GauntletPlan, TARGET_STRATEGY};
@@ -56,8 +57,9 @@ pub fn write_report(plan: &PagePlan) -> Result<PathBuf, LabError> {
         path: plan.out_dir.display().to_string(),
         source,
     })?;
+    let medium = super::medium::run(file.seed, plan.run.jobs)?;
     let path = plan.out_dir.join("gauntlet.md");
-    let text = page(&file, &command);
+    let text = page(&file, &command, &medium);
     std::fs::write(&path, text).map_err(|source| LabError::Io {
         path: path.display().to_string(),
         source,
@@ -77,8 +79,8 @@ fn pct(x: f64) -> String {
     format!("{:.0}%", x * 100.0)
 }
 
-/// The page's Markdown.
-pub fn page(file: &GauntletFile, command: &str) -> String {
+/// The page's Markdown; `medium` is the shared-medium run of the same seed.
+pub fn page(file: &GauntletFile, command: &str, medium: &[MediumFigure]) -> String {
     let mut out = String::new();
     let summaries = metrics::summarise(&file.records, &file.strategies);
     let _ = writeln!(
@@ -146,9 +148,10 @@ pub fn page(file: &GauntletFile, command: &str) -> String {
         .iter()
         .find(|s| s.strategy == TARGET_STRATEGY.name())
     {
-        targets(&mut out, s);
+        targets(&mut out, s, medium);
     }
     where_the_acks_go(&mut out, file);
+    super::medium::section(&mut out, medium);
     rto_flags(&mut out, file);
     worst_cases(&mut out, file);
     if let Some(ns2) = &file.ns2 {
@@ -252,7 +255,7 @@ fn ranges(out: &mut String, file: &GauntletFile) {
     );
 }
 
-fn targets(out: &mut String, s: &StrategySummary) {
+fn targets(out: &mut String, s: &StrategySummary, medium: &[MediumFigure]) {
     let _ = writeln!(
         out,
         "## Targets for `{}` (the default strategy)\n",
@@ -303,6 +306,23 @@ fn targets(out: &mut String, s: &StrategySummary) {
     ];
     for (target, figure, met) in rows {
         let _ = writeln!(out, "| {target} | {figure} | {} |", yes(met));
+    }
+    let ratios = super::medium::ratios_to_da(medium, &s.strategy);
+    if !ratios.is_empty() {
+        let figure = ratios
+            .iter()
+            .map(|(per_frame, r)| format!("{} us: {}", per_frame.as_micros(), f3(*r)))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let met = ratios
+            .iter()
+            .all(|(_, r)| *r >= super::medium::TARGET_RATIO);
+        let _ = writeln!(
+            out,
+            "| shared medium: bulk goodput >= {}x `da`'s (below) | {figure} | {} |",
+            super::medium::TARGET_RATIO,
+            yes(met)
+        );
     }
     out.push('\n');
 }
