@@ -215,16 +215,20 @@ impl Controller for AckwiseReno {
         is_persistent_congestion: bool,
         _lost_bytes: u64,
     ) {
-        if self.in_recovery_period(sent) && !is_persistent_congestion {
+        let in_recovery = self.in_recovery_period(sent);
+        if in_recovery && !is_persistent_congestion {
             return;
         }
         self.recovery_start = Some(now);
         let base = self.reno.window();
         let vnow = self.virtual_now(now);
-        if is_persistent_congestion {
-            self.reno.on_retransmission_timeout(vnow, Some(base));
-        } else {
-            self.reno.on_congestion_event(vnow, base);
+        match (is_persistent_congestion, in_recovery) {
+            // RFC 9002 section 7.6.2 with its appendix B.8: the losses
+            // belong to the recovery period that already set ssthresh, so
+            // only the window collapses; halving again would quarter it.
+            (true, true) => self.reno.on_retransmission_timeout(vnow, None),
+            (true, false) => self.reno.on_retransmission_timeout(vnow, Some(base)),
+            (false, _) => self.reno.on_congestion_event(vnow, base),
         }
     }
 
@@ -364,6 +368,32 @@ mod tests {
         ack_frame(&mut plain, t2, t2, 8);
         ack_frame(&mut plain, t2, t2, 8);
         assert_eq!(plain.reno().window(), 3 * M);
+    }
+
+    #[test]
+    fn persistent_congestion_inside_a_recovery_period_keeps_its_ssthresh() {
+        let t0 = Instant::now();
+        let cfg = AckwiseRenoConfig {
+            initial_window: Some(40 * M),
+            ..AckwiseRenoConfig::new(2)
+        };
+        let mut c = AckwiseReno::new(&cfg, t0, MTU);
+        let t1 = t0 + Duration::from_millis(10);
+        // Recovery starts at t1: ssthresh = 20 datagrams.
+        c.on_congestion_event(t1, t0, false, M);
+        assert_eq!(c.reno().ssthresh(), 20 * M);
+        // Persistent congestion of packets sent before t1: the window
+        // collapses, ssthresh stays (RFC 9002 section 7.6.2).
+        let t2 = t1 + Duration::from_secs(1);
+        c.on_congestion_event(t2, t0, true, 10 * M);
+        assert_eq!(c.window(), 2 * M);
+        assert_eq!(c.reno().ssthresh(), 20 * M);
+        // Persistent congestion of packets sent after the last recovery
+        // began is a new episode: ssthresh halves from the window then.
+        let mut d = AckwiseReno::new(&cfg, t0, MTU);
+        d.on_congestion_event(t1, t1, true, 10 * M);
+        assert_eq!(d.reno().ssthresh(), 20 * M);
+        assert_eq!(d.window(), 2 * M);
     }
 
     #[test]
