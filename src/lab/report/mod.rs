@@ -322,6 +322,12 @@ fn write(path: &Path, text: &str) -> Result<(), LabError> {
 
 /// Runs the page's experiments and writes it; returns the Markdown file.
 pub fn write_report(plan: &ReportPlan) -> Result<PathBuf, LabError> {
+    // Before any run: a page that cannot be written should not cost the
+    // minutes of its experiments first.
+    std::fs::create_dir_all(&plan.out_dir).map_err(|source| LabError::Io {
+        path: plan.out_dir.display().to_string(),
+        source,
+    })?;
     match plan.page.as_str() {
         "paper-003" => paper_003(plan),
         "paper-004" => paper_004(plan),

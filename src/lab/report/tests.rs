@@ -253,3 +253,26 @@ fn the_paper_004_baseline_runs_name_real_strategies_and_presets() {
         presets::find(name).unwrap();
     }
 }
+
+#[test]
+fn an_unwritable_output_directory_fails_before_any_run() {
+    // A file where the directory should be: create_dir_all must refuse.
+    let file = std::env::temp_dir().join(format!("ackwise-report-{}", std::process::id()));
+    std::fs::write(&file, b"not a directory").unwrap();
+    let out_dir = file.join("results");
+    let plan = ReportPlan {
+        page: "quic".into(),
+        out_dir: out_dir.clone(),
+        seed: 1,
+        jobs: 1,
+        progress: false,
+    };
+    let err = write_report(&plan).unwrap_err();
+    std::fs::remove_file(&file).unwrap();
+    // The directory itself is refused, not `quic.md` after the page's
+    // runs.
+    match err {
+        LabError::Io { path, .. } => assert_eq!(path, out_dir.display().to_string()),
+        other => panic!("{other}"),
+    }
+}
