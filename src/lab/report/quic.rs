@@ -327,7 +327,12 @@ pub(super) fn quic_page(plan: &ReportPlan) -> Result<PathBuf, LabError> {
          acknowledged byte in slow start, without RFC 3465's per-ACK limit, so ackwise's \
          byte counting with L = packets per ACK cannot make quinn faster where \
          byte counting matters; the two differ only after losses (extended byte \
-         counting after persistent congestion, recovery accounting).\n",
+         counting after persistent congestion, recovery accounting). On the ten-flow \
+         1 Mbit/s points, where the differences are largest, the limit L is not the \
+         cause: with L unbounded, or with every packet credited on its own rather than \
+         per ACK frame, ackwise's controller gives the same completion times to the \
+         millisecond; there it loses fewer packets at the bottleneck than NewReno and \
+         finishes later, through a difference in loss response not yet isolated.\n",
         cc_lines.join("\n"),
         if worst.is_some_and(|w| w <= 1.0 + 1e-9) {
             "met"
