@@ -28,4 +28,4 @@ pub mod transfer;
 pub use endpoint::{Endpoint, EndpointConfig};
 pub use error::NetError;
 pub use stats::EndpointStats;
-pub use stream::{OwnedReadHalf, OwnedWriteHalf, Stream};
+pub use stream::{AckProbe, OwnedReadHalf, OwnedWriteHalf, Stream};

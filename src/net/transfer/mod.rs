@@ -60,6 +60,7 @@ pub mod protocol;
 pub mod quic;
 mod receive;
 mod send;
+mod watch;
 
 pub use app::{run_send, serve, strategy_config, SendPlan, ServePlan, Transport, DEFAULT_MSS};
 pub use error::TransferError;

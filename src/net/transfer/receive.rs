@@ -252,6 +252,11 @@ where
         let mut filled = 0;
         while filled < want {
             filled += read_some(stream, &mut buf[filled..], idle).await?;
+            // A chunk takes 32 s at 64 kbit/s: report within it too.
+            if last_report.elapsed() >= PROGRESS_INTERVAL {
+                last_report = Instant::now();
+                observer.progress(done + filled as u64, stream.transport_stats().as_ref());
+            }
         }
         left -= want as u64;
         done += want as u64;
