@@ -159,9 +159,10 @@ struct CarrierArgs {
     /// comparison) or `quic` (quinn, with a `quic*` strategy).
     #[arg(long, default_value = "ackwise")]
     transport: String,
-    /// Largest segment payload offered, bytes (ackwise only). The default
-    /// fits a 1500-byte MTU; loopback takes up to about 65000. The smaller
-    /// of the two ends' values applies.
+    /// Largest segment payload offered, bytes (ackwise only), 64 to 65447.
+    /// The default fits a 1500-byte MTU; loopback takes up to 65447 (a
+    /// segment and its header in one UDP datagram). The smaller of the two
+    /// ends' values applies.
     #[arg(long, value_name = "BYTES", default_value_t = transfer::DEFAULT_MSS)]
     mss: u16,
 }
@@ -418,6 +419,15 @@ fn transfer_flags(
     Ok((strategy, transport, idle))
 }
 
+/// `--mss`, checked before any socket exists (it only matters to the
+/// ackwise carrier).
+fn mss_flag(transport: Transport, mss: u16) -> Result<(), String> {
+    if transport == Transport::Ackwise {
+        transfer::check_mss(mss).map_err(|e| format!("--mss: {e}"))?;
+    }
+    Ok(())
+}
+
 fn runtime() -> Result<tokio::runtime::Runtime, String> {
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -439,6 +449,9 @@ fn send_command(args: SendArgs) -> ExitCode {
             Ok(flags) => flags,
             Err(e) => return fail(e),
         };
+    if let Err(e) = mss_flag(transport, args.carrier.mss) {
+        return fail(e);
+    }
     let connect_timeout = match lab::units::parse_duration(&args.connect_timeout) {
         Ok(d) if !d.is_zero() => d,
         Ok(_) => return fail("--connect-timeout: must be positive"),
@@ -491,6 +504,9 @@ fn recv_command(args: RecvArgs) -> ExitCode {
             Ok(flags) => flags,
             Err(e) => return fail(e),
         };
+    if let Err(e) = mss_flag(transport, args.carrier.mss) {
+        return fail(e);
+    }
     let mut options = ReceiveOptions::new(args.out);
     options.overwrite = args.overwrite;
     options.idle_timeout = idle;

@@ -68,8 +68,23 @@ impl std::fmt::Display for Transport {
 /// The segment size [`strategy_config`] uses unless told otherwise: a
 /// datagram of `mss` plus at most 60 bytes of TCP header plus 28 of UDP
 /// and IPv4 fits a 1500-byte Ethernet MTU, and ackwise sockets do not
-/// fragment. Loopback takes up to about 65 000.
+/// fragment. Loopback takes up to [`MAX_MSS`](crate::net::MAX_MSS).
 pub const DEFAULT_MSS: u16 = 1400;
+
+/// The smallest segment size a connection accepts
+/// ([`Config::validate`](crate::connection::Config::validate)).
+pub const MIN_MSS: u16 = 64;
+
+/// Checks a segment size for an ackwise carrier before anything starts:
+/// at least [`MIN_MSS`], at most [`MAX_MSS`](crate::net::MAX_MSS) (one
+/// UDP datagram).
+pub fn check_mss(mss: u16) -> Result<(), TransferError> {
+    if (MIN_MSS..=crate::net::MAX_MSS).contains(&mss) {
+        Ok(())
+    } else {
+        Err(TransferError::SegmentSize { mss })
+    }
+}
 
 /// The connection configuration for `strategy` on a real network, by the
 /// lab's mapping ([`Strategy::apply`]) so that a name means the same in
@@ -175,6 +190,9 @@ fn describe_connect_error(e: &std::io::Error) -> String {
 /// caller decides what a summary with a rejected file means; `ackwise
 /// send` exits non-zero.
 pub async fn run_send(plan: &SendPlan) -> Result<Summary, TransferError> {
+    if plan.transport == Transport::Ackwise {
+        check_mss(plan.mss)?;
+    }
     let files = open_files(&plan.paths)?;
     let addrs = resolve(&plan.to)
         .await
@@ -288,6 +306,9 @@ pub async fn serve(
     plan: &ServePlan,
     shutdown: impl Future<Output = ()>,
 ) -> Result<(), TransferError> {
+    if plan.transport == Transport::Ackwise {
+        check_mss(plan.mss)?;
+    }
     plan.options.check_out_dir()?;
     let listen_failed = |reason: String| TransferError::Listen {
         addr: plan.listen.clone(),
@@ -389,4 +410,26 @@ fn spawn_receiver<S>(
             Err(e) => console.line(&format!("{peer}: error: {e}")),
         }
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn segment_sizes_outside_a_datagram_are_refused() {
+        for bad in [0, 1, MIN_MSS - 1, crate::net::MAX_MSS + 1, u16::MAX] {
+            let e = check_mss(bad).unwrap_err();
+            assert!(matches!(e, TransferError::SegmentSize { mss } if mss == bad));
+            assert!(e.to_string().contains("UDP datagram"), "{e}");
+        }
+        for good in [MIN_MSS, DEFAULT_MSS, 16_000, crate::net::MAX_MSS] {
+            check_mss(good).unwrap();
+        }
+        // Every size check_mss passes also passes the connection's own
+        // validation, so nothing fails late.
+        for good in [MIN_MSS, crate::net::MAX_MSS] {
+            strategy_config(Strategy::DEFAULT, good).validate().unwrap();
+        }
+    }
 }

@@ -1,5 +1,6 @@
 //! What can go wrong in a file transfer, as one line each.
 
+use super::app::MIN_MSS;
 use super::protocol::{NameError, ProtocolError, Verdict};
 use std::io;
 use std::time::Duration;
@@ -89,6 +90,13 @@ pub enum TransferError {
         addr: String,
         /// The timeout.
         after: Duration,
+    },
+    /// The segment size cannot work on a UDP socket: below the
+    /// connection's minimum, or too large for one datagram.
+    #[error("segment size {mss} bytes: must be between {} and {} (a segment and its header must fit one UDP datagram)", MIN_MSS, crate::net::MAX_MSS)]
+    SegmentSize {
+        /// The size asked for.
+        mss: u16,
     },
     /// Binding the listening address failed.
     #[error("cannot listen on {addr}: {reason}")]

@@ -62,7 +62,10 @@ mod receive;
 mod send;
 mod watch;
 
-pub use app::{run_send, serve, strategy_config, SendPlan, ServePlan, Transport, DEFAULT_MSS};
+pub use app::{
+    check_mss, run_send, serve, strategy_config, SendPlan, ServePlan, Transport, DEFAULT_MSS,
+    MIN_MSS,
+};
 pub use error::TransferError;
 pub use progress::{
     fmt_rate, Console, ConsoleMode, Direction, FileReport, Observer, Silent, StatsSource, Summary,
