@@ -122,6 +122,10 @@ pub enum TransferError {
         /// The idle timeout.
         after: Duration,
     },
+    /// The transfer was stopped here (Ctrl-C); the receiver was told
+    /// with a reset and discards the file in progress.
+    #[error("interrupted; the receiver discards the file in progress")]
+    Interrupted,
     /// The peer broke the protocol.
     #[error("protocol error: {0}")]
     Protocol(#[from] ProtocolError),
