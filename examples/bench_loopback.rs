@@ -922,6 +922,11 @@ fn main() -> std::process::ExitCode {
             }
         };
     }
+    // Asked-for help is not an error: stdout and status 0.
+    if args.iter().any(|a| a == "-h" || a == "--help") {
+        println!("{USAGE}");
+        return std::process::ExitCode::SUCCESS;
+    }
     let plan = match parse_plan(&args) {
         Ok(p) => p,
         Err(e) => {

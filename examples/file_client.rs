@@ -38,7 +38,10 @@ async fn run() -> Result<bool, Box<dyn std::error::Error>> {
     if args.len() < 2 {
         return Err("usage: file_client ADDR FILE... [STRATEGY]".into());
     }
-    let server: std::net::SocketAddr = args.remove(0).parse()?;
+    let server_arg = args.remove(0);
+    let server: std::net::SocketAddr = server_arg
+        .parse()
+        .map_err(|e| format!("`{server_arg}`: {e} (expected IP:PORT)"))?;
 
     #[cfg(feature = "quic-net")]
     if args.len() >= 3 {

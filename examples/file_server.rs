@@ -20,15 +20,28 @@
 use ackwise::lab::Strategy;
 use ackwise::net::transfer::{self, Console, ConsoleMode, ReceiveOptions};
 use ackwise::net::Endpoint;
+use std::process::ExitCode;
 use std::time::Duration;
 
 #[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
+async fn main() -> ExitCode {
+    // One readable line, not the Debug form `main` would print for an
+    // error it returns.
+    match run().await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+async fn run() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let listen: std::net::SocketAddr = args
-        .first()
-        .map_or("127.0.0.1:4433", String::as_str)
-        .parse()?;
+    let listen_arg = args.first().map_or("127.0.0.1:4433", String::as_str);
+    let listen: std::net::SocketAddr = listen_arg
+        .parse()
+        .map_err(|e| format!("`{listen_arg}`: {e} (expected IP:PORT)"))?;
     let out_dir = args.get(1).map_or(".", String::as_str);
     let strategy: Strategy = args
         .get(2)

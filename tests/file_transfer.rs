@@ -747,8 +747,12 @@ fn cli_bad_flags_are_one_line() {
         .args(["send", "x", "--to", "127.0.0.1:9", "--strategy", "9w"])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    // A command line that cannot run: status 2, as for clap's own errors.
+    assert_eq!(out.status.code(), Some(2));
     assert!(error_line(&out).contains("unknown strategy `9w`"));
+    let out = ackwise().args(["send", "x", "--bogus"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(error_line(&out).contains("--bogus"));
     let out = ackwise()
         .args([
             "recv",
@@ -771,11 +775,15 @@ struct Server {
 
 impl Server {
     fn start(transport: &str, out: &Path) -> Server {
+        // A killed sender is noticed after two silent seconds.
+        Server::start_with(transport, out, "2s")
+    }
+
+    fn start_with(transport: &str, out: &Path, idle_timeout: &str) -> Server {
         let mut child = ackwise()
             .args(["recv", "--listen", "127.0.0.1:0", "--transport", transport])
-            // Loopback takes large segments; a killed sender is noticed
-            // after two silent seconds.
-            .args(["--mss", "16000", "--idle-timeout", "2s", "--out"])
+            // Loopback takes large segments.
+            .args(["--mss", "16000", "--idle-timeout", idle_timeout, "--out"])
             .arg(out)
             .stderr(Stdio::piped())
             .spawn()
@@ -881,6 +889,147 @@ fn round_trip_then_kill_the_sender(transport: &str) {
     assert_eq!(listing(&out), vec![contents[0].0.clone()]);
     drop(server);
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Starts sending a sparse 4 GiB file to `server` and returns the sender
+/// once more than a megabyte of it sits in a partial file in `out`.
+// The caller kills or waits for the child it is handed.
+#[allow(clippy::zombie_processes)]
+fn start_big_send(dir: &Path, out: &Path, server: &Server) -> Child {
+    let big = dir.join("src/big.bin");
+    {
+        std::fs::create_dir_all(dir.join("src")).unwrap();
+        let f = std::fs::File::create(&big).unwrap();
+        f.set_len(4 << 30).unwrap(); // sparse: costs no disk to read
+    }
+    let mut sender = ackwise()
+        .arg("send")
+        .arg(&big)
+        .args(["--mss", "16000", "--quiet", "--to", &server.addr])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let started = listing(out)
+            .iter()
+            .filter(|n| n.starts_with(".big.bin."))
+            .any(|n| std::fs::metadata(out.join(n)).is_ok_and(|m| m.len() > 1 << 20));
+        if started {
+            return sender;
+        }
+        if std::time::Instant::now() >= deadline {
+            let _ = sender.kill();
+            let _ = sender.wait();
+            panic!("transfer did not start");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Waits up to `within` for `out` to hold no partial file.
+fn partials_gone(out: &Path, within: Duration) -> Result<(), Vec<String>> {
+    let deadline = std::time::Instant::now() + within;
+    loop {
+        let left: Vec<String> = listing(out)
+            .into_iter()
+            .filter(|n| n.contains(".ackwise-partial-"))
+            .collect();
+        if left.is_empty() {
+            return Ok(());
+        }
+        if std::time::Instant::now() >= deadline {
+            return Err(left);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn cli_ctrl_c_at_the_sender_resets_and_the_partial_goes_at_once() {
+    let dir = scratch("cli-sigint");
+    let out = dir.join("out");
+    // The receiver would wait a minute for a silent sender: only the
+    // sender's reset can remove the partial file within seconds.
+    let server = Server::start_with("ackwise", &out, "60s");
+    let sender = start_big_send(&dir, &out, &server);
+    let killed = Command::new("kill")
+        .args(["-INT", &sender.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let result = sender.wait_with_output().unwrap();
+    assert_eq!(result.status.code(), Some(130));
+    let line = error_line(&result);
+    assert!(line.contains("interrupted"), "{line}");
+    partials_gone(&out, Duration::from_secs(5)).unwrap_or_else(|left| panic!("left: {left:?}"));
+    drop(server);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn cli_a_killed_receivers_partial_is_swept_by_the_next_one() {
+    let dir = scratch("cli-kill-recv");
+    let out = dir.join("out");
+    let mut server = Server::start_with("ackwise", &out, "1s");
+    let mut sender = start_big_send(&dir, &out, &server);
+    server.child.kill().unwrap();
+    server.child.wait().unwrap();
+    let _ = sender.kill();
+    let _ = sender.wait();
+    // Nobody is left to remove it.
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(
+        listing(&out).iter().any(|n| n.starts_with(".big.bin.")),
+        "{:?}",
+        listing(&out)
+    );
+    // The next receiver on the directory removes it: its writer is gone
+    // and, twice the idle timeout on, nothing has touched it.
+    let next = Server::start_with("ackwise", &out, "1s");
+    partials_gone(&out, Duration::from_secs(6)).unwrap_or_else(|left| panic!("left: {left:?}"));
+    drop(next);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn cli_segment_sizes_that_cannot_fit_a_datagram_are_refused_up_front() {
+    for mss in ["0", "63", "65448", "65535"] {
+        for cmd in [
+            vec!["send", "Cargo.toml", "--to", "127.0.0.1:9", "--mss", mss],
+            vec![
+                "recv",
+                "--listen",
+                "127.0.0.1:0",
+                "--out",
+                ".",
+                "--mss",
+                mss,
+            ],
+        ] {
+            let out = ackwise().args(&cmd).output().unwrap();
+            assert_eq!(out.status.code(), Some(2), "{cmd:?}");
+            let line = error_line(&out);
+            assert!(
+                line.contains("--mss") && line.contains("UDP datagram"),
+                "{line}"
+            );
+        }
+    }
+}
+
+#[test]
+fn cli_a_relay_forwarding_to_itself_is_refused() {
+    let port = closed_port();
+    let out = ackwise()
+        .args(["relay", "--listen"])
+        .arg(format!("127.0.0.1:{port}"))
+        .arg("--to")
+        .arg(format!("127.0.0.1:{port}"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(error_line(&out).contains("forwarding loop"));
 }
 
 #[test]

@@ -658,3 +658,55 @@ async fn split_halves_echo_with_tokio_copy() {
         data.len()
     );
 }
+
+/// A segment that cannot fit one UDP datagram is refused when the
+/// connection or server is set up, not found out by a stalled transfer.
+#[tokio::test]
+async fn segments_larger_than_a_datagram_are_refused_up_front() {
+    let too_big = Config {
+        mss: ackwise::net::MAX_MSS + 1,
+        send_buffer: 1 << 20,
+        recv_buffer: 1 << 20,
+        ..config()
+    };
+    let server = Endpoint::server(localhost(), config()).unwrap();
+    let client = Endpoint::bind(localhost()).unwrap();
+    match client.connect(server.local_addr(), too_big.clone()).await {
+        Err(NetError::SegmentTooLarge { mss, max }) => {
+            assert_eq!(
+                (mss, max),
+                (ackwise::net::MAX_MSS + 1, ackwise::net::MAX_MSS)
+            );
+        }
+        other => panic!("expected SegmentTooLarge, got {:?}", other.map(|_| ())),
+    }
+    let e = Endpoint::server(localhost(), too_big).unwrap_err();
+    assert_eq!(e.kind(), io::ErrorKind::InvalidInput);
+    assert!(e.to_string().contains("UDP datagram"), "{e}");
+    // The largest size that fits still works end to end on loopback.
+    let max = Config {
+        mss: ackwise::net::MAX_MSS,
+        send_buffer: 1 << 20,
+        recv_buffer: 1 << 20,
+        ..config()
+    };
+    let server = Endpoint::server(localhost(), max.clone()).unwrap();
+    let accepting = server.clone();
+    let echo = tokio::spawn(async move {
+        let (mut s, _) = accepting.accept().await.unwrap();
+        let mut got = Vec::new();
+        s.read_to_end(&mut got).await.unwrap();
+        got
+    });
+    let mut s = client.connect(server.local_addr(), max).await.unwrap();
+    let data = vec![0x5au8; 300_000];
+    s.write_all(&data).await.unwrap();
+    s.shutdown().await.unwrap();
+    assert_eq!(
+        tokio::time::timeout(Duration::from_secs(20), echo)
+            .await
+            .unwrap()
+            .unwrap(),
+        data
+    );
+}

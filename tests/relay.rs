@@ -7,8 +7,8 @@ use ackwise::ack_path::{Filter, Service};
 use ackwise::connection::{AckPolicyConfig, Config};
 use ackwise::net::Endpoint;
 use ackwise::relay::{
-    parse_ack_filter, parse_delay_control, AckManagement, Arrival, HookAction, LinkConfig,
-    QueueView, Relay, RelayConfig, RelayHandle, RelayStats, ReverseHook,
+    parse_ack_filter, parse_delay_control, AckManagement, Arrival, ClientLimits, HookAction,
+    LinkConfig, QueueView, Relay, RelayConfig, RelayHandle, RelayStats, ReverseHook,
 };
 use ackwise::time::Instant as AwInstant;
 use std::net::SocketAddr;
@@ -526,4 +526,70 @@ fn ack_management_flags_parse_or_say_what_is_wrong() {
         let e = d(bad).unwrap_err().to_string();
         assert!(e.starts_with("--ack-delay-control: "), "{bad}: {e}");
     }
+}
+
+/// A relay whose `to` is its own listening address would multiply one
+/// datagram into a socket per round trip: it is refused at bind.
+#[tokio::test]
+async fn a_forwarding_loop_is_refused() {
+    let taken = socket().await;
+    let port = taken.local_addr().unwrap().port();
+    drop(taken);
+    for (listen, to) in [
+        (format!("127.0.0.1:{port}"), format!("127.0.0.1:{port}")),
+        (format!("0.0.0.0:{port}"), format!("127.0.0.1:{port}")),
+    ] {
+        let config = RelayConfig {
+            listen: listen.parse().unwrap(),
+            to: to.parse().unwrap(),
+            forward: link(1_000_000, 0, 10),
+            reverse: link(1_000_000, 0, 10),
+            seed: 1,
+            ack_management: Default::default(),
+        };
+        let e = Relay::bind(config).await.unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::InvalidInput, "{listen}");
+        assert!(e.to_string().contains("forwarding loop"), "{e}");
+    }
+}
+
+/// At most `max_clients` client sockets are open; idle ones close, and
+/// their clients get new ones when they come back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn client_sockets_are_capped_and_expire() {
+    let sink = socket().await;
+    let config = RelayConfig {
+        listen: "127.0.0.1:0".parse().unwrap(),
+        to: sink.local_addr().unwrap(),
+        forward: link(100_000_000, 0, 100),
+        reverse: link(100_000_000, 0, 100),
+        seed: 1,
+        ack_management: Default::default(),
+    };
+    let mut relay = Relay::bind(config).await.unwrap();
+    relay.set_client_limits(ClientLimits {
+        max_clients: 2,
+        idle: Duration::from_millis(400),
+    });
+    let relay = relay.spawn();
+    let clients = [socket().await, socket().await, socket().await];
+    for (i, c) in clients.iter().enumerate() {
+        c.send_to(&[i as u8], relay.local_addr()).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let got = collect(&sink, Duration::from_millis(150)).await;
+    let firsts: Vec<u8> = got.iter().map(|(_, d)| d[0]).collect();
+    assert_eq!(firsts, vec![0, 1], "the third client is over the cap");
+    let s = relay.stats();
+    assert_eq!((s.clients, s.clients_refused), (2, 1));
+    // Nothing moves for longer than the idle time: both sockets close.
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    let s = relay.stats();
+    assert_eq!((s.clients, s.clients_expired), (0, 2), "{s}");
+    // The third client now gets a socket.
+    clients[2].send_to(&[2], relay.local_addr()).await.unwrap();
+    let got = collect(&sink, Duration::from_millis(300)).await;
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].1, vec![2]);
+    assert_eq!(relay.stats().clients, 1);
 }

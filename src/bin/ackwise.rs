@@ -22,7 +22,8 @@
 //!               --rev-rate R --rev-delay D --buffer N --rev-buffer N
 //!               --queue droptail|red --loss P --reorder P --seed N
 //!               --stats-interval D --ack-filter KIND
-//!               --ack-delay-control THRESHOLD[,FRACTION]]
+//!               --ack-delay-control THRESHOLD[,FRACTION]
+//!               --max-clients N --client-idle D]
 //!                                   # a link emulator between two UDP endpoints
 //! ackwise recv --listen ADDR --out DIR [--strategy S] [--overwrite]
 //!              [--transport ackwise|tcp|quic] [--quic-cert-sha256 HEX] [--mss N] [--idle-timeout 60s] [--quiet]
@@ -114,6 +115,13 @@ struct RelayArgs {
     /// static:DELTA, delayed, per-flow or per-flow-rr.
     #[arg(long, value_name = "KIND")]
     ack_filter: Option<String>,
+    /// Most clients (source addresses) with a socket toward the server at
+    /// once; datagrams of further new clients are dropped.
+    #[arg(long, value_name = "N", default_value_t = 1024)]
+    max_clients: usize,
+    /// Close a client's socket after it carried nothing for this long.
+    #[arg(long, value_name = "DURATION", default_value = "60s")]
+    client_idle: String,
     /// ACK delay control (paper 001): slow the reverse ACKs to FRACTION
     /// (default 0.5) of the forward packet rate while the forward queue
     /// holds more than THRESHOLD, e.g. 50kB or 50kB,0.5.
@@ -159,9 +167,10 @@ struct CarrierArgs {
     /// comparison) or `quic` (quinn, with a `quic*` strategy).
     #[arg(long, default_value = "ackwise")]
     transport: String,
-    /// Largest segment payload offered, bytes (ackwise only). The default
-    /// fits a 1500-byte MTU; loopback takes up to about 65000. The smaller
-    /// of the two ends' values applies.
+    /// Largest segment payload offered, bytes (ackwise only), 64 to 65447.
+    /// The default fits a 1500-byte MTU; loopback takes up to 65447 (a
+    /// segment and its header in one UDP datagram). The smaller of the two
+    /// ends' values applies.
     #[arg(long, value_name = "BYTES", default_value_t = transfer::DEFAULT_MSS)]
     mss: u16,
 }
@@ -254,19 +263,17 @@ struct LabArgs {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
-    let result = match cli.command {
-        Command::Lab(args) => lab_command(args).map_err(|e| e.to_string()),
-        Command::Relay(args) => relay_command(&args),
-        Command::Send(args) => return send_command(args),
-        Command::Recv(args) => return recv_command(args),
+    let cli = match parse_cli() {
+        Ok(cli) => cli,
+        Err(code) => return code,
     };
-    match result {
-        Ok(code) => code,
-        Err(e) => {
-            eprintln!("ackwise: {e}");
-            ExitCode::from(2)
-        }
+    match cli.command {
+        // The lab's errors are all about its input (presets, strategies,
+        // scenario files, output paths).
+        Command::Lab(args) => lab_command(args).unwrap_or_else(usage),
+        Command::Relay(args) => relay_command(&args),
+        Command::Send(args) => send_command(args),
+        Command::Recv(args) => recv_command(args),
     }
 }
 
@@ -327,43 +334,55 @@ fn relay_config(args: &RelayArgs) -> Result<relay::RelayConfig, relay::RelayConf
     Ok(config)
 }
 
-fn relay_command(args: &RelayArgs) -> Result<ExitCode, String> {
-    let config = relay_config(args).map_err(|e| e.to_string())?;
-    let interval = args
+fn relay_command(args: &RelayArgs) -> ExitCode {
+    let config = match relay_config(args) {
+        Ok(c) => c,
+        Err(e) => return usage(e),
+    };
+    let interval = match args
         .stats_interval
         .as_deref()
         .map(|s| relay::parse_delay("--stats-interval", s))
         .transpose()
-        .map_err(|e| e.to_string())?;
-    if interval.is_some_and(|d| d.is_zero()) {
-        return Err("--stats-interval: must be positive".into());
+    {
+        Ok(Some(d)) if d.is_zero() => return usage("--stats-interval: must be positive"),
+        Ok(i) => i,
+        Err(e) => return usage(e),
+    };
+    let idle = match relay::parse_delay("--client-idle", &args.client_idle) {
+        Ok(d) if d.is_zero() => return usage("--client-idle: must be positive"),
+        Ok(d) => d,
+        Err(e) => return usage(e),
+    };
+    if args.max_clients == 0 {
+        return usage("--max-clients: must be at least 1");
     }
-    let runtime = tokio::runtime::Builder::new_current_thread()
+    let limits = relay::ClientLimits {
+        max_clients: args.max_clients,
+        idle,
+    };
+    let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| format!("cannot start the runtime: {e}"))?;
+    {
+        Ok(rt) => rt,
+        Err(e) => return fail(format!("cannot start the async runtime: {e}")),
+    };
     runtime.block_on(async move {
-        let relay = relay::Relay::bind(config.clone())
-            .await
-            .map_err(|e| e.to_string())?;
-        let addr = relay.local_addr().map_err(|e| e.to_string())?;
+        let mut relay = match relay::Relay::bind(config.clone()).await {
+            Ok(r) => r,
+            // A loop is a setting that cannot work; a busy port is not.
+            Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => return usage(e),
+            Err(e) => return fail(e),
+        };
+        relay.set_client_limits(limits);
+        let shown = relay::RelayConfig {
+            listen: relay.local_addr().unwrap_or(config.listen),
+            ..config
+        };
         eprintln!(
-            "ackwise relay: {addr} -> {}; forward {} bit/s + {:?}, reverse {} bit/s + {:?} \
-             (queue {:?}, buffers {}/{}, loss {}, reorder {}, seed {}, ACK filter {:?}, \
-             delay control {:?})",
-            config.to,
-            config.forward.rate_bps,
-            config.forward.delay,
-            config.reverse.rate_bps,
-            config.reverse.delay,
-            config.forward.queue,
-            config.forward.buffer_packets,
-            config.reverse.buffer_packets,
-            config.forward.loss,
-            config.forward.reorder,
-            config.seed,
-            config.ack_management.filter,
-            config.ack_management.delay_control,
+            "ackwise relay: {shown}; at most {} clients, idle ones closed after {}",
+            limits.max_clients, args.client_idle
         );
         let mut handle = relay.spawn();
         let mut ticker =
@@ -380,12 +399,26 @@ fn relay_command(args: &RelayArgs) -> Result<ExitCode, String> {
             tokio::select! {
                 r = tokio::signal::ctrl_c() => break r.map_err(|e| format!("cannot wait for Ctrl-C: {e}")),
                 () = tick => println!("{}\n", handle.stats()),
-                () = wait_finished(&mut handle) => break Err("the relay stopped".to_string()),
+                () = wait_finished(&mut handle) => break Err(String::new()),
             }
         };
-        let stats = handle.shutdown().await;
+        let stats = handle.stats();
+        let stopped = match outcome {
+            // The relay task ended on its own: say why.
+            Err(e) if e.is_empty() => match handle.join().await {
+                Err(e) => Err(e.to_string()),
+                Ok(()) => Err("the relay stopped".to_string()),
+            },
+            other => {
+                handle.shutdown().await;
+                other
+            }
+        };
         println!("{stats}");
-        outcome.map(|()| ExitCode::SUCCESS)
+        match stopped {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => fail(e),
+        }
     })
 }
 
@@ -397,9 +430,60 @@ async fn wait_finished(handle: &mut relay::RelayHandle) {
 }
 
 /// The one line `send` and `recv` print for anything that stops them.
+/// Exit status of a run that failed: a transfer, connection, file or
+/// socket error, or a file the receiver refused.
+const EXIT_FAILED: u8 = 1;
+/// Exit status of a command line (or lab input file) that cannot be run.
+const EXIT_USAGE: u8 = 2;
+/// Exit status of `send` stopped by Ctrl-C (128 + SIGINT, as shells
+/// report it).
+const EXIT_INTERRUPTED: u8 = 130;
+
+/// A run that failed: its one line, and [`EXIT_FAILED`].
 fn fail(message: impl std::fmt::Display) -> ExitCode {
     eprintln!("error: {message}");
-    ExitCode::from(1)
+    ExitCode::from(EXIT_FAILED)
+}
+
+/// A command line that cannot run: its one line, and [`EXIT_USAGE`].
+fn usage(message: impl std::fmt::Display) -> ExitCode {
+    eprintln!("error: {message}");
+    ExitCode::from(EXIT_USAGE)
+}
+
+/// Parses the command line; a mistake is one `error:` line (clap's
+/// message with its hints folded in) and [`EXIT_USAGE`], help and version
+/// go to stdout with status 0.
+fn parse_cli() -> Result<Cli, ExitCode> {
+    use clap::error::ErrorKind;
+    match Cli::try_parse() {
+        Ok(cli) => Ok(cli),
+        Err(e) => match e.kind() {
+            ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+                let _ = e.print();
+                Err(if e.use_stderr() {
+                    ExitCode::from(EXIT_USAGE)
+                } else {
+                    ExitCode::SUCCESS
+                })
+            }
+            _ => Err(usage(one_line(&e.to_string()))),
+        },
+    }
+}
+
+/// Clap's multi-line message as one line: the lines up to the usage or
+/// the "--help" hint, joined, without its own `error:` prefix.
+fn one_line(message: &str) -> String {
+    let parts: Vec<&str> = message
+        .lines()
+        .map(str::trim)
+        .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more information"))
+        .filter(|l| !l.is_empty() && !l.starts_with("tip:"))
+        .collect();
+    parts.join(" ").trim_start_matches("error: ").to_string()
 }
 
 /// The flags `send` and `recv` share, checked before any work.
@@ -416,6 +500,15 @@ fn transfer_flags(
         return Err("--idle-timeout: must be positive".into());
     }
     Ok((strategy, transport, idle))
+}
+
+/// `--mss`, checked before any socket exists (it only matters to the
+/// ackwise carrier).
+fn mss_flag(transport: Transport, mss: u16) -> Result<(), String> {
+    if transport == Transport::Ackwise {
+        transfer::check_mss(mss).map_err(|e| format!("--mss: {e}"))?;
+    }
+    Ok(())
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime, String> {
@@ -437,17 +530,20 @@ fn send_command(args: SendArgs) -> ExitCode {
     let (strategy, transport, idle) =
         match transfer_flags(&args.strategy, &args.carrier.transport, &args.idle_timeout) {
             Ok(flags) => flags,
-            Err(e) => return fail(e),
+            Err(e) => return usage(e),
         };
+    if let Err(e) = mss_flag(transport, args.carrier.mss) {
+        return usage(e);
+    }
     let connect_timeout = match lab::units::parse_duration(&args.connect_timeout) {
         Ok(d) if !d.is_zero() => d,
-        Ok(_) => return fail("--connect-timeout: must be positive"),
-        Err(e) => return fail(format!("--connect-timeout: {e}")),
+        Ok(_) => return usage("--connect-timeout: must be positive"),
+        Err(e) => return usage(format!("--connect-timeout: {e}")),
     };
     let quic_cert_sha256 = match args.quic_cert_sha256.as_deref().map(parse_fingerprint) {
         None => None,
         Some(Ok(fp)) => Some(fp),
-        Some(Err(e)) => return fail(format!("--quic-cert-sha256: {e}")),
+        Some(Err(e)) => return usage(format!("--quic-cert-sha256: {e}")),
     };
     let plan = transfer::SendPlan {
         paths: args.files,
@@ -464,7 +560,13 @@ fn send_command(args: SendArgs) -> ExitCode {
         Ok(rt) => rt,
         Err(e) => return fail(e),
     };
-    match rt.block_on(transfer::run_send(&plan)) {
+    let interrupt = async {
+        // Without a Ctrl-C handler the default action (exit) stands.
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    match rt.block_on(transfer::run_send_until(&plan, interrupt)) {
         Ok(summary) => {
             if !args.quiet {
                 eprintln!("{summary}");
@@ -481,6 +583,10 @@ fn send_command(args: SendArgs) -> ExitCode {
                 fail(failed.join("; "))
             }
         }
+        Err(e @ transfer::TransferError::Interrupted) => {
+            eprintln!("error: {e}");
+            ExitCode::from(EXIT_INTERRUPTED)
+        }
         Err(e) => fail(e),
     }
 }
@@ -489,8 +595,11 @@ fn recv_command(args: RecvArgs) -> ExitCode {
     let (strategy, transport, idle) =
         match transfer_flags(&args.strategy, &args.carrier.transport, &args.idle_timeout) {
             Ok(flags) => flags,
-            Err(e) => return fail(e),
+            Err(e) => return usage(e),
         };
+    if let Err(e) = mss_flag(transport, args.carrier.mss) {
+        return usage(e);
+    }
     let mut options = ReceiveOptions::new(args.out);
     options.overwrite = args.overwrite;
     options.idle_timeout = idle;

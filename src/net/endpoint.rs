@@ -127,9 +127,7 @@ impl Endpoint {
             io::Error::other(format!("ackwise endpoint needs a tokio runtime: {e}"))
         })?;
         if let Some(server) = &config.server {
-            server
-                .validate()
-                .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+            check_config(server).map_err(io::Error::from)?;
         }
         let std_socket = std::net::UdpSocket::bind(addr)?;
         std_socket.set_nonblocking(true)?;
@@ -203,7 +201,7 @@ impl Endpoint {
     /// resets the SYN or its host reports the port unreachable, and with
     /// [`NetError::TimedOut`] after the endpoint's connect timeout.
     pub async fn connect(&self, remote: SocketAddr, config: Config) -> Result<Stream, NetError> {
-        config.validate()?;
+        check_config(&config)?;
         let problem = if remote.port() == 0 {
             Some("port 0")
         } else if remote.ip().is_unspecified() {
@@ -276,4 +274,17 @@ fn seed() -> u64 {
             .map_or(0, |d| d.as_nanos()),
     );
     h.finish()
+}
+
+/// A connection configuration that works on real sockets: valid, and
+/// with segments that fit a UDP datagram.
+fn check_config(config: &Config) -> Result<(), NetError> {
+    config.validate()?;
+    if config.mss > super::MAX_MSS {
+        return Err(NetError::SegmentTooLarge {
+            mss: config.mss,
+            max: super::MAX_MSS,
+        });
+    }
+    Ok(())
 }

@@ -44,6 +44,14 @@ pub enum NetError {
         /// What is wrong with it.
         problem: &'static str,
     },
+    /// The segment size cannot fit a UDP datagram.
+    #[error("segment size {mss} bytes does not fit a UDP datagram (at most {max})")]
+    SegmentTooLarge {
+        /// The configured `mss`.
+        mss: u16,
+        /// [`MAX_MSS`](super::MAX_MSS).
+        max: u16,
+    },
     /// The connection configuration cannot work.
     #[error("invalid connection config: {0}")]
     Config(#[from] ConfigError),
@@ -65,7 +73,7 @@ impl From<NetError> for io::Error {
             NetError::EndpointClosed => io::ErrorKind::NotConnected,
             NetError::NoFreePort { .. } => io::ErrorKind::AddrInUse,
             NetError::InvalidRemote { .. } => io::ErrorKind::InvalidInput,
-            NetError::Config(_) => io::ErrorKind::InvalidInput,
+            NetError::Config(_) | NetError::SegmentTooLarge { .. } => io::ErrorKind::InvalidInput,
             NetError::Closed { reason, .. } => return close_error(*reason),
         };
         io::Error::new(kind, e)

@@ -11,10 +11,10 @@
 //! `AsyncRead` and `AsyncWrite`.
 //!
 //! The segment size is the connection's `Config::mss` plus up to 60 bytes
-//! of header; it must fit the path: on loopback anything up to the
-//! 64 KiB datagram limit works, on an Ethernet path keep
-//! `mss + 60 + 28 <= 1500` (e.g. `mss = 1400`), since the socket does not
-//! fragment.
+//! of header; it must fit the path: on loopback anything up to
+//! [`MAX_MSS`] (a whole UDP datagram) works, and larger values are
+//! refused; on an Ethernet path keep `mss + 60 + 28 <= 1500` (e.g.
+//! `mss = 1400`), since the socket does not fragment.
 
 mod clock;
 mod driver;
@@ -26,6 +26,22 @@ mod stream;
 pub mod transfer;
 
 pub use endpoint::{Endpoint, EndpointConfig};
+
+/// The largest UDP payload an IPv4 datagram carries (65 535 bytes less 20
+/// of IPv4 and 8 of UDP header); IPv6 allows slightly more without jumbo
+/// frames, so this bounds both.
+pub const MAX_UDP_PAYLOAD_BYTES: usize = 65_507;
+
+/// The most TCP header ackwise puts in front of a segment's payload
+/// (20 bytes plus 40 of options).
+pub const MAX_TCP_HEADER_BYTES: usize = 60;
+
+/// The largest `Config::mss` a connection on real sockets can use: a
+/// full segment with the most header must fit one UDP datagram, since the
+/// socket does not fragment. Larger values are refused with
+/// [`NetError::SegmentTooLarge`] rather than stalling on datagrams the
+/// kernel will not send.
+pub const MAX_MSS: u16 = (MAX_UDP_PAYLOAD_BYTES - MAX_TCP_HEADER_BYTES) as u16;
 pub use error::NetError;
 pub use stats::EndpointStats;
-pub use stream::{OwnedReadHalf, OwnedWriteHalf, Stream};
+pub use stream::{AckProbe, OwnedReadHalf, OwnedWriteHalf, Stream};

@@ -133,6 +133,15 @@ impl Stream {
         self.shared.lock().conn.stats()
     }
 
+    /// A handle that reads how far the peer has acknowledged this
+    /// stream's data, usable while the stream itself is busy in a write
+    /// or a read.
+    pub fn ack_probe(&self) -> AckProbe {
+        AckProbe {
+            shared: self.shared.clone(),
+        }
+    }
+
     /// The connection's RFC 9293 state.
     pub fn state(&self) -> State {
         self.shared.lock().conn.state()
@@ -168,6 +177,39 @@ impl Stream {
         }
         st.write_waker = Some(cx.waker().clone());
         Poll::Pending
+    }
+}
+
+/// Reads a connection's send-side progress from outside its [`Stream`]:
+/// what the peer has acknowledged, as against what was written. From
+/// [`Stream::ack_probe`].
+///
+/// A file sender uses it to tell a slow but moving transfer (the
+/// acknowledged count grows) from a dead one, and to show progress as
+/// the bytes the receiver holds rather than the bytes queued.
+#[derive(Debug, Clone)]
+pub struct AckProbe {
+    shared: Arc<ConnShared>,
+}
+
+impl AckProbe {
+    /// Data bytes the peer has acknowledged since the connection opened
+    /// (the FIN not counted).
+    pub fn acknowledged_bytes(&self) -> u64 {
+        let st = self.shared.lock();
+        let sender = st.conn.sender();
+        sender.snd_una().min(sender.data_end())
+    }
+
+    /// Data bytes written into the connection since it opened, sent or
+    /// still queued.
+    pub fn written_bytes(&self) -> u64 {
+        self.shared.lock().conn.sender().data_end()
+    }
+
+    /// The connection's counters.
+    pub fn stats(&self) -> Stats {
+        self.shared.lock().conn.stats()
     }
 }
 

@@ -346,3 +346,116 @@ mod tests {
         }
     }
 }
+
+/// One readable line of the settings, as `ackwise relay` prints at start:
+/// rates in bit/s, delays in ms, ACK management by its flag values.
+impl fmt::Display for RelayConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} -> {}; forward {}, reverse {}; seed {}",
+            self.listen, self.to, self.forward, self.reverse, self.seed
+        )?;
+        if let Some((filter, service)) = &self.ack_management.filter {
+            write!(f, "; ACK filter {}", filter_name(filter, service))?;
+        }
+        if let Some(dc) = &self.ack_management.delay_control {
+            write!(
+                f,
+                "; ACK delay control above {} B at {}x",
+                dc.threshold_bytes, dc.fraction
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// `10 Mbit/s 25 ms droptail 50 pkts`, then loss and reordering if any.
+impl fmt::Display for LinkConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let queue = match self.queue {
+            QueueKind::DropTail => "droptail",
+            QueueKind::Red => "red",
+        };
+        write!(
+            f,
+            "{} {} ms {queue} {} pkts",
+            fmt_bps(self.rate_bps),
+            fmt_ms(self.delay),
+            self.buffer_packets
+        )?;
+        if self.loss > 0.0 {
+            write!(f, " loss {}%", self.loss * 100.0)?;
+        }
+        if self.reorder > 0.0 {
+            write!(f, " reorder {}%", self.reorder * 100.0)?;
+        }
+        Ok(())
+    }
+}
+
+/// The `--ack-filter` value that selects this filter and service.
+fn filter_name(filter: &Filter, service: &Service) -> String {
+    match (filter, service) {
+        (Filter::None, _) => "none".into(),
+        (Filter::Classic, _) => "classic".into(),
+        (Filter::Static { delta }, _) => format!("static:{delta}"),
+        (Filter::Delayed { .. }, _) => "delayed".into(),
+        (Filter::PerFlowDelayed { .. }, Service::RoundRobin) => "per-flow-rr".into(),
+        (Filter::PerFlowDelayed { .. }, Service::Fifo) => "per-flow".into(),
+    }
+}
+
+/// A rate as `64 kbit/s`, `1.5 Mbit/s` or `1 Gbit/s`, exact where it can.
+fn fmt_bps(bps: u64) -> String {
+    for (scale, unit) in [
+        (1_000_000_000, "Gbit/s"),
+        (1_000_000, "Mbit/s"),
+        (1_000, "kbit/s"),
+    ] {
+        if bps >= scale {
+            return if bps % scale == 0 {
+                format!("{} {unit}", bps / scale)
+            } else {
+                format!("{} {unit}", bps as f64 / scale as f64)
+            };
+        }
+    }
+    format!("{bps} bit/s")
+}
+
+/// A delay in milliseconds, with fractions only when it has them.
+fn fmt_ms(d: Duration) -> String {
+    let us = d.as_micros();
+    if us % 1000 == 0 {
+        format!("{}", us / 1000)
+    } else {
+        format!("{}", us as f64 / 1000.0)
+    }
+}
+
+#[cfg(test)]
+mod display_tests {
+    use super::*;
+
+    #[test]
+    fn the_startup_line_reads_like_the_flags() {
+        let mut c = RelayConfig {
+            listen: "127.0.0.1:9000".parse().unwrap(),
+            to: "127.0.0.1:9001".parse().unwrap(),
+            forward: LinkConfig::new(10_000_000, Duration::from_millis(25), 50),
+            reverse: LinkConfig::new(64_000, Duration::ZERO, 20),
+            seed: 1,
+            ack_management: AckManagement::default(),
+        };
+        c.forward.loss = 0.02;
+        c.ack_management.filter = Some((Filter::DELAYED, Service::Fifo));
+        assert_eq!(
+            c.to_string(),
+            "127.0.0.1:9000 -> 127.0.0.1:9001; forward 10 Mbit/s 25 ms droptail 50 pkts \
+             loss 2%, reverse 64 kbit/s 0 ms droptail 20 pkts; seed 1; ACK filter delayed"
+        );
+        assert_eq!(fmt_bps(1_500_000), "1.5 Mbit/s");
+        assert_eq!(fmt_ms(Duration::from_micros(2500)), "2.5");
+    }
+}

@@ -454,6 +454,44 @@ mod tests {
         assert_eq!(n, 10);
     }
 
+    /// `--buffer` bounds what waits, whatever the arrival pattern: bursts
+    /// at random instants, with and without RED, on a slow link.
+    #[test]
+    fn the_queue_never_holds_more_than_the_buffer() {
+        use rand_core::SeedableRng;
+        for seed in 0..20u64 {
+            for queue in [QueueKind::DropTail, QueueKind::Red] {
+                let buffer = 1 + (seed as usize % 7) * 5;
+                let mut cfg = LinkConfig::new(1_000_000, Duration::from_millis(5), buffer);
+                cfg.queue = queue;
+                let mut link = EmulatedLink::new(cfg, seed, false);
+                let mut rng = ChaCha8Rng::seed_from_u64(seed);
+                let mut now = Instant::ZERO;
+                for _ in 0..2_000 {
+                    now += Duration::from_micros(rng.next_u64() % 3_000);
+                    let burst = 1 + rng.next_u64() % 8;
+                    for _ in 0..burst {
+                        let len = 40 + (rng.next_u64() % 1400) as usize;
+                        link.arrive(now, client(), vec![0; len], None, (0, 0));
+                        assert!(
+                            link.queue_packets() <= buffer + 1,
+                            "seed {seed} {queue:?}: {} queued with buffer {buffer}",
+                            link.queue_packets()
+                        );
+                    }
+                    link.advance(now, None);
+                    while link.pop_due(now).is_some() {}
+                }
+                assert!(
+                    link.stats.peak_queue_packets <= buffer,
+                    "seed {seed} {queue:?}: peak {} with buffer {buffer}",
+                    link.stats.peak_queue_packets
+                );
+                assert!(link.stats.queue_drops > 0, "seed {seed}: never full");
+            }
+        }
+    }
+
     #[test]
     fn buffer_overflow_is_counted() {
         let cfg = LinkConfig::new(1_000_000, Duration::ZERO, 3);

@@ -92,6 +92,41 @@ pub struct Relay {
     stats: Arc<Mutex<RelayStats>>,
     hook: Option<Box<dyn ReverseHook>>,
     reverse_queue: Option<Box<dyn LinkQueue + Send>>,
+    limits: ClientLimits,
+}
+
+/// Bounds on the per-client sockets: each client address gets a socket
+/// of its own toward the server, so without bounds a long-running relay
+/// keeps one per past sender, and a flood of source addresses opens one
+/// per datagram.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClientLimits {
+    /// Most client sockets open at once; a new client's datagrams are
+    /// dropped (and counted in [`RelayStats::clients_refused`]) while this
+    /// many are open.
+    pub max_clients: usize,
+    /// A client socket that carried nothing either way for this long is
+    /// closed (counted in [`RelayStats::clients_expired`]); the client's
+    /// next datagram opens a new one.
+    pub idle: std::time::Duration,
+}
+
+impl Default for ClientLimits {
+    /// 1024 clients, 60 s idle.
+    fn default() -> Self {
+        ClientLimits {
+            max_clients: 1024,
+            idle: std::time::Duration::from_secs(60),
+        }
+    }
+}
+
+/// One client's socket toward the server.
+struct Client {
+    sock: Arc<UdpSocket>,
+    /// Its receiving task, stopped when the socket expires.
+    reader: tokio::task::AbortHandle,
+    last_active: tokio::time::Instant,
 }
 
 /// A running relay (see [`Relay::spawn`]); dropping it stops the relay.
@@ -124,13 +159,29 @@ impl Relay {
         let listen = UdpSocket::bind(config.listen).await.map_err(|e| {
             io::Error::new(e.kind(), format!("cannot listen on {}: {e}", config.listen))
         })?;
+        let local = listen.local_addr()?;
+        if leads_back(config.to, local) {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "--to {}: a forwarding loop (that is the relay's own address {local})",
+                    config.to
+                ),
+            ));
+        }
         Ok(Relay {
             config,
             listen: Arc::new(listen),
             stats: Arc::default(),
             hook: None,
             reverse_queue: None,
+            limits: ClientLimits::default(),
         })
+    }
+
+    /// Replaces the default [`ClientLimits`].
+    pub fn set_client_limits(&mut self, limits: ClientLimits) {
+        self.limits = limits;
     }
 
     /// The address clients send to.
@@ -172,7 +223,13 @@ impl Relay {
     }
 
     /// Relays until the future is dropped. Socket errors lose the datagram
-    /// concerned (counted as a send error) but do not stop the relay.
+    /// concerned (counted as a send error) but do not stop the relay. A
+    /// datagram that arrives from one of the relay's own client sockets
+    /// means `to` leads back to the relay (through an address [`bind`]
+    /// could not recognise): the relay stops with an `InvalidInput` error
+    /// rather than multiply it.
+    ///
+    /// [`bind`]: Relay::bind
     pub async fn run(self) -> io::Result<()> {
         let Relay {
             config,
@@ -180,6 +237,7 @@ impl Relay {
             stats,
             hook,
             reverse_queue,
+            limits,
         } = self;
         // `--ack-filter` and `--ack-delay-control`, unless the caller
         // installed its own queue or hook.
@@ -206,7 +264,15 @@ impl Relay {
             None,
             tx.clone(),
         ));
-        let mut clients: HashMap<SocketAddr, Arc<UdpSocket>> = HashMap::new();
+        let mut clients: HashMap<SocketAddr, Client> = HashMap::new();
+        // The local ports of the client sockets, to recognise a datagram
+        // of our own coming back.
+        let mut own_ports: HashMap<u16, usize> = HashMap::new();
+        let mut expired = 0u64;
+        let mut refused = 0u64;
+        let check_every = (limits.idle / 4).max(std::time::Duration::from_millis(10));
+        let mut expiry = tokio::time::interval(check_every);
+        expiry.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let epoch = tokio::time::Instant::now();
         let clock = move || Instant::from_nanos(epoch.elapsed().as_nanos() as u64);
 
@@ -225,6 +291,19 @@ impl Relay {
                 biased;
                 r = rx.recv() => r,
                 () = sleep => None,
+                _ = expiry.tick() => {
+                    let now = tokio::time::Instant::now();
+                    clients.retain(|_, c| {
+                        let keep = now.duration_since(c.last_active) < limits.idle;
+                        if !keep {
+                            c.reader.abort();
+                            forget_port(&mut own_ports, &c.sock);
+                            expired += 1;
+                        }
+                        keep
+                    });
+                    None
+                }
             };
             let now = clock();
             // Everything already received is taken in one go.
@@ -232,27 +311,63 @@ impl Relay {
             while let Some(r) = next {
                 match r.direction {
                     Direction::Forward => {
-                        if let Entry::Vacant(slot) = clients.entry(r.client) {
-                            // Without a socket (out of descriptors, say) the
-                            // datagram is lost; the client may retry.
-                            let Ok(sock) = client_socket(config.to).await else {
-                                forward.stats.packets_in += 1;
-                                forward.stats.bytes_in += r.data.len() as u64;
-                                forward.stats.send_errors += 1;
-                                next = rx.try_recv().ok();
-                                continue;
-                            };
-                            readers.spawn(read_loop(
-                                sock.clone(),
-                                Direction::Reverse,
-                                Some(r.client),
-                                tx.clone(),
+                        if own_ports.contains_key(&r.client.port())
+                            && (r.client.ip().is_loopback() || r.client.ip() == config.to.ip())
+                        {
+                            return Err(io::Error::new(
+                                io::ErrorKind::InvalidInput,
+                                format!(
+                                    "--to {}: a forwarding loop (datagrams come back from the \
+                                     relay's own socket {})",
+                                    config.to, r.client
+                                ),
                             ));
-                            slot.insert(sock);
+                        }
+                        let open = clients.len();
+                        match clients.entry(r.client) {
+                            Entry::Occupied(mut c) => {
+                                c.get_mut().last_active = tokio::time::Instant::now();
+                            }
+                            Entry::Vacant(slot) => {
+                                if open >= limits.max_clients {
+                                    refused += 1;
+                                    forward.stats.packets_in += 1;
+                                    forward.stats.bytes_in += r.data.len() as u64;
+                                    next = rx.try_recv().ok();
+                                    continue;
+                                }
+                                // Without a socket (out of descriptors,
+                                // say) the datagram is lost; the client
+                                // may retry.
+                                let Ok(sock) = client_socket(config.to).await else {
+                                    forward.stats.packets_in += 1;
+                                    forward.stats.bytes_in += r.data.len() as u64;
+                                    forward.stats.send_errors += 1;
+                                    next = rx.try_recv().ok();
+                                    continue;
+                                };
+                                let reader = readers.spawn(read_loop(
+                                    sock.clone(),
+                                    Direction::Reverse,
+                                    Some(r.client),
+                                    tx.clone(),
+                                ));
+                                if let Ok(a) = sock.local_addr() {
+                                    *own_ports.entry(a.port()).or_default() += 1;
+                                }
+                                slot.insert(Client {
+                                    sock,
+                                    reader,
+                                    last_active: tokio::time::Instant::now(),
+                                });
+                            }
                         }
                         forward.arrive(now, r.client, r.data, None, (0, 0));
                     }
                     Direction::Reverse => {
+                        if let Some(c) = clients.get_mut(&r.client) {
+                            c.last_active = tokio::time::Instant::now();
+                        }
                         let fq = (forward.queue_packets(), forward.queue_bytes());
                         reverse.arrive(now, r.client, r.data, hook.as_deref_mut(), fq);
                     }
@@ -263,7 +378,7 @@ impl Relay {
             reverse.advance(now, hook.as_deref_mut());
             while let Some((client, data)) = forward.pop_due(now) {
                 let sent = match clients.get(&client) {
-                    Some(sock) => sock.send(&data).await.is_ok(),
+                    Some(c) => c.sock.send(&data).await.is_ok(),
                     None => false,
                 };
                 if !sent {
@@ -279,6 +394,8 @@ impl Relay {
             s.forward = forward.stats;
             s.reverse = reverse.stats;
             s.clients = clients.len();
+            s.clients_expired = expired;
+            s.clients_refused = refused;
         }
     }
 }
@@ -319,6 +436,33 @@ impl RelayHandle {
 impl Drop for RelayHandle {
     fn drop(&mut self) {
         self.task.abort();
+    }
+}
+
+/// Whether datagrams sent to `to` would reach the relay's own listening
+/// socket at `local`: the same address, or the same port when the relay
+/// listens on every address and `to` is loopback or one of this host's
+/// addresses (one a socket can bind to).
+fn leads_back(to: SocketAddr, local: SocketAddr) -> bool {
+    if to.port() != local.port() {
+        return false;
+    }
+    if to.ip() == local.ip() {
+        return true;
+    }
+    local.ip().is_unspecified()
+        && (to.ip().is_loopback() || std::net::UdpSocket::bind((to.ip(), 0)).is_ok())
+}
+
+/// One client socket fewer on its local port.
+fn forget_port(own_ports: &mut HashMap<u16, usize>, sock: &UdpSocket) {
+    if let Ok(a) = sock.local_addr() {
+        if let Entry::Occupied(mut e) = own_ports.entry(a.port()) {
+            *e.get_mut() -= 1;
+            if *e.get() == 0 {
+                e.remove();
+            }
+        }
     }
 }
 

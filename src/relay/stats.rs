@@ -43,8 +43,15 @@ pub struct RelayStats {
     pub forward: DirectionStats,
     /// Server to client.
     pub reverse: DirectionStats,
-    /// Clients seen (each has its own socket toward the server).
+    /// Clients with a socket toward the server now (each has its own).
     pub clients: usize,
+    /// Client sockets closed after carrying nothing for the idle time
+    /// ([`ClientLimits::idle`](super::ClientLimits::idle)).
+    pub clients_expired: u64,
+    /// Datagrams of new clients dropped because
+    /// [`ClientLimits::max_clients`](super::ClientLimits::max_clients)
+    /// sockets were already open.
+    pub clients_refused: u64,
 }
 
 impl fmt::Display for DirectionStats {
@@ -81,7 +88,18 @@ impl fmt::Display for DirectionStats {
 
 impl fmt::Display for RelayStats {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "clients: {}", self.clients)?;
+        write!(f, "clients: {}", self.clients)?;
+        if self.clients_expired > 0 {
+            write!(f, ", expired {}", self.clients_expired)?;
+        }
+        if self.clients_refused > 0 {
+            write!(
+                f,
+                ", datagrams of new clients refused {}",
+                self.clients_refused
+            )?;
+        }
+        writeln!(f)?;
         writeln!(f, "forward: {}", self.forward)?;
         write!(f, "reverse: {}", self.reverse)
     }

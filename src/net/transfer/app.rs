@@ -6,6 +6,7 @@ use super::error::TransferError;
 use super::progress::{Console, ConsoleMode, StatsSource, Summary};
 use super::receive::{receive_files, ReceiveOptions};
 use super::send::{open_files, send_files, SendOptions};
+use super::sweep::{stale_age, sweep_partials};
 use crate::connection::Config;
 use crate::lab::{LabScenario, Strategy};
 use crate::net::{Endpoint, EndpointConfig, NetError};
@@ -68,8 +69,23 @@ impl std::fmt::Display for Transport {
 /// The segment size [`strategy_config`] uses unless told otherwise: a
 /// datagram of `mss` plus at most 60 bytes of TCP header plus 28 of UDP
 /// and IPv4 fits a 1500-byte Ethernet MTU, and ackwise sockets do not
-/// fragment. Loopback takes up to about 65 000.
+/// fragment. Loopback takes up to [`MAX_MSS`](crate::net::MAX_MSS).
 pub const DEFAULT_MSS: u16 = 1400;
+
+/// The smallest segment size a connection accepts
+/// ([`Config::validate`](crate::connection::Config::validate)).
+pub const MIN_MSS: u16 = 64;
+
+/// Checks a segment size for an ackwise carrier before anything starts:
+/// at least [`MIN_MSS`], at most [`MAX_MSS`](crate::net::MAX_MSS) (one
+/// UDP datagram).
+pub fn check_mss(mss: u16) -> Result<(), TransferError> {
+    if (MIN_MSS..=crate::net::MAX_MSS).contains(&mss) {
+        Ok(())
+    } else {
+        Err(TransferError::SegmentSize { mss })
+    }
+}
 
 /// The connection configuration for `strategy` on a real network, by the
 /// lab's mapping ([`Strategy::apply`]) so that a name means the same in
@@ -175,6 +191,20 @@ fn describe_connect_error(e: &std::io::Error) -> String {
 /// caller decides what a summary with a rejected file means; `ackwise
 /// send` exits non-zero.
 pub async fn run_send(plan: &SendPlan) -> Result<Summary, TransferError> {
+    run_send_until(plan, std::future::pending()).await
+}
+
+/// [`run_send`] that stops when `interrupt` completes (`ackwise send`
+/// passes Ctrl-C) with [`TransferError::Interrupted`]. The connection is
+/// reset rather than closed, so the receiver learns at once that the file
+/// in progress will not be finished and removes its partial file.
+pub async fn run_send_until(
+    plan: &SendPlan,
+    interrupt: impl Future<Output = ()>,
+) -> Result<Summary, TransferError> {
+    if plan.transport == Transport::Ackwise {
+        check_mss(plan.mss)?;
+    }
     let files = open_files(&plan.paths)?;
     let addrs = resolve(&plan.to)
         .await
@@ -187,7 +217,10 @@ pub async fn run_send(plan: &SendPlan) -> Result<Summary, TransferError> {
     match plan.transport {
         Transport::Ackwise => {
             let (endpoint, mut stream) = first_of(&addrs, |a| connect_ackwise(a, plan)).await?;
-            let result = send_files(&mut stream, files, &plan.options, &mut console).await;
+            let result = tokio::select! {
+                r = send_files(&mut stream, files, &plan.options, &mut console) => r,
+                () = interrupt => Err(TransferError::Interrupted),
+            };
             if result.is_err() {
                 // A failed transfer must not look finished to the
                 // receiver: reset rather than close.
@@ -199,10 +232,28 @@ pub async fn run_send(plan: &SendPlan) -> Result<Summary, TransferError> {
         }
         Transport::Tcp => {
             let mut stream = first_of(&addrs, |a| connect_tcp(a, plan)).await?;
-            send_files(&mut stream, files, &plan.options, &mut console).await
+            let result = tokio::select! {
+                r = send_files(&mut stream, files, &plan.options, &mut console) => r,
+                () = interrupt => Err(TransferError::Interrupted),
+            };
+            if result.is_err() {
+                // Closing with a zero linger sends a RST instead of a FIN.
+                // (Deprecated because a non-zero linger blocks the thread
+                // on drop; a zero one resets at once.)
+                #[allow(deprecated)]
+                let _ = stream.set_linger(Some(std::time::Duration::ZERO));
+            }
+            result
         }
         #[cfg(feature = "quic-net")]
-        Transport::Quic => super::quic::run_send_quic(plan, files, &addrs, &mut console).await,
+        Transport::Quic => {
+            // Dropping the connection closes it with an error code, which
+            // the receiver treats as a failure.
+            tokio::select! {
+                r = super::quic::run_send_quic(plan, files, &addrs, &mut console) => r,
+                () = interrupt => Err(TransferError::Interrupted),
+            }
+        }
     }
 }
 
@@ -280,7 +331,10 @@ async fn connect_tcp(addr: SocketAddr, plan: &SendPlan) -> Result<TcpStream, Tra
 }
 
 /// Serves until `shutdown` completes: every incoming connection is
-/// handled concurrently, each with its own summary line on stderr. A
+/// handled concurrently, each with its own summary line on stderr.
+/// Partial files that a killed receiver left in the output directory are
+/// removed at start and then every idle timeout ([`sweep_partials`] with
+/// [`stale_age`]). A
 /// connection that fails is reported and the server goes on; transfers
 /// still running at shutdown are dropped, which removes their partial
 /// files.
@@ -288,7 +342,26 @@ pub async fn serve(
     plan: &ServePlan,
     shutdown: impl Future<Output = ()>,
 ) -> Result<(), TransferError> {
+    if plan.transport == Transport::Ackwise {
+        check_mss(plan.mss)?;
+    }
     plan.options.check_out_dir()?;
+    // What a killed receiver left behind goes now, and what one that dies
+    // while this one runs leaves goes on the timer.
+    let stale = stale_age(plan.options.idle_timeout);
+    let swept = sweep_partials(&plan.options.out_dir, stale).unwrap_or(0);
+    if swept > 0 && plan.console != ConsoleMode::Quiet {
+        eprintln!(
+            "removed {swept} abandoned partial file{} from {}",
+            if swept == 1 { "" } else { "s" },
+            plan.options.out_dir.display()
+        );
+    }
+    let _sweeper = AbortOnDrop(tokio::spawn(sweep_every(
+        plan.options.out_dir.clone(),
+        plan.options.idle_timeout,
+        stale,
+    )));
     let listen_failed = |reason: String| TransferError::Listen {
         addr: plan.listen.clone(),
         reason,
@@ -357,6 +430,26 @@ pub async fn serve(
     Ok(())
 }
 
+/// Sweeps `dir` every `period` for partial files untouched for `stale`.
+async fn sweep_every(dir: PathBuf, period: std::time::Duration, stale: std::time::Duration) {
+    let start = tokio::time::Instant::now() + period;
+    let mut ticks = tokio::time::interval_at(start, period);
+    loop {
+        ticks.tick().await;
+        let dir = dir.clone();
+        let _ = tokio::task::spawn_blocking(move || sweep_partials(&dir, stale)).await;
+    }
+}
+
+/// Aborts a background task when the scope that started it ends.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
 fn announce(plan: &ServePlan, local: Option<SocketAddr>) {
     if plan.console != ConsoleMode::Quiet {
         let at = local.map_or_else(|| plan.listen.clone(), |a| a.to_string());
@@ -389,4 +482,26 @@ fn spawn_receiver<S>(
             Err(e) => console.line(&format!("{peer}: error: {e}")),
         }
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn segment_sizes_outside_a_datagram_are_refused() {
+        for bad in [0, 1, MIN_MSS - 1, crate::net::MAX_MSS + 1, u16::MAX] {
+            let e = check_mss(bad).unwrap_err();
+            assert!(matches!(e, TransferError::SegmentSize { mss } if mss == bad));
+            assert!(e.to_string().contains("UDP datagram"), "{e}");
+        }
+        for good in [MIN_MSS, DEFAULT_MSS, 16_000, crate::net::MAX_MSS] {
+            check_mss(good).unwrap();
+        }
+        // Every size check_mss passes also passes the connection's own
+        // validation, so nothing fails late.
+        for good in [MIN_MSS, crate::net::MAX_MSS] {
+            strategy_config(Strategy::DEFAULT, good).validate().unwrap();
+        }
+    }
 }

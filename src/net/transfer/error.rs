@@ -1,5 +1,6 @@
 //! What can go wrong in a file transfer, as one line each.
 
+use super::app::MIN_MSS;
 use super::protocol::{NameError, ProtocolError, Verdict};
 use std::io;
 use std::time::Duration;
@@ -90,6 +91,13 @@ pub enum TransferError {
         /// The timeout.
         after: Duration,
     },
+    /// The segment size cannot work on a UDP socket: below the
+    /// connection's minimum, or too large for one datagram.
+    #[error("segment size {mss} bytes: must be between {} and {} (a segment and its header must fit one UDP datagram)", MIN_MSS, crate::net::MAX_MSS)]
+    SegmentSize {
+        /// The size asked for.
+        mss: u16,
+    },
     /// Binding the listening address failed.
     #[error("cannot listen on {addr}: {reason}")]
     Listen {
@@ -114,6 +122,10 @@ pub enum TransferError {
         /// The idle timeout.
         after: Duration,
     },
+    /// The transfer was stopped here (Ctrl-C); the receiver was told
+    /// with a reset and discards the file in progress.
+    #[error("interrupted; the receiver discards the file in progress")]
+    Interrupted,
     /// The peer broke the protocol.
     #[error("protocol error: {0}")]
     Protocol(#[from] ProtocolError),

@@ -8,10 +8,12 @@
 //! after another on one connection; the wire format is in [`protocol`].
 //!
 //! The receiver never leaves a truncated or corrupted file under the real
-//! name: content goes to `.NAME.ackwise-partial-RANDOM` in the output
+//! name: content goes to `.NAME.ackwise-partial-PID-RANDOM` in the output
 //! directory, which is synced and renamed only after the digest matched,
 //! and removed on any failure (digest mismatch, connection lost, sender
-//! gone, disk full, task cancelled). An existing file is never replaced
+//! gone, disk full, task cancelled). What a killed receiver leaves behind
+//! is swept by the next one ([`sweep_partials`], which [`serve`] runs at
+//! start and then every idle timeout). An existing file is never replaced
 //! unless [`ReceiveOptions::overwrite`] says so.
 //!
 //! The transfer loops are generic over `AsyncRead + AsyncWrite`; the
@@ -60,8 +62,13 @@ pub mod protocol;
 pub mod quic;
 mod receive;
 mod send;
+mod sweep;
+mod watch;
 
-pub use app::{run_send, serve, strategy_config, SendPlan, ServePlan, Transport, DEFAULT_MSS};
+pub use app::{
+    check_mss, run_send, run_send_until, serve, strategy_config, SendPlan, ServePlan, Transport,
+    DEFAULT_MSS, MIN_MSS,
+};
 pub use error::TransferError;
 pub use progress::{
     fmt_rate, Console, ConsoleMode, Direction, FileReport, Observer, Silent, StatsSource, Summary,
@@ -70,6 +77,7 @@ pub use progress::{
 pub use protocol::{validate_name, NameError, ProtocolError, Verdict};
 pub use receive::{receive_files, ReceiveOptions};
 pub use send::{open_files, send_files, OutgoingFile, SendOptions};
+pub use sweep::{stale_age, sweep_partials};
 
 /// Bytes handed between the network task and the file thread at a time.
 pub(crate) const CHUNK_BYTES: usize = 256 * 1024;

@@ -3,6 +3,7 @@
 //! terminal, plain lines otherwise) and the end-of-run summary.
 
 use crate::connection::Stats;
+use crate::net::AckProbe;
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 use std::fmt;
 use std::io::IsTerminal;
@@ -18,11 +19,22 @@ pub trait StatsSource {
     fn transport_stats(&self) -> Option<Stats> {
         None
     }
+
+    /// A handle on what the peer has acknowledged, for a transport that
+    /// knows. The sender then counts progress, and judges liveness, by
+    /// acknowledged bytes; without one it counts bytes written.
+    fn ack_probe(&self) -> Option<AckProbe> {
+        None
+    }
 }
 
 impl StatsSource for crate::net::Stream {
     fn transport_stats(&self) -> Option<Stats> {
         Some(self.stats())
+    }
+
+    fn ack_probe(&self) -> Option<AckProbe> {
+        Some(crate::net::Stream::ack_probe(self))
     }
 }
 
@@ -33,11 +45,19 @@ impl<T: StatsSource + ?Sized> StatsSource for Box<T> {
     fn transport_stats(&self) -> Option<Stats> {
         (**self).transport_stats()
     }
+
+    fn ack_probe(&self) -> Option<AckProbe> {
+        (**self).ack_probe()
+    }
 }
 
 impl<T: StatsSource + ?Sized> StatsSource for &mut T {
     fn transport_stats(&self) -> Option<Stats> {
         (**self).transport_stats()
+    }
+
+    fn ack_probe(&self) -> Option<AckProbe> {
+        (**self).ack_probe()
     }
 }
 
@@ -55,9 +75,13 @@ pub enum Direction {
 pub trait Observer: Send {
     /// A file's header was accepted and its content starts.
     fn file_started(&mut self, _name: &str, _length_bytes: u64) {}
-    /// `done_bytes` of the current file have been written to the stream
-    /// (sending) or to disk (receiving). Called at most every
-    /// [`PROGRESS_INTERVAL`] and once at the end of each file.
+    /// `done_bytes` of the current file have been acknowledged by the
+    /// receiver (sending over a transport with an
+    /// [`ack_probe`](StatsSource::ack_probe); written to the stream over
+    /// others) or read for the disk (receiving). Never more than that, so
+    /// a sender's bar does not run ahead of the receiver. Called every
+    /// [`PROGRESS_INTERVAL`] while the file moves, even while a write or
+    /// the wait for a verdict blocks, and once at the end of each file.
     fn progress(&mut self, _done_bytes: u64, _stats: Option<&Stats>) {}
     /// A file is finished, stored (`Ok`) or not.
     fn file_finished(&mut self, _report: &FileReport) {}
@@ -172,9 +196,10 @@ pub enum ConsoleMode {
     Quiet,
 }
 
-/// An [`Observer`] that reports on stderr: an indicatif bar with the byte
-/// rate and ACK count on a terminal, a plain line every second (and at
-/// each 10 % of a file) when stderr is a file or a pipe.
+/// An [`Observer`] that reports on stderr: an indicatif bar with the rate
+/// (bit/s, as in the summaries) and ACK counts on a terminal, a plain line
+/// every second (and at each 10 % of a file) when stderr is a file or a
+/// pipe, whatever the file's size.
 pub struct Console {
     plain: bool,
     quiet: bool,
@@ -288,7 +313,7 @@ impl Observer for Console {
         };
         // A constant template, so it parses; the default style otherwise.
         if let Ok(style) = ProgressStyle::with_template(
-            "{prefix} [{bar:25}] {bytes}/{total_bytes} {binary_bytes_per_sec} {elapsed} {msg}",
+            "{prefix} [{bar:25}] {bytes}/{total_bytes} {elapsed} {msg}",
         ) {
             bar.set_style(style.progress_chars("#>."));
         }
@@ -300,9 +325,17 @@ impl Observer for Console {
         if self.quiet {
             return;
         }
+        let now = Instant::now();
+        // In bit/s like the summaries (indicatif's own rate is in bytes).
+        let secs = now.duration_since(self.started).as_secs_f64();
+        let rate = if secs > 0.0 {
+            done_bytes as f64 * 8.0 / secs
+        } else {
+            0.0
+        };
         if let Some(bar) = &self.bar {
             bar.set_position(done_bytes);
-            bar.set_message(acks(stats).trim_start_matches(", ").to_string());
+            bar.set_message(format!("{}{}", fmt_rate(rate), acks(stats)));
             return;
         }
         // The end of a file gets its own line from `file_finished`.
@@ -312,16 +345,9 @@ impl Observer for Console {
         let tenth = (done_bytes.saturating_mul(10))
             .checked_div(self.length_bytes)
             .unwrap_or(10);
-        let now = Instant::now();
         if tenth > self.last_tenth || now.duration_since(self.last_line) >= Duration::from_secs(1) {
             self.last_tenth = tenth;
             self.last_line = now;
-            let secs = now.duration_since(self.started).as_secs_f64();
-            let rate = if secs > 0.0 {
-                done_bytes as f64 * 8.0 / secs
-            } else {
-                0.0
-            };
             let percent = if self.length_bytes > 0 {
                 done_bytes as f64 * 100.0 / self.length_bytes as f64
             } else {

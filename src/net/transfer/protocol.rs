@@ -44,6 +44,14 @@ pub struct Header {
     pub length_bytes: u64,
 }
 
+impl Header {
+    /// Bytes the header takes on the wire: magic, version, name length,
+    /// name, content length.
+    pub fn encoded_bytes(&self) -> usize {
+        4 + 1 + 2 + self.name.len() + 8
+    }
+}
+
 /// Why a file name cannot be used at the receiver.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum NameError {
@@ -236,7 +244,7 @@ pub async fn write_header<S: AsyncWrite + Unpin>(
     let name = header.name.as_bytes();
     let name_len = u16::try_from(name.len())
         .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidInput, "file name too long"))?;
-    let mut buf = Vec::with_capacity(4 + 1 + 2 + name.len() + 8);
+    let mut buf = Vec::with_capacity(header.encoded_bytes());
     buf.extend_from_slice(&MAGIC);
     buf.push(VERSION);
     buf.extend_from_slice(&name_len.to_be_bytes());

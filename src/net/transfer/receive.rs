@@ -5,6 +5,7 @@
 use super::error::{describe_store_error, TransferError};
 use super::progress::{Direction, FileReport, Observer, StatsSource, Summary, PROGRESS_INTERVAL};
 use super::protocol::{self, Header, ProtocolError, Verdict, DIGEST_BYTES, PARTIAL_MARKER};
+use super::sweep;
 use super::CHUNK_BYTES;
 use sha2::{Digest, Sha256};
 use std::hash::{BuildHasher, RandomState};
@@ -67,8 +68,8 @@ struct PartialFile {
 }
 
 impl PartialFile {
-    /// Creates `.NAME.ackwise-partial-RANDOM` in `dir`, never reusing an
-    /// existing file.
+    /// Creates `.NAME.ackwise-partial-PID-RANDOM` in `dir`, never reusing
+    /// an existing file.
     fn create(dir: &Path, name: &str) -> std::io::Result<(PartialFile, std::fs::File)> {
         // Real names are at most 255 bytes, as are file names on most
         // file systems: keep room for the dot and the suffix.
@@ -78,14 +79,18 @@ impl PartialFile {
         }
         let mut attempt = 0;
         loop {
-            let suffix = RandomState::new().hash_one((std::process::id(), attempt));
-            let path = dir.join(format!(".{}{PARTIAL_MARKER}{suffix:016x}", &name[..end]));
+            let random = RandomState::new().hash_one((std::process::id(), attempt));
+            let suffix = sweep::partial_suffix(random);
+            let path = dir.join(format!(".{}{PARTIAL_MARKER}{suffix}", &name[..end]));
             match std::fs::OpenOptions::new()
                 .write(true)
                 .create_new(true)
                 .open(&path)
             {
-                Ok(file) => return Ok((PartialFile { path, kept: false }, file)),
+                Ok(file) => {
+                    sweep::register(&path);
+                    return Ok((PartialFile { path, kept: false }, file));
+                }
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && attempt < 8 => {
                     attempt += 1;
                 }
@@ -100,6 +105,7 @@ impl Drop for PartialFile {
         if !self.kept {
             let _ = std::fs::remove_file(&self.path);
         }
+        sweep::unregister(&self.path);
     }
 }
 
@@ -252,6 +258,11 @@ where
         let mut filled = 0;
         while filled < want {
             filled += read_some(stream, &mut buf[filled..], idle).await?;
+            // A chunk takes 32 s at 64 kbit/s: report within it too.
+            if last_report.elapsed() >= PROGRESS_INTERVAL {
+                last_report = Instant::now();
+                observer.progress(done + filled as u64, stream.transport_stats().as_ref());
+            }
         }
         left -= want as u64;
         done += want as u64;

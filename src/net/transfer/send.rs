@@ -2,8 +2,9 @@
 //! sent one after another over one stream.
 
 use super::error::TransferError;
-use super::progress::{Direction, FileReport, Observer, StatsSource, Summary, PROGRESS_INTERVAL};
+use super::progress::{Direction, FileReport, Observer, StatsSource, Summary};
 use super::protocol::{self, Header, Verdict, DIGEST_BYTES};
+use super::watch::SendWatch;
 use super::CHUNK_BYTES;
 use sha2::{Digest, Sha256};
 use std::collections::HashSet;
@@ -103,10 +104,12 @@ pub fn open_files<P: AsRef<Path>>(paths: &[P]) -> Result<Vec<OutgoingFile>, Tran
 /// How the sender waits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SendOptions {
-    /// A write that makes no progress, or a verdict that does not come,
-    /// for this long ends the transfer with
-    /// [`TransferError::Stalled`]. The receiver syncs a file to disk
-    /// before its verdict, so this must cover that too.
+    /// The receiver acknowledging nothing new (and answering nothing) for
+    /// this long ends the transfer with [`TransferError::Stalled`]. A
+    /// slow transfer whose acknowledgments keep coming never times out,
+    /// however long its queued data takes to drain. The receiver syncs a
+    /// file to disk before its verdict, with nothing to acknowledge
+    /// meanwhile, so this must cover that too.
     pub idle_timeout: Duration,
 }
 
@@ -124,8 +127,8 @@ impl Default for SendOptions {
 /// A file the receiver refuses or fails to store is recorded in the
 /// summary and the next one follows; the connection stays in step because
 /// the receiver answers each header before any content moves and each
-/// digest before the next header. A stream error, a receiver that goes
-/// silent for `options.idle_timeout`, a protocol violation or a file that
+/// digest before the next header. A stream error, a receiver that
+/// acknowledges nothing for `options.idle_timeout`, a protocol violation or a file that
 /// shrinks while it is read ends the whole transfer with an error (the
 /// receiver then removes its partial file).
 pub async fn send_files<S>(
@@ -138,16 +141,16 @@ where
     S: AsyncRead + AsyncWrite + Unpin + StatsSource,
 {
     let started = Instant::now();
+    let mut watch = SendWatch::new(&*stream, options.idle_timeout, observer);
     let mut reports = Vec::with_capacity(files.len());
     for file in files {
-        let report = send_one(stream, file, options, observer).await?;
-        observer.file_finished(&report);
+        let report = send_one(stream, file, &mut watch).await?;
+        watch.observer().file_finished(&report);
         reports.push(report);
     }
-    stream
-        .shutdown()
-        .await
-        .map_err(TransferError::from_stream)?;
+    // The FIN goes out after the last digest and verdict; the wait for
+    // its acknowledgment is watched like any other.
+    watch.run("closing", stream.shutdown()).await?;
     // The receiver closes once it has seen our FIN; waiting for that
     // means every byte and the FIN were acknowledged before the stream
     // is dropped. Every file already has its verdict, so a failure here
@@ -171,34 +174,36 @@ where
 
 async fn read_verdict<S: AsyncRead + Unpin>(
     stream: &mut S,
-    idle: Duration,
+    watch: &mut SendWatch<'_>,
 ) -> Result<Verdict, TransferError> {
-    let read = protocol::read_verdict(stream);
-    Ok(TransferError::within(idle, "waiting for the receiver's verdict", read).await??)
+    let verdict = watch
+        .run(
+            "waiting for the receiver's verdict",
+            protocol::read_verdict(stream),
+        )
+        .await??;
+    watch.heard_from_peer();
+    Ok(verdict)
 }
 
 async fn send_one<S>(
     stream: &mut S,
     file: OutgoingFile,
-    options: &SendOptions,
-    observer: &mut dyn Observer,
+    watch: &mut SendWatch<'_>,
 ) -> Result<FileReport, TransferError>
 where
-    S: AsyncRead + AsyncWrite + Unpin + StatsSource,
+    S: AsyncRead + AsyncWrite + Unpin,
 {
     let started = Instant::now();
-    let idle = options.idle_timeout;
     let header = Header {
         name: file.name.clone(),
         length_bytes: file.length_bytes,
     };
-    TransferError::within(
-        idle,
-        "sending a header",
-        protocol::write_header(stream, &header),
-    )
-    .await?;
-    let verdict = read_verdict(stream, idle).await?;
+    watch
+        .run("sending a header", protocol::write_header(stream, &header))
+        .await?;
+    watch.wrote(header.encoded_bytes());
+    let verdict = read_verdict(stream, watch).await?;
     if !verdict.is_ok() {
         return Ok(FileReport {
             name: file.name,
@@ -207,7 +212,7 @@ where
             verdict,
         });
     }
-    observer.file_started(&file.name, file.length_bytes);
+    watch.start_file(&file.name, file.length_bytes);
 
     // The file is read and hashed on a blocking thread while this task
     // writes the previous chunk: the two cores share the work.
@@ -243,16 +248,11 @@ where
         Ok(<[u8; DIGEST_BYTES]>::from(hasher.finalize()))
     });
 
-    let mut done = 0u64;
-    let mut last_report = Instant::now();
+    let mut written = 0u64;
     while let Some(buf) = chunks.recv().await {
-        write_all_timed(stream, &buf, idle).await?;
-        done += buf.len() as u64;
+        write_all_watched(stream, &buf, watch).await?;
+        written += buf.len() as u64;
         let _ = spare_tx.send(buf);
-        if last_report.elapsed() >= PROGRESS_INTERVAL {
-            last_report = Instant::now();
-            observer.progress(done, stream.transport_stats().as_ref());
-        }
     }
     let digest = match reader.await {
         Ok(Ok(digest)) => digest,
@@ -271,13 +271,15 @@ where
             })
         }
     };
-    write_all_timed(stream, &digest, idle).await?;
-    TransferError::within(idle, "sending", stream.flush()).await?;
-    observer.progress(done, stream.transport_stats().as_ref());
-    let verdict = read_verdict(stream, idle).await?;
+    write_all_watched(stream, &digest, watch).await?;
+    watch.run("sending", stream.flush()).await?;
+    let verdict = read_verdict(stream, watch).await?;
+    // The receiver read the whole content before its verdict; over a
+    // stream without a probe the watch counts it written, and so it is.
+    watch.report();
     Ok(FileReport {
         name,
-        bytes: done,
+        bytes: written,
         elapsed: started.elapsed(),
         verdict,
     })
@@ -290,16 +292,20 @@ enum ReadFailure {
     Abandoned,
 }
 
-/// `write_all` that gives up when one write makes no progress for `idle`.
-async fn write_all_timed<S: AsyncWrite + Unpin>(
+/// `write_all` under the watch: it gives up only when the receiver
+/// acknowledges nothing for the idle timeout.
+async fn write_all_watched<S: AsyncWrite + Unpin>(
     stream: &mut S,
     mut buf: &[u8],
-    idle: Duration,
+    watch: &mut SendWatch<'_>,
 ) -> Result<(), TransferError> {
     while !buf.is_empty() {
-        match TransferError::within(idle, "sending", stream.write(buf)).await? {
+        match watch.run("sending", stream.write(buf)).await? {
             0 => return Err(TransferError::PeerVanished),
-            n => buf = &buf[n..],
+            n => {
+                watch.wrote(n);
+                buf = &buf[n..];
+            }
         }
     }
     Ok(())
