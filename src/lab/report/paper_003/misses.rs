@@ -94,8 +94,8 @@ fn jain_against_ae(md: &mut String, fig11: &[RunRecord]) {
     let _ = writeln!(
         md,
         "- **The fig. 11 Jain goal (>= 0.95).** The lowest indexes fall where AE flows alone \
-         split the drop-tail bottleneck unevenly (one BDP of buffer, a few long-lived flows: \
-         synchronized losses leave some flows in timeouts while others grow), so the goal \
+         split the drop-tail bottleneck unevenly (one BDP of buffer, a few long-lived \
+         flows), so the goal \
          measures the path as much as the strategy: {}. Judged against AE in the same place, \
          as the `ae` column allows, the polled strategies' unfairness is the gap, not the \
          index.",
