@@ -3,6 +3,7 @@
 
 use super::*;
 
+mod misses;
 mod setup;
 
 /// Paper 004's reference: its NewReno, delayed ACKs with ACK counting.
@@ -450,6 +451,16 @@ pub(super) fn paper_004(plan: &ReportPlan) -> Result<PathBuf, LabError> {
     md.push_str(&checks_table(&checks));
     md.push('\n');
     md.push_str(&verdict_prose(&checks));
+    md.push('\n');
+    misses::section(
+        &mut md,
+        &one_zero,
+        nosack.first().map_or(&[][..], |(_, r)| r.as_slice()),
+        &asym,
+        &parking,
+        &friendly,
+        &sack_sets,
+    );
     md.push('\n');
 
     setup::differences(&mut md, &one_zero, highmux_run, highmux_all)?;
