@@ -37,7 +37,7 @@ fn fig8(md: &mut String, one_zero: &[RunRecord], nosack: &[RunRecord]) {
         md,
         "- **Fig. 8's 20 %.** With the paper's NewReno, smartacking is {v:.3}x NewReno's \
          time at {}: NewReno without SACK takes {} s with {} timeouts, and with ackwise's \
-         SACK recovery `{BASELINE}` takes {} s with {}. Smartacking's gain in the paper is \
+         SACK recovery `{BASELINE}` takes {} s with {}. Here smartacking's gain is \
          mostly the recovery it spares a sender that repairs one hole per round trip; \
          SACK recovery removes that cost for every receiver, and what is left is the faster \
          growth from more ACKs in slow start.",
@@ -222,5 +222,4 @@ pub(super) fn section(
     fig18a(md, parking);
     friendly(md, friendly_runs);
     ack_count(md, ack_sets);
-    md.push('\n');
 }
