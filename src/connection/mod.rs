@@ -199,6 +199,10 @@ pub struct Connection {
     events: VecDeque<Event>,
     stats: Stats,
     sack_scratch: Vec<(u64, u64)>,
+    /// The largest send window the peer has offered, in bytes (RFC 5961
+    /// section 5's MAX.SND.WND): an ACK further below SND.UNA than this
+    /// cannot come from the peer.
+    max_snd_wnd: u64,
 }
 
 impl Connection {
@@ -295,6 +299,7 @@ impl Connection {
             events: VecDeque::new(),
             stats: Stats::default(),
             sack_scratch: Vec::with_capacity(4),
+            max_snd_wnd: 0,
             config,
         }
     }
@@ -326,6 +331,7 @@ impl Connection {
         // The SYN's window field is never scaled (RFC 7323 2.2).
         self.sender
             .reconfigure(mss, self.negotiated.sack, cc, u64::from(seg.window));
+        self.max_snd_wnd = u64::from(seg.window);
         let requests = if self.negotiated.ack_requests {
             self.config.request_acks.build()
         } else {

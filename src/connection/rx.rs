@@ -248,6 +248,13 @@ impl Connection {
         let una_seq = self.snd_seq(una);
         let rel = seg.ack.diff(una_seq) as i64;
         if rel < 0 {
+            if rel.unsigned_abs() > self.max_snd_wnd {
+                // RFC 5961 section 5: an ACK more than the largest window
+                // ever offered below SND.UNA is not the peer's; injected
+                // data riding on it must not be accepted.
+                self.challenge_ack();
+                return false;
+            }
             // An old duplicate ACK; its data may still be useful.
             return true;
         }
@@ -269,6 +276,7 @@ impl Connection {
         }
         let rtt_sample = self.ts_rtt_sample(now, seg, ack > una);
         let window = u64::from(seg.window) << self.negotiated.send_window_shift;
+        self.max_snd_wnd = self.max_snd_wnd.max(window);
         let carries_data = !seg.payload.is_empty() || seg.flags.contains(Flags::FIN);
         self.sender.on_ack(
             now,

@@ -172,6 +172,45 @@ fn blind_reset_gets_a_challenge_ack_and_exact_reset_closes() {
     );
 }
 
+/// A data segment whose ACK field the peer could not have sent.
+fn forged_data(client: &Connection, ack: SeqNum) -> Vec<u8> {
+    let repr = SegmentRepr {
+        src_port: 80,
+        dst_port: 40_000,
+        seq: client.rcv_ack_seq(),
+        ack,
+        flags: Flags::ACK | Flags::PSH,
+        window: 1000,
+        options: Options::default(),
+        payload: b"forged",
+    };
+    let mut buf = vec![0u8; repr.buffer_len()];
+    repr.emit(&mut buf, Checksum::UNSPECIFIED).unwrap();
+    buf
+}
+
+#[test]
+fn data_with_an_ack_far_behind_snd_una_is_dropped_with_a_challenge_ack() {
+    let mut pipe = established_pipe(fast_config(), fast_config());
+    let now = pipe.now();
+    let client = pipe.client();
+    let snd_una = client.snd_seq(client.sender().snd_una());
+    // 2^30 bytes below SND.UNA is beyond any window the peer offered
+    // (RFC 5961 section 5): the payload must not be delivered.
+    let forged = forged_data(client, SeqNum(snd_una.0.wrapping_sub(1 << 30)));
+    client.handle_segment(now, &forged).unwrap();
+    assert_eq!(client.readable(), 0);
+    let mut buf = [0u8; 2000];
+    let n = client.poll_transmit(now, &mut buf).expect("challenge ACK");
+    let ack = SegmentRepr::parse(&buf[..n], Checksum::UNSPECIFIED).unwrap();
+    assert!(ack.flags.contains(Flags::ACK) && ack.payload.is_empty());
+    assert_eq!(ack.ack, client.rcv_ack_seq());
+    // The same segment with a plausible ACK is accepted.
+    let genuine = forged_data(client, snd_una);
+    client.handle_segment(now, &genuine).unwrap();
+    assert_eq!(client.readable(), 6);
+}
+
 #[test]
 fn malformed_and_foreign_segments_are_counted_not_fatal() {
     let mut pipe = established_pipe(fast_config(), fast_config());
