@@ -107,7 +107,7 @@ impl Connection {
         };
         let n = repr.emit(buf, self.checksum).ok()?;
         self.syn_due = false;
-        self.syn_sent_count += 1;
+        self.syn_sent_count = self.syn_sent_count.saturating_add(1);
         if self.syn_sent_count == 1 {
             self.syn_sent_at = Some(now);
         }

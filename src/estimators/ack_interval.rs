@@ -37,6 +37,13 @@ impl AckInterval {
         self.last = Some(now.max(self.last.unwrap_or(now)));
     }
 
+    /// Forgets the last arrival but keeps the estimate: the gap up to the
+    /// next ACK is not a sample (after a retransmission timeout the gap is
+    /// the outage, which would inflate the estimate for many ACKs).
+    pub fn restart(&mut self) {
+        self.last = None;
+    }
+
     /// The smoothed interval, once two ACKs have arrived.
     pub fn interval(&self) -> Option<Duration> {
         self.smoothed
@@ -73,6 +80,20 @@ mod tests {
         assert_eq!(a.next_expected(ms(25)), Some(ms(33)));
         // Never in the past.
         assert_eq!(a.next_expected(ms(40)), Some(ms(40)));
+    }
+
+    #[test]
+    fn a_restart_takes_no_sample_from_the_gap() {
+        let mut a = AckInterval::new();
+        a.on_ack(ms(0));
+        a.on_ack(ms(10));
+        a.restart();
+        assert_eq!(a.next_expected(ms(10)), None);
+        // 5 s of silence, then ACKs 10 ms apart again: still 10 ms.
+        a.on_ack(ms(5_010));
+        assert_eq!(a.interval(), Some(Duration::from_millis(10)));
+        a.on_ack(ms(5_020));
+        assert_eq!(a.interval(), Some(Duration::from_millis(10)));
     }
 
     #[test]

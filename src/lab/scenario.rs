@@ -391,12 +391,14 @@ impl LabScenario {
             mss: self.segment_bytes.saturating_add(12),
             min_rto: self.min_rto,
             rto_variance_floor: self.min_rto,
-            // ns-2's agents never give up on a handshake; a lab host whose
-            // SYN-ACKs drown in a full reverse buffer (paper 000's small
-            // ACK buffer) keeps trying for about ten minutes instead of
-            // the default minute, so the run measures the slowdown rather
-            // than a failed connection.
-            syn_retries: 14,
+            // ns-2's agents never give up on a handshake, and neither does
+            // a lab host: one whose SYN-ACKs drown in a full reverse buffer
+            // (paper 000's small ACK buffer, the gauntlet's slowest ACK
+            // paths) keeps trying every `max_rto` until the run's horizon,
+            // so the run measures the slowdown rather than a failed
+            // connection, which would depend on where a drop happened to
+            // fall rather than on the strategy.
+            syn_retries: u32::MAX,
             initial_rto: Duration::from_secs(1).max(self.min_rto),
             send_buffer: 16 << 20,
             recv_buffer: 16 << 20,

@@ -331,28 +331,81 @@ fn timeout_during_fast_recovery_keeps_the_episodes_ssthresh() {
 
 /// Paper 003's 2WAF: a stretch ACK with a SACK block takes half the
 /// window out of flight just before the fast retransmit, and AF holds the
-/// refill. ssthresh comes from the window in use (6 segments), not from
-/// the 3 segments still outstanding, which would cut to a quarter.
+/// refill. ssthresh comes from the window in use (10 segments), not from
+/// the 6 segments still outstanding, which would cut to less than a third.
 #[test]
 fn stretch_ack_before_fast_retransmit_does_not_deflate_ssthresh() {
     let mut s = sender_with(true, true);
-    drain(&mut s, t(0));
+    assert_eq!(drain(&mut s, t(0)).len(), 4);
     ack(&mut s, t(100), 4 * MSS, &[]);
-    assert_eq!(drain(&mut s, t(100)).len(), 6, "window in use: 6");
-    // Segment 7 is lost; one ACK covers 4..7 and SACKs 8.
-    ack(&mut s, t(200), 7 * MSS, &[(8 * MSS, 9 * MSS)]);
-    assert!(drain(&mut s, t(200)).is_empty(), "AF holds the refill");
-    ack(&mut s, t(201), 7 * MSS, &[(8 * MSS, 10 * MSS)]);
-    drain(&mut s, t(201));
-    ack(&mut s, t(202), 7 * MSS, &[(8 * MSS, 11 * MSS)]);
-    drain(&mut s, t(202));
+    assert_eq!(drain(&mut s, t(100)).len(), 6);
+    ack(&mut s, t(200), 10 * MSS, &[]);
+    assert_eq!(drain(&mut s, t(200)).len(), 8);
+    ack(&mut s, t(300), 18 * MSS, &[]);
+    assert_eq!(drain(&mut s, t(300)).len(), 10, "window in use: 18..28");
+    // Segment 22 is lost; one ACK covers 18..22 and SACKs 23. Segments
+    // 24..28 are still on their way and will bring the duplicate ACKs.
+    ack(&mut s, t(400), 22 * MSS, &[(23 * MSS, 24 * MSS)]);
+    assert!(drain(&mut s, t(400)).is_empty(), "AF holds the refill");
+    for k in 25..28 {
+        ack(&mut s, t(376 + k), 22 * MSS, &[(23 * MSS, k * MSS)]);
+        drain(&mut s, t(376 + k));
+    }
     if !s.in_recovery() {
         let due = s.poll_timeout().unwrap();
-        assert!(due < t(300), "the postponed fast retransmit, {due:?}");
+        assert!(due < t(500), "the postponed fast retransmit, {due:?}");
         s.handle_timeout(due);
     }
     assert!(s.in_recovery());
-    assert_eq!(s.ssthresh(), 3 * MSS, "half of the 6 segments in use");
+    assert_eq!(s.ssthresh(), 5 * MSS, "half of the 10 segments in use");
+}
+
+/// AF's hold needs duplicate ACKs to end it: with less than DupThresh
+/// segments in flight beyond the highest SACK, holding would leave the
+/// sender waiting for ACKs that cannot come, so the refill goes.
+#[test]
+fn af_does_not_hold_the_refill_when_too_little_is_in_flight_to_end_the_hold() {
+    let mut s = sender_with(true, true);
+    drain(&mut s, t(0));
+    ack(&mut s, t(100), 4 * MSS, &[]);
+    assert_eq!(drain(&mut s, t(100)).len(), 6);
+    // Segment 7 is lost; one ACK covers 4..7 and SACKs 8: only segment 9
+    // is left to bring a duplicate ACK.
+    ack(&mut s, t(200), 7 * MSS, &[(8 * MSS, 9 * MSS)]);
+    assert!(!drain(&mut s, t(200)).is_empty(), "the refill goes");
+}
+
+/// A fast retransmit that AF postpones never waits past the
+/// retransmission timer, whatever the ACK spacing says: on a slow ACK
+/// path the next ACK may be due after the timer, and a postponement
+/// there turns every fast retransmit into a timeout.
+#[test]
+fn af_never_postpones_the_fast_retransmit_past_half_an_rtt() {
+    let mut s = sender_with(true, true);
+    drain(&mut s, t(0));
+    // ACKs 2 s apart teach the ACK-spacing estimate a 2 s interval.
+    ack(&mut s, t(100), 2 * MSS, &[]);
+    ack(&mut s, t(2_100), 4 * MSS, &[]);
+    let sent = drain(&mut s, t(2_100)).len() as u64;
+    assert!(sent >= 4, "sent {sent}");
+    let una = 4 * MSS;
+    for k in 0..3 {
+        ack(
+            &mut s,
+            t(2_200 + k),
+            una,
+            &[(una + MSS, una + (2 + k) * MSS)],
+        );
+        drain(&mut s, t(2_200 + k));
+    }
+    if !s.in_recovery() {
+        let due = s.poll_timeout().unwrap();
+        // SRTT is 100 ms (every sample is): at most 50 ms of waiting.
+        assert!(due <= t(2_202 + 50), "postponed to {due:?}");
+        s.handle_timeout(due);
+    }
+    assert!(s.in_recovery());
+    assert_eq!(s.counters().timeouts, 0);
 }
 
 /// RFC 7661 section 4's side of the argument: an application that never
