@@ -51,6 +51,13 @@ pub struct Ns2Compare {
     pub flagged: bool,
     /// ns-2's retransmissions over the test flows.
     pub ns2_retransmissions: u64,
+    /// ns-2's retransmission timeouts over the test flows (`nrexmit_`).
+    #[serde(default)]
+    pub ns2_timeouts: u64,
+    /// ackwise's retransmission timeouts over the test flows, if that
+    /// strategy ran.
+    #[serde(default)]
+    pub ackwise_timeouts: Option<u64>,
 }
 
 /// The ns-2 check of one case.
@@ -140,8 +147,8 @@ pub fn dumbbell(case: &Case, sink: Ns2Sink) -> Ns2Dumbbell {
 }
 
 /// The test flows' span in an ns-2 run, unfinished flows at the horizon;
-/// their count of unfinished; their retransmissions.
-fn span(p: &CaseParams, flows: &[Ns2FlowDone]) -> (f64, u32, u64) {
+/// their count of unfinished; their retransmissions and timeouts.
+fn span(p: &CaseParams, flows: &[Ns2FlowDone]) -> (f64, u32, u64, u64) {
     let horizon = p.horizon_us as f64 / 1e6;
     let tests = || {
         p.flows
@@ -157,7 +164,8 @@ fn span(p: &CaseParams, flows: &[Ns2FlowDone]) -> (f64, u32, u64) {
         .fold(0.0, f64::max);
     let unfinished = tests().filter(|(_, f)| f.done_at.is_none()).count() as u32;
     let retx = tests().map(|(_, f)| f.retransmissions).sum();
-    ((last - first).max(0.0), unfinished, retx)
+    let timeouts = tests().map(|(_, f)| f.timeouts).sum();
+    ((last - first).max(0.0), unfinished, retx, timeouts)
 }
 
 /// Runs the check of every case on `pool`, comparing with `records`.
@@ -203,16 +211,17 @@ pub(crate) fn run_cases(
             let Some((&(_, sink), run)) = runs.next() else {
                 break;
             };
-            let (ns2_completion_s, ns2_unfinished, ns2_retransmissions) = span(p, &run?);
+            let (ns2_completion_s, ns2_unfinished, ns2_retransmissions, ns2_timeouts) =
+                span(p, &run?);
             let strategy = if sink == Ns2Sink::AckEvery {
                 "ae"
             } else {
                 "da"
             };
-            let ackwise = records
+            let record = records
                 .iter()
-                .find(|r| r.case == p.case && r.strategy == strategy)
-                .map(|r| r.outcome.completion_s);
+                .find(|r| r.case == p.case && r.strategy == strategy);
+            let ackwise = record.map(|r| r.outcome.completion_s);
             let difference = ackwise
                 .filter(|_| ns2_completion_s > 0.0)
                 .map(|a| a / ns2_completion_s - 1.0);
@@ -224,6 +233,8 @@ pub(crate) fn run_cases(
                 difference,
                 flagged: difference.is_some_and(|d| d.abs() > TOLERANCE),
                 ns2_retransmissions,
+                ns2_timeouts,
+                ackwise_timeouts: record.map(|r| r.outcome.rtos),
             });
         }
         out.push(Ns2Case {
@@ -265,14 +276,45 @@ pub fn table(ns2: &[Ns2Case]) -> String {
     for (case, s) in flagged {
         let _ = writeln!(
             out,
-            "  case {case} {}: ackwise {:.3} s, ns-2 {:.3} s ({:+.1}%)",
+            "  case {case} {}: ackwise {:.3} s, ns-2 {:.3} s ({:+.1}%); timeouts ackwise {}, ns-2 {}",
             s.strategy,
             s.ackwise_completion_s.unwrap_or(f64::NAN),
             s.ns2_completion_s,
-            s.difference.unwrap_or(f64::NAN) * 100.0
+            s.difference.unwrap_or(f64::NAN) * 100.0,
+            timeouts_text(s.ackwise_timeouts),
+            s.ns2_timeouts
         );
     }
     out
+}
+
+fn timeouts_text(t: Option<u64>) -> String {
+    t.map_or_else(|| "-".into(), |t| t.to_string())
+}
+
+/// Among flagged comparisons, (ackwise faster, of those with more ns-2
+/// timeouts than ackwise's; ackwise slower, of those with more ackwise
+/// timeouts than ns-2's).
+fn timeout_split(flagged: &[(u64, &Ns2Compare)]) -> (usize, usize, usize, usize) {
+    let faster: Vec<&Ns2Compare> = flagged
+        .iter()
+        .map(|(_, s)| *s)
+        .filter(|s| s.difference.is_some_and(|d| d < 0.0))
+        .collect();
+    let slower: Vec<&Ns2Compare> = flagged
+        .iter()
+        .map(|(_, s)| *s)
+        .filter(|s| s.difference.is_some_and(|d| d > 0.0))
+        .collect();
+    let ns2_more = faster
+        .iter()
+        .filter(|s| s.ns2_timeouts > s.ackwise_timeouts.unwrap_or(0))
+        .count();
+    let ackwise_more = slower
+        .iter()
+        .filter(|s| s.ackwise_timeouts.unwrap_or(0) > s.ns2_timeouts)
+        .count();
+    (faster.len(), ns2_more, slower.len(), ackwise_more)
 }
 
 /// The page's section on the check.
@@ -308,9 +350,16 @@ pub(crate) fn page_section(out: &mut String, file: &GauntletFile, ns2: &[Ns2Case
     if flagged.is_empty() {
         return;
     }
+    let (faster, ns2_more, slower, ackwise_more) = timeout_split(&flagged);
     let _ = writeln!(
         out,
-        "| case | strategy | ackwise s | ns-2 s | difference | ns-2 unfinished | path |\n|---|---|---|---|---|---|---|"
+        "Of the flagged comparisons, ackwise is faster in {faster}; in {ns2_more} of those ns-2's Sack1 sender took more \
+         retransmission timeouts than ackwise's (ns-2's `nrexmit_` against ackwise's RTO count). ackwise is slower in \
+         {slower}; in {ackwise_more} of those ackwise took more timeouts than ns-2.\n"
+    );
+    let _ = writeln!(
+        out,
+        "| case | strategy | ackwise s | ns-2 s | difference | timeouts ackwise / ns-2 | ns-2 unfinished | path |\n|---|---|---|---|---|---|---|---|"
     );
     for (case, s) in flagged {
         let path = file
@@ -321,11 +370,13 @@ pub(crate) fn page_section(out: &mut String, file: &GauntletFile, ns2: &[Ns2Case
             .unwrap_or_default();
         let _ = writeln!(
             out,
-            "| {case} | `{}` | {:.3} | {:.3} | {:+.1}% | {} | {path} |",
+            "| {case} | `{}` | {:.3} | {:.3} | {:+.1}% | {} / {} | {} | {path} |",
             s.strategy,
             s.ackwise_completion_s.unwrap_or(f64::NAN),
             s.ns2_completion_s,
             s.difference.unwrap_or(f64::NAN) * 100.0,
+            timeouts_text(s.ackwise_timeouts),
+            s.ns2_timeouts,
             s.ns2_unfinished
         );
     }
@@ -379,11 +430,11 @@ mod tests {
         };
         // The competitor (flow 1) starts first and finishes last: ignored.
         let flows = [done(Some(3), 1), done(Some(9), 5), done(Some(4), 2)];
-        let (s, unfinished, retx) = span(&p, &flows);
+        let (s, unfinished, retx, _) = span(&p, &flows);
         assert!((s - 3.9).abs() < 1e-9, "{s}");
         assert_eq!((unfinished, retx), (0, 3));
         let flows = [done(Some(3), 1), done(Some(9), 5), done(None, 2)];
-        let (s, unfinished, _) = span(&p, &flows);
+        let (s, unfinished, _, _) = span(&p, &flows);
         assert!((s - 49.9).abs() < 1e-9, "{s}");
         assert_eq!(unfinished, 1);
     }

@@ -49,6 +49,8 @@ pub struct Ns2FlowDone {
     pub retransmissions: u64,
     /// `nackpack_`: ACKs the sender received.
     pub acks_received: u64,
+    /// `nrexmit_`: retransmission timeouts.
+    pub timeouts: u64,
 }
 
 /// Prefix of the per-flow lines an untraced script prints at the horizon.
@@ -196,7 +198,7 @@ impl Ns2Dumbbell {
         let _ = writeln!(s, "    for {{set i 0}} {{$i < {n}}} {{incr i}} {{");
         let _ = writeln!(
             s,
-            "        puts \"{DONE_LINE} $i $done($i) [$tcp($i) set ndatapack_] [$tcp($i) set nrexmitpack_] [$tcp($i) set nackpack_]\""
+            "        puts \"{DONE_LINE} $i $done($i) [$tcp($i) set ndatapack_] [$tcp($i) set nrexmitpack_] [$tcp($i) set nackpack_] [$tcp($i) set nrexmit_]\""
         );
         s.push_str("    }\n    exit 0\n}\n");
         let _ = writeln!(s, "$ns at {} finish", secs(self.horizon));
@@ -214,7 +216,7 @@ fn parse_done(stdout: &str, n: usize) -> Result<Vec<Ns2FlowDone>, Ns2Error> {
         };
         let bad = || Ns2Error::Output(format!("bad summary line `{line}`"));
         let v: Vec<&str> = rest.split_ascii_whitespace().collect();
-        let [i, done, data, rexmit, acks] = v[..] else {
+        let [i, done, data, rexmit, acks, timeouts] = v[..] else {
             return Err(bad());
         };
         let num = |x: &str| x.parse::<u64>().map_err(|_| bad());
@@ -226,6 +228,7 @@ fn parse_done(stdout: &str, n: usize) -> Result<Vec<Ns2FlowDone>, Ns2Error> {
             data_packets: num(data)?,
             retransmissions: num(rexmit)?,
             acks_received: num(acks)?,
+            timeouts: num(timeouts)?,
         });
     }
     flows
@@ -240,13 +243,16 @@ mod tests {
 
     #[test]
     fn done_lines_parse_and_missing_ones_are_an_error() {
-        let out = "noise\nackwise-done 1 -1 10 0 5\nackwise-done 0 2.5 100 3 60\n";
+        let out = "noise\nackwise-done 1 -1 10 0 5 0\nackwise-done 0 2.5 100 3 60 2\n";
         let flows = parse_done(out, 2).unwrap();
         assert_eq!(flows[0].done_at, Some(Duration::from_millis(2500)));
         assert_eq!((flows[0].data_packets, flows[0].retransmissions), (100, 3));
+        assert_eq!(flows[0].timeouts, 2);
         assert_eq!(flows[1].done_at, None);
         assert!(parse_done(out, 3).is_err());
-        assert!(parse_done("ackwise-done 0 x 1 1 1", 1).is_err());
+        assert!(parse_done("ackwise-done 0 x 1 1 1 0", 1).is_err());
+        // A line without the timeout count is malformed, not zero.
+        assert!(parse_done("ackwise-done 0 2.5 100 3 60", 1).is_err());
     }
 
     #[test]
