@@ -254,6 +254,9 @@ pub struct Config {
     /// default, "Slow-but-Steady", restarts it on every partial ACK. Off
     /// by default.
     pub impatient: bool,
+    /// HyStart++ (RFC 9406): end the initial slow start when the RTT
+    /// climbs, before the queue overflows (see `sender::hystart`).
+    pub hystart: bool,
     /// Announce the congestion window, in segments, on every data segment
     /// that carries no ACK request, when the peer understands the
     /// experimental option: paper 004's "explicit assistance", for a
@@ -344,6 +347,7 @@ impl Default for Config {
             ack_fixes: true,
             abc_skips_sacked: true,
             impatient: false,
+            hystart: false,
             announce_window: false,
             nagle: true,
             initial_rto: Duration::from_secs(1),

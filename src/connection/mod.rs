@@ -271,6 +271,7 @@ impl Connection {
             ack_fixes: config.ack_fixes,
             abc_skips_sacked: config.abc_skips_sacked,
             impatient: config.impatient,
+            hystart: config.hystart,
         };
         let cc = config.congestion.build(u64::from(config.mss));
         let mut sender = Sender::new(params, cc, config.sack, 0);

@@ -7,7 +7,7 @@ use crate::connection::{Config, Decrease, PacingConfig};
 use crate::lab::UnknownStrategy;
 
 /// Every option: its stable lab name and a line for `ackwise lab list`.
-pub const OPTIONS: [(&str, &str); 4] = [
+pub const OPTIONS: [(&str, &str); 5] = [
     (
         "pacing",
         "pace one window over 0.9 SRTT (paper 004 sec. 4.1)",
@@ -23,6 +23,10 @@ pub const OPTIONS: [(&str, &str); 4] = [
     (
         "impatient",
         "NewReno's Impatient timer (RFC 6582 sec. 4, as ns-2's NewReno): only the first partial ACK restarts the timeout",
+    ),
+    (
+        "hystart",
+        "HyStart++ (RFC 9406): the initial slow start ends when the RTT climbs",
     ),
 ];
 
@@ -41,6 +45,8 @@ pub const OPTIONS: [(&str, &str); 4] = [
 /// * `impatient`: [`Config::impatient`], RFC 6582 section 4's Impatient
 ///   variant of NewReno's retransmission timer. It only acts without
 ///   SACK, so it goes with `nosack`.
+/// * `hystart`: [`Config::hystart`], HyStart++ (RFC 9406) in the initial
+///   slow start.
 ///
 /// Applying an option twice is the same as once. An unknown name is an
 /// error that lists the known ones, and `config` is left untouched.
@@ -50,6 +56,7 @@ pub fn apply_option(option: &str, config: &mut Config) -> Result<(), UnknownStra
         "beta27" => config.congestion.decrease = Decrease::TwoSevenths,
         "nosack" => config.sack = false,
         "impatient" => config.impatient = true,
+        "hystart" => config.hystart = true,
         _ => {
             return Err(UnknownStrategy {
                 name: option.to_string(),

@@ -262,6 +262,9 @@ pub struct Options {
     /// `+impatient`: NewReno's Impatient retransmission timer (RFC 6582
     /// sec. 4), as ns-2's NewReno sender has it; acts only without SACK.
     pub impatient: bool,
+    /// `+hystart`: HyStart++ (RFC 9406) ends the initial slow start when
+    /// the RTT climbs.
+    pub hystart: bool,
     /// `+fq`: round-robin (per-flow) queueing at the bottleneck instead of
     /// the scenario's queue (paper 004 sec. 4.1's "fair queueing"). A
     /// property of the network, not the hosts: the lab scenario applies
@@ -349,13 +352,14 @@ impl NetAck {
 }
 
 impl Options {
-    const NAMES: [&'static str; 14] = [
+    const NAMES: [&'static str; 15] = [
         "ss-every",
         "pacing",
         "beta27",
         "nosackabc",
         "nosack",
         "impatient",
+        "hystart",
         "fq",
         "af-classic",
         "af-static-N",
@@ -373,6 +377,7 @@ impl Options {
         nosackabc: false,
         nosack: false,
         impatient: false,
+        hystart: false,
         fq: false,
         net_ack: None,
         ackwise_cc: false,
@@ -668,6 +673,7 @@ impl Strategy {
             (self.options.beta27, "beta27"),
             (self.options.nosack, "nosack"),
             (self.options.impatient, "impatient"),
+            (self.options.hystart, "hystart"),
         ] {
             if on {
                 let _ = apply_option(name, &mut config);
@@ -688,6 +694,7 @@ impl fmt::Display for Strategy {
             (o.nosackabc, "+nosackabc"),
             (o.nosack, "+nosack"),
             (o.impatient, "+impatient"),
+            (o.hystart, "+hystart"),
             (o.fq, "+fq"),
         ] {
             if on {
@@ -732,12 +739,15 @@ impl FromStr for Strategy {
                 "ss-every" if base.requests(false).is_some() => options.ss_every = true,
                 // quinn-proto always paces and always has SACK-like ACK
                 // ranges; the TCP-style host options mean nothing to it.
-                "pacing" | "nosackabc" | "nosack" if base.is_quic() => return Err(unknown()),
+                "pacing" | "nosackabc" | "nosack" | "hystart" if base.is_quic() => {
+                    return Err(unknown())
+                }
                 "pacing" => options.pacing = true,
                 "beta27" => options.beta27 = true,
                 "nosackabc" => options.nosackabc = true,
                 "nosack" => options.nosack = true,
                 "impatient" => options.impatient = true,
+                "hystart" => options.hystart = true,
                 "fq" => options.fq = true,
                 // Only a QUIC sender takes a quinn-proto controller.
                 "ackwise-cc" if base.is_quic() => options.ackwise_cc = true,

@@ -23,6 +23,7 @@
 use super::ack_request::{Requester, WindowInfo};
 use super::{AckOutcome, CongestionControl, PriorWindow, Scoreboard, SendBuffer, SpuriousTimeout};
 // Pacing (paper 004 section 4.1).
+use super::hystart::HyStart;
 use super::pacing::{Pacer, PacingConfig};
 use super::window_in_use::WindowInUse;
 use crate::estimators::{AckInterval, RttEstimator};
@@ -63,6 +64,9 @@ pub struct SenderParams {
     /// RFC 6582 section 4's "Impatient" variant: without SACK, only the
     /// first partial ACK of a recovery restarts the retransmission timer.
     pub impatient: bool,
+    /// HyStart++ (RFC 9406, see `sender::hystart`): the initial slow start
+    /// ends when the round-trip time starts to climb.
+    pub hystart: bool,
 }
 
 /// One segment the sender wants on the wire.
@@ -135,6 +139,8 @@ pub struct SenderCounters {
     /// Retransmission timeouts undone because D-SACK showed every
     /// retransmission after them unnecessary (lost ACKs, not lost data).
     pub spurious_timeouts: u64,
+    /// Initial slow starts that HyStart++ ended on a climbing RTT.
+    pub hystart_exits: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -200,6 +206,8 @@ pub struct Sender {
     af_cap: Option<u64>,
     /// AF: the fast retransmit is due then.
     fast_retransmit_at: Option<Instant>,
+    /// HyStart++'s detector while the initial slow start lasts.
+    hystart: Option<HyStart>,
     /// Whether the last timeout turns out spurious (D-SACK).
     spurious: SpuriousTimeout,
     /// When the retransmission timer last fired.
@@ -227,6 +235,7 @@ impl Sender {
         peer_window: u64,
     ) -> Self {
         let mss = params.mss.max(1) as u64;
+        let hystart = params.hystart.then(HyStart::new);
         Sender {
             buffer: SendBuffer::new(params.send_buffer),
             board: Scoreboard::new(mss as usize, params.dup_thresh),
@@ -255,6 +264,7 @@ impl Sender {
             ack_interval: AckInterval::new(),
             af_cap: None,
             fast_retransmit_at: None,
+            hystart,
             spurious: SpuriousTimeout::default(),
             last_timeout_at: None,
             counters: SenderCounters::default(),
@@ -516,6 +526,27 @@ impl Sender {
         effect
     }
 
+    /// HyStart++ (RFC 9406) sees an ACK outside recovery. The detector is
+    /// dropped once the initial slow start is over, whatever ended it.
+    fn hystart_on_ack(&mut self, now: Instant, ack: u64, rtt: Option<Duration>) {
+        let Some(h) = self.hystart.as_mut() else {
+            return;
+        };
+        if !self.cc.in_slow_start() {
+            self.hystart = None;
+            return;
+        }
+        if h.on_ack(ack, self.board.high_data(), rtt) {
+            self.cc.end_slow_start(now);
+            self.counters.hystart_exits += 1;
+            self.hystart = None;
+            tracing::debug!(
+                cwnd = self.cc.window(),
+                "HyStart++: slow start ends on delay"
+            );
+        }
+    }
+
     /// When AF's postponed fast retransmit goes (paper 003 sec. 4.3): when
     /// the next ACK is expected, but no later than half an SRTT from now
     /// (the spacing of 2W's ACKs, the sparsest the fixes serve) and always
@@ -595,15 +626,19 @@ impl Sender {
             self.last_timeout_at
                 .is_some_and(|t| now.saturating_duration_since(t) < rtt)
         });
+        let mut sample = None;
         if let Some(rtt) = input.rtt_sample {
             if !stale_echo {
-                self.rtt.on_sample(rtt);
+                sample = Some(rtt);
             }
         } else if let Some((end, sent)) = self.rtt_probe {
             if input.ack >= end {
-                self.rtt.on_sample(now - sent);
+                sample = Some(now - sent);
                 self.rtt_probe = None;
             }
+        }
+        if let Some(rtt) = sample {
+            self.rtt.on_sample(rtt);
         }
         if !stale_echo {
             self.rtt.reset_backoff();
@@ -636,7 +671,10 @@ impl Sender {
                     self.retransmit_head = true;
                 }
             }
-            Recovery::Open => self.cc.on_ack(now, counted),
+            Recovery::Open => {
+                self.cc.on_ack(now, counted);
+                self.hystart_on_ack(now, input.ack, sample);
+            }
         }
 
         // RFC 6298 5.2 / 5.3.
@@ -704,6 +742,7 @@ impl Sender {
         self.board.begin_recovery();
         self.af_cap = None;
         self.fast_retransmit_at = None;
+        self.hystart = None;
         if let Some(r) = self.requests.as_mut() {
             r.restart();
         }
@@ -792,6 +831,7 @@ impl Sender {
             return false;
         }
         self.counters.timeouts += 1;
+        self.hystart = None;
         self.last_timeout_at = Some(now);
         // The silence that ended in this timeout is an outage, not the
         // spacing of an ACK train.

@@ -24,6 +24,7 @@ fn empty_sender(sack: bool, ack_fixes: bool) -> Sender {
         ack_fixes,
         abc_skips_sacked: true,
         impatient: false,
+        hystart: false,
     };
     let mut reno = RenoConfig::new(MSS);
     reno.initial_window = 4 * MSS;
@@ -190,6 +191,7 @@ fn fin_follows_the_last_byte_and_is_retransmitted_with_it() {
         ack_fixes: false,
         abc_skips_sacked: true,
         impatient: false,
+        hystart: false,
     };
     let mut s = Sender::new(
         params,
@@ -481,4 +483,53 @@ fn ecn_echo_during_fast_recovery_does_not_reduce_again() {
     assert!(s.on_ecn_echo(t(401)), "a new episode");
     assert!(s.cwnd() < before);
     assert_eq!(s.counters().ecn_reductions, 1);
+}
+
+/// HyStart++ (RFC 9406): once a round's RTT floor rises past the previous
+/// round's by the threshold, the initial slow start ends where cwnd
+/// stands; without the option the same ACKs keep doubling it.
+#[test]
+fn hystart_ends_the_initial_slow_start_on_a_climbing_rtt() {
+    let run = |hystart: bool| {
+        let mut s = empty_sender(true, false);
+        s.params.hystart = hystart;
+        s.hystart = hystart.then(HyStart::new);
+        s.write(&vec![7u8; 1 << 20]);
+        let mut now = 0;
+        // Rounds 1-3 at 100 ms, then 130 ms: a queue is building.
+        for round in 0..6u64 {
+            let sent = drain(&mut s, t(now)).len() as u64;
+            assert!(sent > 0);
+            let rtt = if round < 3 { 100 } else { 130 };
+            now += rtt;
+            let high = s.snd_nxt();
+            let una = s.snd_una();
+            for k in 1..=sent {
+                let ack = una + (high - una) * k / sent;
+                s.on_ack(
+                    t(now),
+                    AckInput {
+                        ack,
+                        sack: &[],
+                        window: 1 << 20,
+                        carries_data: false,
+                        rtt_sample: Some(Duration::from_millis(rtt)),
+                    },
+                );
+            }
+        }
+        s
+    };
+    let plain = run(false);
+    let hy = run(true);
+    assert_eq!(plain.counters().hystart_exits, 0);
+    assert!(plain.cc.in_slow_start());
+    assert_eq!(hy.counters().hystart_exits, 1);
+    assert!(!hy.cc.in_slow_start());
+    assert!(
+        hy.cwnd() < plain.cwnd(),
+        "{} vs {}",
+        hy.cwnd(),
+        plain.cwnd()
+    );
 }

@@ -4,6 +4,7 @@
 pub mod ack_request;
 pub mod congestion;
 mod engine;
+pub mod hystart;
 pub mod pacing;
 mod scoreboard;
 mod send_buffer;

@@ -74,6 +74,11 @@ pub trait CongestionControl: core::fmt::Debug + Send {
         let _ = (now, prior);
     }
 
+    /// Ends slow start where cwnd stands: ssthresh = cwnd (HyStart++'s
+    /// exit, RFC 9406 section 4.2, without its conservative phase; see
+    /// `sender::hystart`).
+    fn end_slow_start(&mut self, now: Instant);
+
     /// Sets the byte-counting limit L in segments (RFC 3465 section 2.2).
     /// ackwise changes it at run time when the ACK frequency changes.
     fn set_byte_counting_limit(&mut self, segments: u32);

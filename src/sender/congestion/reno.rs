@@ -284,6 +284,14 @@ impl CongestionControl for Reno {
         }
     }
 
+    fn end_slow_start(&mut self, _now: Instant) {
+        if self.in_slow_start() {
+            self.set(self.cwnd, self.cwnd, "slow start ended by delay");
+            self.initial_slow_start = false;
+            self.post_rto_slow_start = false;
+        }
+    }
+
     fn on_congestion_event(&mut self, _now: Instant, flight_size: u64) {
         let ssthresh = self.decreased_ssthresh(flight_size);
         self.initial_slow_start = false;
