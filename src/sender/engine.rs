@@ -507,7 +507,14 @@ impl Sender {
             self.counters.duplicate_acks += 1;
             self.dup_acks += 1;
             if !self.sack && self.in_recovery() {
-                self.reno_departed += self.mss;
+                // An honest duplicate ACK stands for one segment that
+                // arrived above the hole, and the hole itself is still
+                // out, so at most all but one outstanding segment can have
+                // left. A receiver that invents duplicate ACKs gains
+                // nothing past that (Linux caps its Reno SACK count the
+                // same way).
+                let most = self.board.outstanding().saturating_sub(self.mss);
+                self.reno_departed = (self.reno_departed + self.mss).min(most);
             }
             if !self.in_recovery() && self.should_enter_recovery() {
                 let postpone = self.params.ack_fixes && self.fast_retransmit_at.is_none();

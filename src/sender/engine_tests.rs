@@ -533,3 +533,34 @@ fn hystart_ends_the_initial_slow_start_on_a_climbing_rtt() {
         plain.cwnd()
     );
 }
+
+/// A receiver without SACK that invents duplicate ACKs (issue 14's
+/// dup-ACK spoofing) gets at most one segment per forged ACK while the
+/// hole stays, never a window: the departed count stays below what is
+/// outstanding, so pipe never falls to zero and cwnd cannot be sent
+/// again on top of the data already out.
+#[test]
+fn forged_duplicate_acks_cannot_empty_newreno_pipe() {
+    let mut s = sender(false);
+    drain(&mut s, t(0));
+    ack(&mut s, t(100), 4 * MSS, &[]);
+    assert_eq!(drain(&mut s, t(100)).len(), 6);
+    for i in 0..3 {
+        ack(&mut s, t(200 + i), 4 * MSS, &[]);
+    }
+    assert!(s.in_recovery());
+    drain(&mut s, t(203));
+    // 1000 forged duplicates at one instant: an honest receiver could
+    // send at most one per segment above the hole (5 of them).
+    for _ in 0..1000 {
+        ack(&mut s, t(210), 4 * MSS, &[]);
+    }
+    let burst = drain(&mut s, t(210)).len() as u64;
+    let outstanding = s.snd_nxt() - s.snd_una();
+    assert!(s.pipe() >= MSS, "pipe {}", s.pipe());
+    assert!(
+        burst <= s.cwnd() / MSS + 1,
+        "{burst} segments sent for 1000 forged duplicates (cwnd {}, outstanding {outstanding})",
+        s.cwnd()
+    );
+}
