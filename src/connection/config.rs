@@ -279,6 +279,9 @@ pub struct Config {
     pub rto_variance_floor: Duration,
     /// SYN or SYN-ACK transmissions before giving up.
     pub syn_retries: u32,
+    /// Challenge ACKs (RFC 5961) a connection sends per second at most;
+    /// the rest are withheld (section 7). Zero sends none.
+    pub challenge_ack_limit: u32,
     /// The connection is dropped when nothing arrives for this long.
     pub idle_timeout: Option<Duration>,
     /// How long TIME-WAIT lasts (2 MSL). It must outlast the peer's
@@ -355,6 +358,7 @@ impl Default for Config {
             max_rto: Duration::from_secs(60),
             rto_variance_floor: RttEstimator::CLOCK_GRANULARITY,
             syn_retries: 6,
+            challenge_ack_limit: 10,
             idle_timeout: Some(Duration::from_secs(120)),
             time_wait: Duration::from_secs(30),
             max_ooo_ranges: 64,

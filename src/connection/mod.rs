@@ -203,6 +203,9 @@ pub struct Connection {
     /// section 5's MAX.SND.WND): an ACK further below SND.UNA than this
     /// cannot come from the peer.
     max_snd_wnd: u64,
+    /// Start of the current one-second challenge-ACK window and the
+    /// challenge ACKs sent in it (RFC 5961 section 7).
+    challenge_window: (Instant, u32),
 }
 
 impl Connection {
@@ -301,6 +304,7 @@ impl Connection {
             stats: Stats::default(),
             sack_scratch: Vec::with_capacity(4),
             max_snd_wnd: 0,
+            challenge_window: (now, 0),
             config,
         }
     }

@@ -165,7 +165,7 @@ impl Connection {
             } else if acceptable {
                 // RFC 5961 3.2: a reset inside the window but not exactly
                 // at RCV.NXT gets a challenge ACK.
-                self.challenge_ack();
+                self.challenge_ack(now);
             } else {
                 self.stats.discarded_segments += 1;
             }
@@ -198,7 +198,7 @@ impl Connection {
         }
         if f.contains(Flags::SYN) {
             // RFC 5961 4.2.
-            self.challenge_ack();
+            self.challenge_ack(now);
             return;
         }
         if !f.contains(Flags::ACK) {
@@ -252,7 +252,7 @@ impl Connection {
                 // RFC 5961 section 5: an ACK more than the largest window
                 // ever offered below SND.UNA is not the peer's; injected
                 // data riding on it must not be accepted.
-                self.challenge_ack();
+                self.challenge_ack(now);
                 return false;
             }
             // An old duplicate ACK; its data may still be useful.
@@ -472,9 +472,25 @@ impl Connection {
         }
     }
 
-    fn challenge_ack(&mut self) {
+    /// RFC 5961's challenge ACK, at most `challenge_ack_limit` per second
+    /// (section 7): an attacker flooding forged segments must not turn
+    /// the connection into an ACK reflector, nor learn from the ACK rate.
+    fn challenge_ack(&mut self, now: Instant) {
         self.stats.discarded_segments += 1;
-        self.ack_immediately();
+        let (start, sent) = self.challenge_window;
+        let (start, sent) = if now >= start + Duration::from_secs(1) {
+            (now, 0)
+        } else {
+            (start, sent)
+        };
+        if sent < self.config.challenge_ack_limit {
+            self.challenge_window = (start, sent + 1);
+            self.stats.challenge_acks += 1;
+            self.ack_immediately();
+        } else {
+            self.challenge_window = (start, sent);
+            self.stats.challenge_acks_suppressed += 1;
+        }
     }
 
     fn ack_immediately(&mut self) {

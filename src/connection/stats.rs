@@ -45,6 +45,10 @@ pub struct Stats {
     /// Segments dropped for other reasons (wrong ports, out of window,
     /// challenge ACK sent).
     pub discarded_segments: u64,
+    /// Challenge ACKs sent (RFC 5961 sections 3-5).
+    pub challenge_acks: u64,
+    /// Challenge ACKs withheld by the rate limit (RFC 5961 section 7).
+    pub challenge_acks_suppressed: u64,
     /// Congestion window, bytes.
     pub cwnd: u64,
     /// Slow-start threshold, bytes (`u64::MAX` until the first loss).

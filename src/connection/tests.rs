@@ -212,6 +212,40 @@ fn data_with_an_ack_far_behind_snd_una_is_dropped_with_a_challenge_ack() {
 }
 
 #[test]
+fn a_flood_of_forged_resets_gets_at_most_the_limit_of_challenge_acks() {
+    let mut pipe = established_pipe(fast_config(), fast_config());
+    let now = pipe.now();
+    let client = pipe.client();
+    let limit = client.config().challenge_ack_limit;
+    assert!(limit > 0);
+    let rcv_nxt = client.rcv_ack_seq();
+    let mut buf = [0u8; 2000];
+    let mut answered = 0;
+    // 10 000 resets inside the window, none at RCV.NXT (RFC 5961 3.2).
+    for k in 0..10_000u32 {
+        let rst = segment(80, 40_000, rcv_nxt.add(1 + k % 100), SeqNum(0), Flags::RST);
+        client.handle_segment(now, &rst).unwrap();
+        while client.poll_transmit(now, &mut buf).is_some() {
+            answered += 1;
+        }
+    }
+    assert_eq!(client.state(), State::Established);
+    assert_eq!(
+        answered,
+        u64::from(limit),
+        "section 7: at most the limit per second"
+    );
+    let s = client.stats();
+    assert_eq!(s.challenge_acks, u64::from(limit));
+    assert_eq!(s.challenge_acks_suppressed, 10_000 - u64::from(limit));
+    // A second later the budget is back.
+    let later = now + Duration::from_secs(1);
+    let rst = segment(80, 40_000, rcv_nxt.add(7), SeqNum(0), Flags::RST);
+    client.handle_segment(later, &rst).unwrap();
+    assert!(client.poll_transmit(later, &mut buf).is_some());
+}
+
+#[test]
 fn malformed_and_foreign_segments_are_counted_not_fatal() {
     let mut pipe = established_pipe(fast_config(), fast_config());
     let now = pipe.now();
