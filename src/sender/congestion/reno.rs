@@ -101,6 +101,11 @@ pub struct Reno {
     /// RFC 3465 `bytes_acked`: bytes acknowledged since cwnd last grew in
     /// congestion avoidance.
     bytes_acked: u64,
+    /// ACK-counting avoidance: bytes of ACKs too small to count yet. An
+    /// ACK counts once it, with the small ones before it, covers a whole
+    /// segment, so a receiver that splits one segment's ACK into many
+    /// ("ACK division", Savage et al. 1999) gains nothing over one ACK.
+    ack_division_bytes: u64,
     /// The configured limit L, in segments.
     limit: u32,
     /// Set by a retransmission timeout, cleared when ssthresh is reached or
@@ -133,6 +138,7 @@ impl Reno {
             cwnd,
             ssthresh,
             bytes_acked: 0,
+            ack_division_bytes: 0,
             limit: config.byte_counting_limit.max(1),
             post_rto_slow_start: false,
             rto_without_progress: false,
@@ -269,6 +275,12 @@ impl CongestionControl for Reno {
             }
         } else if self.config.ack_counting_avoidance {
             let mss = self.config.mss;
+            let covered = self.ack_division_bytes.saturating_add(acked_bytes);
+            if covered < mss {
+                self.ack_division_bytes = covered;
+                return;
+            }
+            self.ack_division_bytes = 0;
             let increase = (mss.saturating_mul(mss) / self.cwnd.max(1)).max(1);
             let cwnd = self.cwnd.saturating_add(increase);
             self.set(cwnd, self.ssthresh, "congestion avoidance");
@@ -735,5 +747,31 @@ mod tests {
             acks.on_ack(T, MSS);
         }
         assert!(acks.window() > 10 * MSS + MSS * 9 / 10, "{}", acks.window());
+    }
+
+    #[test]
+    fn ack_division_earns_no_more_than_one_ack_per_segment() {
+        let config = RenoConfig {
+            initial_window: 10 * MSS,
+            initial_ssthresh: 10 * MSS,
+            ack_counting_avoidance: true,
+            ..RenoConfig::new(MSS)
+        };
+        let mut honest = Reno::new(config);
+        let mut divided = Reno::new(config);
+        // Ten segments: ten honest ACKs, or each split into ten slices.
+        for _ in 0..10 {
+            honest.on_ack(T, MSS);
+            for _ in 0..10 {
+                divided.on_ack(T, MSS / 10);
+            }
+        }
+        assert_eq!(divided.window(), honest.window());
+        // A small ACK still counts once enough of them cover a segment.
+        let mut small = Reno::new(config);
+        small.on_ack(T, MSS / 2);
+        assert_eq!(small.window(), 10 * MSS);
+        small.on_ack(T, MSS / 2);
+        assert!(small.window() > 10 * MSS);
     }
 }
