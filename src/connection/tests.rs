@@ -246,6 +246,29 @@ fn a_flood_of_forged_resets_gets_at_most_the_limit_of_challenge_acks() {
 }
 
 #[test]
+fn a_syn_on_an_open_connection_gets_a_challenge_ack_and_changes_nothing() {
+    let mut pipe = established_pipe(fast_config(), fast_config());
+    let now = pipe.now();
+    let client = pipe.client();
+    let rcv_nxt = client.rcv_ack_seq();
+    // RFC 5961 section 4: whatever its sequence number.
+    for seq in [
+        rcv_nxt,
+        rcv_nxt.add(100),
+        SeqNum(rcv_nxt.0.wrapping_add(1 << 31)),
+    ] {
+        let syn = segment(80, 40_000, seq, SeqNum(0), Flags::SYN);
+        client.handle_segment(now, &syn).unwrap();
+        assert_eq!(client.state(), State::Established);
+        let mut buf = [0u8; 2000];
+        let n = client.poll_transmit(now, &mut buf).expect("an ACK");
+        let ack = SegmentRepr::parse(&buf[..n], Checksum::UNSPECIFIED).unwrap();
+        assert!(ack.flags.contains(Flags::ACK) && !ack.flags.contains(Flags::SYN));
+        assert_eq!(ack.ack, rcv_nxt);
+    }
+}
+
+#[test]
 fn malformed_and_foreign_segments_are_counted_not_fatal() {
     let mut pipe = established_pipe(fast_config(), fast_config());
     let now = pipe.now();
