@@ -14,7 +14,7 @@ use rand_core::SeedableRng;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
-const SEED: u64 = 0xa77a_c4;
+const SEED: u64 = 0x00a7_7ac4;
 
 /// How the receiver's outgoing segments are rewritten.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -30,6 +30,10 @@ enum Attack {
         copies: u32,
     },
 }
+
+/// A segment on the wire: arrival, serial (keeps ties in send order),
+/// towards the server, bytes.
+type InFlight = (Instant, u64, bool, Vec<u8>);
 
 /// A dumbbell in miniature: the data direction has a rate and a drop-tail
 /// queue, the ACK direction only a delay.
@@ -64,7 +68,7 @@ fn run(strategy: Strategy, attack: Attack, path: &Path, duration: Duration) -> R
     let mut client = Connection::connect(config.clone(), now, 40_000, 80, &mut rng).unwrap();
     let mut server: Option<Connection> = None;
     // (arrival, serial, to_server, bytes)
-    let mut wire: BinaryHeap<Reverse<(Instant, u64, bool, Vec<u8>)>> = BinaryHeap::new();
+    let mut wire: BinaryHeap<Reverse<InFlight>> = BinaryHeap::new();
     let mut serial = 0u64;
     // Departure instants of the packets in the bottleneck queue.
     let mut queue: VecDeque<Instant> = VecDeque::new();
@@ -168,7 +172,7 @@ fn rewrite(attack: Attack, seg: &[u8], last_ack: &mut Option<u32>) -> Vec<Vec<u8
         return vec![seg.to_vec()];
     }
     let emit = |ack: u32| {
-        let mut r = repr.clone();
+        let mut r = repr;
         r.ack.0 = ack;
         let mut out = vec![0u8; r.buffer_len()];
         r.emit(&mut out, Checksum::Ignore).unwrap();
