@@ -27,6 +27,7 @@ pub mod merge;
 pub mod metrics;
 pub mod ns2check;
 pub mod page;
+pub mod seeds;
 
 use super::progress::Progress;
 use super::strategy::Strategy;

@@ -5,6 +5,7 @@ use super::draw::{self, CaseParams, LossDraw};
 use super::medium::MediumFigure;
 use super::metrics::{self, Relative, StrategySummary};
 use super::ns2check;
+use super::seeds::{self, SeedFigure};
 use super::{GauntletFile, GauntletPlan, TARGET_STRATEGY};
 use crate::lab::LabError;
 use std::collections::BTreeMap;
@@ -58,8 +59,13 @@ pub fn write_report(plan: &PagePlan) -> Result<PathBuf, LabError> {
         source,
     })?;
     let medium = super::medium::run(file.seed, plan.run.jobs)?;
+    let others = seeds::run(&GauntletPlan {
+        seed: file.seed,
+        cases: file.cases,
+        ..plan.run.clone()
+    })?;
     let path = plan.out_dir.join("gauntlet.md");
-    let text = page(&file, &command, &medium);
+    let text = page(&file, &command, &medium, &others);
     std::fs::write(&path, text).map_err(|source| LabError::Io {
         path: path.display().to_string(),
         source,
@@ -79,8 +85,14 @@ fn pct(x: f64) -> String {
     format!("{:.0}%", x * 100.0)
 }
 
-/// The page's Markdown; `medium` is the shared-medium run of the same seed.
-pub fn page(file: &GauntletFile, command: &str, medium: &[MediumFigure]) -> String {
+/// The page's Markdown; `medium` is the shared-medium run of the same
+/// seed, `others` the default strategy on the next seeds.
+pub fn page(
+    file: &GauntletFile,
+    command: &str,
+    medium: &[MediumFigure],
+    others: &[SeedFigure],
+) -> String {
     let mut out = String::new();
     let summaries = metrics::summarise(&file.records, &file.strategies);
     let _ = writeln!(
@@ -150,6 +162,14 @@ pub fn page(file: &GauntletFile, command: &str, medium: &[MediumFigure]) -> Stri
     {
         targets(&mut out, s, medium);
     }
+    seeds::section(
+        &mut out,
+        summaries
+            .iter()
+            .find(|s| s.strategy == TARGET_STRATEGY.name()),
+        file.seed,
+        others,
+    );
     where_the_acks_go(&mut out, file);
     super::medium::section(&mut out, medium);
     rto_flags(&mut out, file);
