@@ -477,18 +477,14 @@ impl Connection {
     /// the connection into an ACK reflector, nor learn from the ACK rate.
     fn challenge_ack(&mut self, now: Instant) {
         self.stats.discarded_segments += 1;
-        let (start, sent) = self.challenge_window;
-        let (start, sent) = if now >= start + Duration::from_secs(1) {
-            (now, 0)
-        } else {
-            (start, sent)
-        };
-        if sent < self.config.challenge_ack_limit {
-            self.challenge_window = (start, sent + 1);
+        if now >= self.challenge_window.0 + Duration::from_secs(1) {
+            self.challenge_window = (now, 0);
+        }
+        if self.challenge_window.1 < self.config.challenge_ack_limit {
+            self.challenge_window.1 += 1;
             self.stats.challenge_acks += 1;
             self.ack_immediately();
         } else {
-            self.challenge_window = (start, sent);
             self.stats.challenge_acks_suppressed += 1;
         }
     }

@@ -21,9 +21,9 @@
 //! SACK information may no longer be trusted (RFC 2018 section 8).
 
 use super::ack_request::{Requester, WindowInfo};
+use super::hystart::HyStart;
 use super::{AckOutcome, CongestionControl, PriorWindow, Scoreboard, SendBuffer, SpuriousTimeout};
 // Pacing (paper 004 section 4.1).
-use super::hystart::HyStart;
 use super::pacing::{Pacer, PacingConfig};
 use super::window_in_use::WindowInUse;
 use crate::estimators::{AckInterval, RttEstimator};
