@@ -11,7 +11,12 @@ fn sender(sack: bool) -> Sender {
 
 /// A sender with IW 4 and nothing written yet.
 fn empty_sender(sack: bool, ack_fixes: bool) -> Sender {
-    let params = SenderParams {
+    sender_from(sack, params(ack_fixes))
+}
+
+/// The parameters `empty_sender` uses.
+fn params(ack_fixes: bool) -> SenderParams {
+    SenderParams {
         mss: MSS as usize,
         send_buffer: 1 << 20,
         dup_thresh: 3,
@@ -25,7 +30,11 @@ fn empty_sender(sack: bool, ack_fixes: bool) -> Sender {
         abc_skips_sacked: true,
         impatient: false,
         hystart: false,
-    };
+    }
+}
+
+/// A sender with IW 4, `params` and nothing written yet.
+fn sender_from(sack: bool, params: SenderParams) -> Sender {
     let mut reno = RenoConfig::new(MSS);
     reno.initial_window = 4 * MSS;
     Sender::new(params, Box::new(Reno::new(reno)), sack, 1 << 20)
@@ -491,9 +500,13 @@ fn ecn_echo_during_fast_recovery_does_not_reduce_again() {
 #[test]
 fn hystart_ends_the_initial_slow_start_on_a_climbing_rtt() {
     let run = |hystart: bool| {
-        let mut s = empty_sender(true, false);
-        s.params.hystart = hystart;
-        s.hystart = hystart.then(HyStart::new);
+        let mut s = sender_from(
+            true,
+            SenderParams {
+                hystart,
+                ..params(false)
+            },
+        );
         s.write(&vec![7u8; 1 << 20]);
         let mut now = 0;
         // Rounds 1-3 at 100 ms, then 130 ms: a queue is building.

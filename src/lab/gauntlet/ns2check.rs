@@ -296,25 +296,22 @@ fn timeouts_text(t: Option<u64>) -> String {
 /// timeouts than ackwise's; ackwise slower, of those with more ackwise
 /// timeouts than ns-2's).
 fn timeout_split(flagged: &[(u64, &Ns2Compare)]) -> (usize, usize, usize, usize) {
-    let faster: Vec<&Ns2Compare> = flagged
-        .iter()
-        .map(|(_, s)| *s)
-        .filter(|s| s.difference.is_some_and(|d| d < 0.0))
-        .collect();
-    let slower: Vec<&Ns2Compare> = flagged
-        .iter()
-        .map(|(_, s)| *s)
-        .filter(|s| s.difference.is_some_and(|d| d > 0.0))
-        .collect();
-    let ns2_more = faster
-        .iter()
-        .filter(|s| s.ns2_timeouts > s.ackwise_timeouts.unwrap_or(0))
-        .count();
-    let ackwise_more = slower
-        .iter()
-        .filter(|s| s.ackwise_timeouts.unwrap_or(0) > s.ns2_timeouts)
-        .count();
-    (faster.len(), ns2_more, slower.len(), ackwise_more)
+    let mut split = (0, 0, 0, 0);
+    for (_, s) in flagged {
+        let ackwise = s.ackwise_timeouts.unwrap_or(0);
+        match s.difference {
+            Some(d) if d < 0.0 => {
+                split.0 += 1;
+                split.1 += usize::from(s.ns2_timeouts > ackwise);
+            }
+            Some(d) if d > 0.0 => {
+                split.2 += 1;
+                split.3 += usize::from(ackwise > s.ns2_timeouts);
+            }
+            _ => {}
+        }
+    }
+    split
 }
 
 /// The page's section on the check.
