@@ -103,6 +103,7 @@ fn paced_runs_are_deterministic() {
     for buffer in [1000, 20] {
         let p = Some(PacingConfig {
             fraction_per_mille: 700,
+            ..PacingConfig::default()
         });
         let a = emu::run(&scenario(p, 500_000, buffer, 42)).unwrap();
         let b = emu::run(&scenario(p, 500_000, buffer, 42)).unwrap();
@@ -122,6 +123,7 @@ fn pacing_fraction_is_validated() {
     ] {
         let c = config(Some(PacingConfig {
             fraction_per_mille: fraction,
+            ..PacingConfig::default()
         }));
         match c.validate() {
             Ok(()) => assert!(ok, "{fraction} accepted"),
@@ -133,6 +135,7 @@ fn pacing_fraction_is_validated() {
     }
     let bad = Some(PacingConfig {
         fraction_per_mille: 0,
+        ..PacingConfig::default()
     });
     assert!(matches!(
         emu::run(&scenario(bad, 1000, 10, 1)),

@@ -490,11 +490,16 @@ impl Config {
         if self.max_ooo_ranges == 0 {
             return invalid("max_ooo_ranges", "must be at least 1");
         }
-        if self.pacing.is_some_and(|p| !p.is_valid()) {
-            return invalid(
-                "pacing.fraction_per_mille",
-                "must be between 1 and 1000 (a fraction of SRTT in thousandths)",
-            );
+        if let Some(p) = self.pacing {
+            if !(1..=PacingConfig::MAX_FRACTION_PER_MILLE).contains(&p.fraction_per_mille) {
+                return invalid(
+                    "pacing.fraction_per_mille",
+                    "must be between 1 and 1000 (a fraction of SRTT in thousandths)",
+                );
+            }
+            if p.burst > PacingConfig::MAX_BURST {
+                return invalid("pacing.burst", "must be at most 100 ms");
+            }
         }
         Ok(())
     }

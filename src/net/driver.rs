@@ -175,7 +175,7 @@ impl Driver {
             link,
             stats,
             clock,
-            server: params.server,
+            server: params.server.map(for_socket_timers),
             checksum,
             accept_tx,
             cmd_rx,
@@ -347,8 +347,13 @@ impl Driver {
         }
         let key = key.ok_or(NetError::NoFreePort { remote })?;
         let now = self.clock.now();
-        let conn =
-            Connection::connect(config, now, key.local_port, key.remote_port, &mut self.rng)?;
+        let conn = Connection::connect(
+            for_socket_timers(config),
+            now,
+            key.local_port,
+            key.remote_port,
+            &mut self.rng,
+        )?;
         let shared = ConnShared::new(conn, remote);
         shared.span.in_scope(|| tracing::debug!("connecting"));
         self.conns.insert(
@@ -809,6 +814,17 @@ impl TxArena {
             });
         }
     }
+}
+
+/// A connection's config as this driver runs it: a paced sender may catch
+/// up by one timer tick, since the driver's wake-ups come up to a tick
+/// late (see `sender::pacing`); without that a paced flow sends about one
+/// segment per tick.
+fn for_socket_timers(mut config: Config) -> Config {
+    config.pacing = config
+        .pacing
+        .map(|p| p.with_min_burst(super::PACING_TIMER_TICK));
+    config
 }
 
 async fn sleep_opt(until: Option<tokio::time::Instant>) {

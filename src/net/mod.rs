@@ -42,6 +42,12 @@ pub const MAX_TCP_HEADER_BYTES: usize = 60;
 /// [`NetError::SegmentTooLarge`] rather than stalling on datagrams the
 /// kernel will not send.
 pub const MAX_MSS: u16 = (MAX_UDP_PAYLOAD_BYTES - MAX_TCP_HEADER_BYTES) as u16;
+/// How late this endpoint's timers may wake a connection: tokio's timer
+/// wheel ticks every millisecond, and a wake-up also waits for the driver
+/// task to be scheduled. A paced connection's `PacingConfig::burst` is
+/// raised to this, so that it keeps its rate however coarse the timer
+/// (quinn's pacer uses the same 2 ms quantum).
+pub const PACING_TIMER_TICK: std::time::Duration = std::time::Duration::from_millis(2);
 pub use error::NetError;
 pub use stats::EndpointStats;
 pub use stream::{AckProbe, OwnedReadHalf, OwnedWriteHalf, Stream};

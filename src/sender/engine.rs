@@ -1144,9 +1144,9 @@ impl Sender {
     /// paced.
     pub fn poll_transmit(&mut self, now: Instant, max_payload: usize) -> Option<TxSegment> {
         let urgent = self.retransmit_head && self.board.snd_una() < self.board.high_data();
+        let cwnd = self.cc.window();
+        let srtt = self.rtt.srtt();
         if !urgent {
-            let cwnd = self.cc.window();
-            let srtt = self.rtt.srtt();
             let has_work = self.board.high_data() < self.stream_end() || self.in_recovery();
             if let Some(p) = self.pacer.as_mut() {
                 if !p.may_send(now, cwnd, srtt, has_work) {
@@ -1156,7 +1156,7 @@ impl Sender {
         }
         let seg = self.poll_transmit_unpaced(now, max_payload)?;
         if let Some(p) = self.pacer.as_mut() {
-            p.on_sent(now, seg.len as u64);
+            p.on_sent(now, seg.len as u64, cwnd, srtt);
         }
         Some(seg)
     }

@@ -22,9 +22,20 @@
 //!   (RFC 6298 section 2.1, see `Sender::on_handshake_rtt`); when it does,
 //!   even the initial window is paced. Before any sample the sender has no
 //!   time scale to spread the window over and sends as unpaced TCP does.
-//! * Idle time earns no credit: the reference point is the last send, so
-//!   after a pause the first segment goes at once and the following ones
-//!   are spaced again, never released as a catch-up burst.
+//! * Idle time earns almost no credit: the reference point is the last
+//!   send, so after a pause the first segment goes at once and the
+//!   following ones are spaced again. The only catch-up allowed is
+//!   [`PacingConfig::burst`], the lateness of the timer that wakes the
+//!   sender (see below), so a pause never becomes a window-sized burst.
+//! * A late wake-up is not lost time. A socket driver's timers fire on a
+//!   coarse tick (tokio's is a millisecond), so at a per-segment gap below
+//!   the tick a strictly paced sender would send one segment per tick,
+//!   whatever its window (9.8 Mbit/s on a 100 Mbit/s path with 1200-byte
+//!   segments). With a `burst` of one tick the pacing clock may run up to
+//!   that far behind the real one: a wake-up that comes late releases the
+//!   segments that would have left meanwhile at once, as Linux's fq and
+//!   quinn's pacer release a timer slot's quantum. The emulator's virtual
+//!   timers fire exactly, so its runs use no burst and are unchanged.
 //! * The pacer only decides *when*; cwnd, the peer window and Nagle still
 //!   decide *whether*. It never lets more data out than the window allows.
 
@@ -41,13 +52,26 @@ pub struct PacingConfig {
     /// thousandths; valid range 1..=1000. Paper 004 section 4.1 uses 0.9
     /// RTT, i.e. 900.
     pub fraction_per_mille: u16,
+    /// How far the pacing clock may fall behind the real one: segments a
+    /// late wake-up owes, up to this much of the pacing rate, leave at
+    /// once. Zero paces every segment exactly from the last send (right
+    /// for the emulator's exact timers); a socket endpoint raises it to
+    /// its timer tick (`net::PACING_TIMER_TICK`). At most
+    /// [`MAX_BURST`](Self::MAX_BURST).
+    pub burst: Duration,
 }
 
 impl PacingConfig {
-    /// The paper 004 section 4.1 setting: one window per 0.9 SRTT.
+    /// The paper 004 section 4.1 setting: one window per 0.9 SRTT, exact
+    /// release instants.
     pub const PAPER_004: PacingConfig = PacingConfig {
         fraction_per_mille: 900,
+        burst: Duration::ZERO,
     };
+
+    /// Largest valid [`burst`](Self::burst): beyond a tenth of a second of
+    /// catch-up, pacing no longer smooths anything a path would notice.
+    pub const MAX_BURST: Duration = Duration::from_millis(100);
 
     /// Largest valid `fraction_per_mille` (the whole SRTT).
     pub const MAX_FRACTION_PER_MILLE: u16 = 1000;
@@ -57,6 +81,17 @@ impl PacingConfig {
     /// make the sender slower than its own window allows.
     pub fn is_valid(&self) -> bool {
         (1..=Self::MAX_FRACTION_PER_MILLE).contains(&self.fraction_per_mille)
+            && self.burst <= Self::MAX_BURST
+    }
+
+    /// This config with a burst of at least `burst` (capped at
+    /// [`MAX_BURST`](Self::MAX_BURST)): what a driver whose timers fire up
+    /// to `burst` late applies to the configs it is given.
+    pub fn with_min_burst(self, burst: Duration) -> Self {
+        PacingConfig {
+            burst: self.burst.max(burst).min(Self::MAX_BURST),
+            ..self
+        }
     }
 }
 
@@ -76,7 +111,12 @@ impl Default for PacingConfig {
 pub struct Pacer {
     /// Per-mille fraction of SRTT per window, clamped to 1..=1000.
     fraction_per_mille: u16,
-    /// When the last data segment left, and its payload bytes.
+    /// How far the pacing clock may lag the real one (clamped to
+    /// `PacingConfig::MAX_BURST`).
+    burst: Duration,
+    /// The pacing clock: when the last data segment was due to leave (its
+    /// real departure, or up to `burst` earlier when it left late), and
+    /// its payload bytes.
     last: Option<(Instant, u64)>,
     /// A segment was held back; the driver needs a wake-up at the release
     /// instant. Cleared once that instant is reached, so a stale release
@@ -94,6 +134,7 @@ impl Pacer {
             fraction_per_mille: config
                 .fraction_per_mille
                 .clamp(1, PacingConfig::MAX_FRACTION_PER_MILLE),
+            burst: config.burst.min(PacingConfig::MAX_BURST),
             last: None,
             held: false,
         }
@@ -166,9 +207,18 @@ impl Pacer {
 
     /// Records a data segment of `bytes` payload bytes leaving at `now`
     /// (also the unpaced ones, such as a fast retransmit, so that what
-    /// follows them is spaced).
-    pub fn on_sent(&mut self, now: Instant, bytes: u64) {
-        self.last = Some((now, bytes));
+    /// follows them is spaced). `cwnd_bytes` and `srtt` are the ones the
+    /// release was judged by.
+    ///
+    /// The segment is booked at its release instant when it left late by
+    /// at most the burst, so the next one's gap counts from when this one
+    /// was due; later than that, from `now - burst`. A segment that left
+    /// before its release (unpaced) or with no burst is booked at `now`.
+    pub fn on_sent(&mut self, now: Instant, bytes: u64, cwnd_bytes: u64, srtt: Option<Duration>) {
+        let due = self.release_at(cwnd_bytes, srtt).unwrap_or(now);
+        let earliest = now - self.burst;
+        let booked = due.max(earliest).min(now);
+        self.last = Some((booked, bytes));
         self.held = false;
     }
 
@@ -218,7 +268,8 @@ mod tests {
         ] {
             assert_eq!(
                 PacingConfig {
-                    fraction_per_mille: f
+                    fraction_per_mille: f,
+                    burst: Duration::ZERO,
                 }
                 .is_valid(),
                 ok,
@@ -238,7 +289,7 @@ mod tests {
         let mut sent = Vec::new();
         while sent.len() < 10 {
             if p.may_send(now, cwnd, srtt, true) {
-                p.on_sent(now, MSS);
+                p.on_sent(now, MSS, cwnd, srtt);
                 sent.push(now);
             } else {
                 let wake = p.wake_at(cwnd, srtt).unwrap();
@@ -256,6 +307,7 @@ mod tests {
     fn partial_segment_earns_a_proportional_gap() {
         let p = Pacer::new(PacingConfig {
             fraction_per_mille: 1000,
+            burst: Duration::ZERO,
         });
         assert_eq!(p.gap(500, 10 * MSS, ms(100)), ms(5));
         assert_eq!(p.gap(0, 10 * MSS, ms(100)), Duration::ZERO);
@@ -266,7 +318,7 @@ mod tests {
         let mut p = Pacer::new(PacingConfig::default());
         for _ in 0..20 {
             assert!(p.may_send(at_ms(0), 10 * MSS, None, true));
-            p.on_sent(at_ms(0), MSS);
+            p.on_sent(at_ms(0), MSS, 10 * MSS, None);
         }
         assert_eq!(p.wake_at(10 * MSS, None), None);
         // The first sample switches pacing on.
@@ -285,7 +337,7 @@ mod tests {
     fn wake_only_when_something_is_held_and_cleared_once_due() {
         let mut p = Pacer::new(PacingConfig::default());
         let srtt = Some(ms(100));
-        p.on_sent(at_ms(0), MSS);
+        p.on_sent(at_ms(0), MSS, 10 * MSS, srtt);
         // Gate closed but nothing waiting: no timer.
         assert!(!p.may_send(at_ms(1), 10 * MSS, srtt, false));
         assert_eq!(p.wake_at(10 * MSS, srtt), None);
@@ -303,7 +355,7 @@ mod tests {
     fn growing_window_shortens_the_wait() {
         let mut p = Pacer::new(PacingConfig::default());
         let srtt = Some(ms(100));
-        p.on_sent(at_ms(0), MSS);
+        p.on_sent(at_ms(0), MSS, 10 * MSS, srtt);
         assert!(!p.may_send(at_ms(1), 10 * MSS, srtt, true));
         assert_eq!(p.wake_at(10 * MSS, srtt), Some(at_ms(9)));
         // cwnd doubled by ACKs meanwhile: the held segment may go at 4.5 ms.
@@ -315,18 +367,94 @@ mod tests {
     fn idle_time_earns_no_burst() {
         let mut p = Pacer::new(PacingConfig::default());
         let srtt = Some(ms(100));
-        p.on_sent(at_ms(0), MSS);
+        p.on_sent(at_ms(0), MSS, 10 * MSS, srtt);
         // A second later the first segment goes at once, the next waits.
         assert!(p.may_send(at_ms(1000), 10 * MSS, srtt, true));
-        p.on_sent(at_ms(1000), MSS);
+        p.on_sent(at_ms(1000), MSS, 10 * MSS, srtt);
         assert!(!p.may_send(at_ms(1000), 10 * MSS, srtt, true));
         assert_eq!(p.wake_at(10 * MSS, srtt), Some(at_ms(1009)));
+    }
+
+    /// Sends as a driver whose timer fires only on whole `tick`s would:
+    /// every wake-up sends what the pacer lets out, then sleeps until the
+    /// first tick at or after the release instant. Returns how many
+    /// segments left within `span`.
+    fn sent_with_coarse_timer(burst: Duration, tick: Duration, span: Duration) -> usize {
+        let mut p = Pacer::new(PacingConfig {
+            fraction_per_mille: 1000,
+            burst,
+        });
+        let srtt = Some(ms(10));
+        // 100 segments per 10 ms: one every 100 us, ten per 1 ms tick.
+        let cwnd = 100 * MSS;
+        let tick_ns = tick.as_nanos() as u64;
+        let mut now = at_ms(0);
+        let mut sent = 0;
+        while now < at_ms(0) + span {
+            while p.may_send(now, cwnd, srtt, true) {
+                p.on_sent(now, MSS, cwnd, srtt);
+                sent += 1;
+            }
+            let wake = p.wake_at(cwnd, srtt).unwrap().as_nanos();
+            now = Instant::from_nanos(wake.div_ceil(tick_ns) * tick_ns);
+        }
+        sent
+    }
+
+    #[test]
+    fn a_coarse_timer_keeps_the_rate_with_a_burst_of_one_tick() {
+        let span = ms(100);
+        // Exact pacing and an exact timer: 1000 segments in 100 ms.
+        let exact = sent_with_coarse_timer(Duration::ZERO, Duration::from_nanos(1), span);
+        assert_eq!(exact, 1000);
+        // A 1 ms timer without burst: one segment per tick.
+        let strict = sent_with_coarse_timer(Duration::ZERO, ms(1), span);
+        assert_eq!(strict, 100);
+        // With one tick of burst, the late wake-ups catch up.
+        let caught_up = sent_with_coarse_timer(ms(1), ms(1), span);
+        assert!((990..=1010).contains(&caught_up), "{caught_up}");
+    }
+
+    #[test]
+    fn burst_bounds_the_catch_up_after_idle() {
+        let mut p = Pacer::new(PacingConfig {
+            fraction_per_mille: 1000,
+            burst: ms(2),
+        });
+        let srtt = Some(ms(100));
+        let cwnd = 10 * MSS; // one segment per 10 ms
+        p.on_sent(at_ms(0), MSS, cwnd, srtt);
+        // A second of silence earns at most 2 ms of sending: the first
+        // segment at once (booked 2 ms back), the next 8 ms later.
+        let now = at_ms(1000);
+        assert!(p.may_send(now, cwnd, srtt, true));
+        p.on_sent(now, MSS, cwnd, srtt);
+        assert!(!p.may_send(now, cwnd, srtt, true));
+        assert_eq!(p.wake_at(cwnd, srtt), Some(at_ms(1008)));
+        // An unpaced segment sent before its release is booked at its own
+        // departure, never in the future.
+        p.on_sent(at_ms(1001), MSS, cwnd, srtt);
+        assert_eq!(p.release_at(cwnd, srtt), Some(at_ms(1011)));
+    }
+
+    #[test]
+    fn min_burst_raises_but_never_lowers_and_is_capped() {
+        let c = PacingConfig::default();
+        assert_eq!(c.with_min_burst(ms(1)).burst, ms(1));
+        let c = PacingConfig { burst: ms(5), ..c };
+        assert_eq!(c.with_min_burst(ms(1)).burst, ms(5));
+        assert_eq!(c.with_min_burst(ms(500)).burst, PacingConfig::MAX_BURST);
+        assert!(!PacingConfig {
+            burst: ms(101),
+            ..c
+        }
+        .is_valid());
     }
 
     #[test]
     fn large_window_and_tiny_srtt_do_not_pace() {
         let mut p = Pacer::new(PacingConfig::default());
-        p.on_sent(at_ms(0), MSS);
+        p.on_sent(at_ms(0), MSS, 10 * MSS, Some(ms(100)));
         // A huge window: the per-segment gap rounds to zero.
         assert_eq!(p.gap(MSS, u64::MAX, ms(100)), Duration::ZERO);
         assert!(p.may_send(at_ms(0), u64::MAX, Some(ms(100)), true));
@@ -353,7 +481,7 @@ mod tests {
         );
         assert!(p.gap(u64::MAX - 1, u64::MAX, Duration::MAX) <= Duration::from_nanos(u64::MAX));
         let mut q = Pacer::new(PacingConfig::default());
-        q.on_sent(Instant::from_nanos(u64::MAX - 1), u64::MAX);
+        q.on_sent(Instant::from_nanos(u64::MAX - 1), u64::MAX, 1, None);
         // The release instant saturates at the far future.
         assert_eq!(
             q.release_at(1, Some(Duration::MAX)),
@@ -362,14 +490,16 @@ mod tests {
         // Out-of-range fractions are clamped, not trusted.
         assert_eq!(
             Pacer::new(PacingConfig {
-                fraction_per_mille: 0
+                fraction_per_mille: 0,
+                burst: Duration::ZERO,
             })
             .fraction_per_mille(),
             1
         );
         assert_eq!(
             Pacer::new(PacingConfig {
-                fraction_per_mille: 5000
+                fraction_per_mille: 5000,
+                burst: Duration::ZERO,
             })
             .fraction_per_mille(),
             1000
