@@ -15,7 +15,19 @@
 //!   API;
 //! - [`testing`]: a deterministic in-memory pipe for tests and benchmarks;
 //! - [`ack_path`]: in-network ACK management for reverse-path queues;
-//! - [`emu`] and [`lab`]: the link emulator and the experiments run on it.
+//! - `emu` and `lab`: the link emulator and the experiments run on it
+//!   (behind the features of the same names).
+//!
+//! # Cargo features
+//!
+//! With `default-features = false` the crate is the sans-IO core alone
+//! (`wire`, `connection`, `sender`, `receiver`, `estimators`, `ack_path`,
+//! `testing`), depending only on smoltcp's wire types, `tracing` and
+//! `rand_core`. The features add `emu` (the link emulator), `lab` (the
+//! experiments, implies `emu`), `tokio` (`net`, and with `lab` the file
+//! transfer and `relay`), `quic` (quinn-proto integration), `quic-net`
+//! (QUIC over real sockets) and `cli` (the `ackwise` binary); the default
+//! enables them all.
 //!
 //! Nothing here reads a clock or a random source of its own: every call
 //! takes `now`, and randomness comes from a seeded RNG the caller hands in.
@@ -49,15 +61,17 @@
 
 pub mod ack_path;
 pub mod connection;
+#[cfg(feature = "emu")]
 pub mod emu;
 pub mod estimators;
+#[cfg(feature = "lab")]
 pub mod lab;
 #[cfg(feature = "tokio")]
 pub mod net;
 #[cfg(feature = "quic")]
 pub mod quic;
 pub mod receiver;
-#[cfg(feature = "tokio")]
+#[cfg(all(feature = "tokio", feature = "lab"))]
 pub mod relay;
 pub mod sender;
 pub mod testing;

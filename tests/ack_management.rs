@@ -1,6 +1,7 @@
 //! In-network ACK management in the emulator: ACK filtering at the slow
 //! reverse link (paper 000) and ACK delay control at the forward
 //! router (paper 001), with real connections end to end.
+#![cfg(feature = "lab")]
 
 use ackwise::ack_path::{AckBufferConfig, DelayControlConfig, Filter, Service};
 use ackwise::connection::{AckPolicyConfig, Config};

@@ -4,6 +4,7 @@
 //! table). The path is a single bottleneck with a drop-tail queue, so the
 //! honest flow reaches congestion avoidance and loss recovery, where the
 //! ACK-counting and duplicate-ACK rules are exposed.
+#![cfg(feature = "lab")]
 
 use ackwise::connection::{Config, Connection};
 use ackwise::lab::Strategy;

@@ -1,6 +1,7 @@
 //! ECN end to end (RFC 3168) over the emulator: a RED bottleneck that
 //! marks ECN-capable packets instead of dropping them early, shared by a
 //! flow that negotiated ECN and one that did not.
+#![cfg(feature = "emu")]
 
 use ackwise::connection::{AckPolicyConfig, Config};
 use ackwise::emu::{self, DumbbellSpec, FlowParams, QueueSpec, Scenario, DUMBBELL_MIDDLE};

@@ -4,6 +4,7 @@
 //! Configs use MSS 1000 with timestamps off, so that data segments carry
 //! exactly 1000 payload bytes as in the papers (the connection would
 //! subtract 12 bytes of timestamp option from the MSS otherwise).
+#![cfg(feature = "emu")]
 
 use ackwise::connection::{AckPolicyConfig, Config};
 use ackwise::emu::{

@@ -5,6 +5,7 @@
 //! user would.
 //! Random contents come from a seeded generator; a failing test prints
 //! its seed.
+#![cfg(all(feature = "tokio", feature = "lab"))]
 #![cfg(all(feature = "tokio", feature = "cli"))]
 
 use ackwise::lab::Strategy;

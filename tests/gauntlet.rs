@@ -3,6 +3,7 @@
 //! the merged file must equal a single unsharded run's byte for byte.
 //! Skipped when `parallel` is missing, unless `ACKWISE_REQUIRE_PARALLEL=1`
 //! (CI sets it, so a broken install cannot pass silently).
+#![cfg(feature = "cli")]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -1,6 +1,7 @@
 //! The `ackwise lab` command as a user meets it: a table from the default
 //! run, identical JSON for identical seeds, and one clear line with exit
 //! status 2 for every kind of bad input.
+#![cfg(feature = "cli")]
 
 use std::path::PathBuf;
 use std::process::{Command, Output};

@@ -2,6 +2,7 @@
 //! comparison with every byte delivered intact: a stall in any mechanism
 //! (a request group never closed, a held burst never released) shows up
 //! here as an unfinished flow.
+#![cfg(feature = "lab")]
 
 use ackwise::lab::{self, RunPlan, Strategy};
 

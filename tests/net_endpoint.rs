@@ -1,7 +1,7 @@
 //! The tokio endpoint on 127.0.0.1: transfers with digests, many
 //! concurrent connections, garbage at the server's port, refused and
 //! timed-out connects, and a client that disappears mid-transfer.
-
+#![cfg(feature = "tokio")]
 #![cfg(feature = "tokio")]
 
 use ackwise::connection::Config;

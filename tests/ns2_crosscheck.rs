@@ -3,6 +3,7 @@
 //! the tolerance. Skipped when `ns` is missing, unless
 //! `ACKWISE_REQUIRE_NS2=1` (CI sets it, so a broken install cannot pass
 //! silently).
+#![cfg(feature = "lab")]
 
 use ackwise::lab::crosscheck::{self, Reference};
 use ackwise::lab::ns2;

@@ -6,6 +6,7 @@
 //! comparison is a ratio between them, so machine speed cancels out. The
 //! file holds a single test, so no other test of this binary loads the
 //! machine while it measures.
+#![cfg(all(feature = "tokio", feature = "lab"))]
 #![cfg(all(feature = "tokio", feature = "cli"))]
 
 use ackwise::connection::Config;

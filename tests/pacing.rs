@@ -5,6 +5,7 @@
 //!
 //! Configs use MSS 1000 with timestamps off, as in `tests/emu.rs`, so that
 //! data segments carry exactly 1000 payload bytes.
+#![cfg(feature = "emu")]
 
 use ackwise::connection::{AckPolicyConfig, Config, ConfigError, Decrease, PacingConfig};
 use ackwise::emu::{

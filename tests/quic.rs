@@ -2,6 +2,7 @@
 //! under seeded loss, the ACK-frequency policies' effect on ACK-only
 //! packets, determinism of the measured figures, and QUIC beside
 //! TCP-style flows in a lab run.
+#![cfg(feature = "quic-net")]
 #![cfg(feature = "quic")]
 
 use ackwise::connection::Config;

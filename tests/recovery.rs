@@ -1,6 +1,7 @@
 //! Loss recovery across sender, receiver and emulator (issue 18): the
 //! lab's scenarios run end to end and the counters show whether recovery
 //! repaired each loss once, without a timeout.
+#![cfg(feature = "lab")]
 
 use ackwise::lab::{self, Point, Preset, RunPlan, RunRecord, ScenarioFile, Strategy};
 

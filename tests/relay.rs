@@ -1,6 +1,7 @@
 //! The relay over real UDP sockets on 127.0.0.1: rate, delay, loss,
 //! buffer overflow, the reverse direction, the reverse hook, and the
 //! in-network ACK management (papers 000 and 001) plugged into it.
+#![cfg(all(feature = "tokio", feature = "lab"))]
 #![cfg(feature = "tokio")]
 
 use ackwise::ack_path::{Filter, Service};

@@ -2,6 +2,7 @@
 //! a transfer that moves steadily completes however long its queued data
 //! takes to drain, and the sender's progress never runs ahead of what the
 //! receiver acknowledged.
+#![cfg(all(feature = "tokio", feature = "lab"))]
 #![cfg(all(feature = "tokio", feature = "cli"))]
 
 use ackwise::connection::Stats;

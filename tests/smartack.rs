@@ -1,5 +1,6 @@
 //! Smartacking and ACC on the emulator: the receiver-side policies of
 //! paper 004, driven by real connections over a 1-0 path.
+#![cfg(feature = "lab")]
 
 use ackwise::connection::{AckPolicyConfig, Config};
 use ackwise::emu::{self, LossModel};

@@ -9,7 +9,6 @@ use crate::sender::CongestionControl;
 use crate::sender::PacingConfig;
 use crate::sender::{AdaptivePerWindow, EveryN, PerWindow, Requester};
 use crate::time::Duration;
-use thiserror::Error;
 
 /// How the receiver decides when to acknowledge.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -387,10 +386,9 @@ impl Config {
 }
 
 /// A configuration value that cannot work.
-#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ConfigError {
     /// A field is out of range.
-    #[error("config field `{field}`: {problem}")]
     Invalid {
         /// field name
         field: &'static str,
@@ -398,6 +396,19 @@ pub enum ConfigError {
         problem: &'static str,
     },
 }
+
+// Written out rather than derived: the bare core needs no proc-macro crates.
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ConfigError::Invalid { field, problem } => {
+                write!(f, "config field `{field}`: {problem}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for ConfigError {}
 
 fn invalid(field: &'static str, problem: &'static str) -> Result<(), ConfigError> {
     Err(ConfigError::Invalid { field, problem })

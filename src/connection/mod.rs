@@ -28,7 +28,7 @@ use crate::time::{Duration, Instant};
 use crate::wire::{AckRequest, Checksum, Flags, SegmentRepr, SeqNum, WireError};
 use rand_core::RngCore;
 use std::collections::VecDeque;
-use thiserror::Error;
+use std::fmt;
 
 /// RFC 9293 connection states.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,22 +56,17 @@ pub enum State {
 }
 
 /// Why a connection ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CloseReason {
     /// Both sides closed and every byte was acknowledged.
-    #[error("closed normally")]
     Normal,
     /// The peer sent a reset.
-    #[error("connection reset by peer")]
     Reset,
     /// We aborted.
-    #[error("connection aborted locally")]
     Aborted,
     /// The handshake or the peer went silent for too long.
-    #[error("connection timed out")]
     TimedOut,
     /// The peer answered our SYN with a reset.
-    #[error("connection refused")]
     Refused,
 }
 
@@ -87,16 +82,13 @@ pub enum Event {
 }
 
 /// Why an arriving segment was not processed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SegmentError {
     /// It did not parse.
-    #[error("malformed segment: {0}")]
-    Malformed(#[from] WireError),
+    Malformed(WireError),
     /// It belongs to another connection.
-    #[error("segment for another port pair")]
     WrongPorts,
     /// It is not a SYN, so it cannot open a connection.
-    #[error("not a SYN")]
     NotSyn,
 }
 
@@ -627,14 +619,84 @@ impl Connection {
 }
 
 /// Why a SYN could not be accepted.
-#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AcceptError {
     /// The configuration is invalid.
-    #[error(transparent)]
-    Config(#[from] ConfigError),
+    Config(ConfigError),
     /// The segment is not a valid SYN.
-    #[error(transparent)]
-    Segment(#[from] SegmentError),
+    Segment(SegmentError),
+}
+
+// The error traits are written out rather than derived so that the bare
+// core needs no proc-macro crates.
+impl fmt::Display for CloseReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            CloseReason::Normal => "closed normally",
+            CloseReason::Reset => "connection reset by peer",
+            CloseReason::Aborted => "connection aborted locally",
+            CloseReason::TimedOut => "connection timed out",
+            CloseReason::Refused => "connection refused",
+        })
+    }
+}
+
+impl std::error::Error for CloseReason {}
+
+impl fmt::Display for SegmentError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SegmentError::Malformed(e) => write!(f, "malformed segment: {e}"),
+            SegmentError::WrongPorts => f.write_str("segment for another port pair"),
+            SegmentError::NotSyn => f.write_str("not a SYN"),
+        }
+    }
+}
+
+impl std::error::Error for SegmentError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            SegmentError::Malformed(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl From<WireError> for SegmentError {
+    fn from(e: WireError) -> Self {
+        SegmentError::Malformed(e)
+    }
+}
+
+impl fmt::Display for AcceptError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            AcceptError::Config(e) => e.fmt(f),
+            AcceptError::Segment(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for AcceptError {
+    // Transparent: the inner error's own cause, as its message is shown.
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            AcceptError::Config(e) => std::error::Error::source(e),
+            AcceptError::Segment(e) => std::error::Error::source(e),
+        }
+    }
+}
+
+impl From<ConfigError> for AcceptError {
+    fn from(e: ConfigError) -> Self {
+        AcceptError::Config(e)
+    }
+}
+
+impl From<SegmentError> for AcceptError {
+    fn from(e: SegmentError) -> Self {
+        AcceptError::Segment(e)
+    }
 }
 
 /// The sequence number of receive-stream offset `offset`.

@@ -23,6 +23,7 @@ mod error;
 mod shared;
 mod stats;
 mod stream;
+#[cfg(feature = "lab")]
 pub mod transfer;
 
 pub use endpoint::{Endpoint, EndpointConfig};

@@ -5,13 +5,12 @@
 //! with real links and queues is a separate module; this one exists so the
 //! transport can be tested and benchmarked on its own.
 
+use super::rng::TestRng;
 use crate::connection::{AcceptError, Config, ConfigError, Connection, Event};
 use crate::time::{Duration, Instant};
-use rand_chacha::ChaCha8Rng;
-use rand_core::{RngCore, SeedableRng};
+use rand_core::RngCore;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
-use thiserror::Error;
 
 /// Impairments of the pipe, applied independently to each direction.
 #[derive(Debug, Clone, PartialEq)]
@@ -45,14 +44,43 @@ impl Default for PipeConfig {
 }
 
 /// Why a pipe could not run.
-#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PipeError {
     /// A connection configuration is invalid.
-    #[error(transparent)]
-    Config(#[from] ConfigError),
+    Config(ConfigError),
     /// The server could not accept the client's SYN.
-    #[error(transparent)]
-    Accept(#[from] AcceptError),
+    Accept(AcceptError),
+}
+
+// Written out rather than derived: the bare core needs no proc-macro crates.
+impl std::fmt::Display for PipeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PipeError::Config(e) => e.fmt(f),
+            PipeError::Accept(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for PipeError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            PipeError::Config(e) => std::error::Error::source(e),
+            PipeError::Accept(e) => std::error::Error::source(e),
+        }
+    }
+}
+
+impl From<ConfigError> for PipeError {
+    fn from(e: ConfigError) -> Self {
+        PipeError::Config(e)
+    }
+}
+
+impl From<AcceptError> for PipeError {
+    fn from(e: AcceptError) -> Self {
+        PipeError::Accept(e)
+    }
 }
 
 /// Which end of the pipe.
@@ -93,7 +121,7 @@ pub struct PipeStats {
 pub struct Pipe {
     config: PipeConfig,
     now: Instant,
-    rng: ChaCha8Rng,
+    rng: TestRng,
     client: Connection,
     server: Option<Connection>,
     server_config: Config,
@@ -120,7 +148,7 @@ impl Pipe {
     /// with `server`. The clock starts at zero.
     pub fn new(config: PipeConfig, client: Config, server: Config) -> Result<Pipe, PipeError> {
         server.validate()?;
-        let mut rng = ChaCha8Rng::seed_from_u64(config.seed);
+        let mut rng = TestRng::seed_from_u64(config.seed);
         let now = Instant::ZERO;
         let segment_buf = usize::from(client.mss.max(server.mss)) + HEADER_ROOM;
         let client = Connection::connect(client, now, 40_000, 80, &mut rng)?;

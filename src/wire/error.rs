@@ -1,18 +1,16 @@
 //! Typed parse and emit errors.
 
-use thiserror::Error;
+use core::fmt;
 
 /// Why a segment could not be parsed or emitted.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WireError {
     /// Fewer bytes than a TCP header.
-    #[error("segment shorter than a TCP header ({len} bytes)")]
     Truncated {
         /// bytes available
         len: usize,
     },
     /// Data offset below 5 words or past the end of the buffer.
-    #[error("bad data offset: header length {header_len} bytes for a {len}-byte segment")]
     BadDataOffset {
         /// header length the segment claims, in bytes
         header_len: usize,
@@ -20,14 +18,12 @@ pub enum WireError {
         len: usize,
     },
     /// An option's length byte runs past the end of the header.
-    #[error("option kind {kind} overruns the TCP header")]
     OptionOverrun {
         /// option kind
         kind: u8,
     },
     /// An option's length is impossible for its kind (including 0 and 1,
     /// which would make the option loop or overlap its own length byte).
-    #[error("option kind {kind} has invalid length {len}")]
     BadOptionLength {
         /// option kind
         kind: u8,
@@ -35,22 +31,18 @@ pub enum WireError {
         len: u8,
     },
     /// A SACK option with more blocks than fit in a TCP header.
-    #[error("SACK option with {blocks} blocks (at most 4 fit)")]
     TooManySackBlocks {
         /// blocks claimed
         blocks: usize,
     },
     /// The checksum does not match.
-    #[error("bad checksum")]
     BadChecksum,
     /// The options do not fit into the 40 bytes a TCP header allows.
-    #[error("options need {len} bytes, a TCP header holds 40")]
     OptionsTooLong {
         /// bytes needed
         len: usize,
     },
     /// The output buffer is too small for the segment.
-    #[error("buffer of {have} bytes too small for a {need}-byte segment")]
     BufferTooSmall {
         /// bytes needed
         need: usize,
@@ -58,3 +50,40 @@ pub enum WireError {
         have: usize,
     },
 }
+
+// Written out rather than derived so that the bare core needs no
+// proc-macro crates (see the crate's "use as a library" docs).
+impl fmt::Display for WireError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            WireError::Truncated { len } => {
+                write!(f, "segment shorter than a TCP header ({len} bytes)")
+            }
+            WireError::BadDataOffset { header_len, len } => write!(
+                f,
+                "bad data offset: header length {header_len} bytes for a {len}-byte segment"
+            ),
+            WireError::OptionOverrun { kind } => {
+                write!(f, "option kind {kind} overruns the TCP header")
+            }
+            WireError::BadOptionLength { kind, len } => {
+                write!(f, "option kind {kind} has invalid length {len}")
+            }
+            WireError::TooManySackBlocks { blocks } => {
+                write!(f, "SACK option with {blocks} blocks (at most 4 fit)")
+            }
+            WireError::BadChecksum => f.write_str("bad checksum"),
+            WireError::OptionsTooLong { len } => {
+                write!(f, "options need {len} bytes, a TCP header holds 40")
+            }
+            WireError::BufferTooSmall { need, have } => {
+                write!(
+                    f,
+                    "buffer of {have} bytes too small for a {need}-byte segment"
+                )
+            }
+        }
+    }
+}
+
+impl std::error::Error for WireError {}
