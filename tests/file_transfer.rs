@@ -8,6 +8,7 @@
 #![cfg(all(feature = "tokio", feature = "lab"))]
 #![cfg(all(feature = "tokio", feature = "cli"))]
 
+use ackwise::connection::AckPolicyConfig;
 use ackwise::lab::Strategy;
 use ackwise::net::transfer::{
     self, protocol, ReceiveOptions, SendOptions, Silent, StatsSource, TransferError, Verdict,
@@ -258,6 +259,7 @@ async fn a_sender_that_vanishes_mid_file_leaves_nothing_behind() {
     let header = protocol::Header {
         name: "big.bin".into(),
         length_bytes: 10_000_000,
+        strategy: None,
     };
     protocol::write_header(&mut s, &header).await.unwrap();
     assert_eq!(
@@ -291,6 +293,7 @@ async fn a_silent_sender_times_out_and_leaves_nothing_behind() {
     let header = protocol::Header {
         name: "slow.bin".into(),
         length_bytes: 1000,
+        strategy: None,
     };
     protocol::write_header(&mut a, &header).await.unwrap();
     a.write_all(&[1u8; 10]).await.unwrap();
@@ -321,6 +324,7 @@ async fn bad_names_are_refused_at_both_ends() {
         let header = protocol::Header {
             name: bad.into(),
             length_bytes: 3,
+            strategy: None,
         };
         protocol::write_header(&mut a, &header).await.unwrap();
         let verdict = protocol::read_verdict(&mut a).await.unwrap().unwrap();
@@ -570,6 +574,160 @@ async fn serve_takes_concurrent_senders_over_ackwise() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// Runs `ackwise recv` (library form) with `receiver` as its strategy
+/// (`None`: follow the sender) and sends one 3 MB file with `sender`;
+/// returns the sender's summary.
+async fn send_with_strategies(
+    test: &str,
+    receiver: Option<Strategy>,
+    sender: Strategy,
+) -> transfer::Summary {
+    let dir = scratch(test);
+    let port = std::net::UdpSocket::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let listen = format!("127.0.0.1:{port}");
+    let mut options = ReceiveOptions::new(dir.join("out"));
+    options.strategy = receiver;
+    let plan = transfer::ServePlan {
+        listen: listen.clone(),
+        transport: transfer::Transport::Ackwise,
+        strategy: receiver.unwrap_or(Strategy::DEFAULT),
+        mss: 1400,
+        options,
+        console: transfer::ConsoleMode::Quiet,
+    };
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(async move {
+        transfer::serve(&plan, async {
+            let _ = stopped.await;
+        })
+        .await
+    });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let (paths, _) = make_files(&dir, 77, &[3_000_000]);
+    let plan = transfer::SendPlan {
+        paths,
+        to: listen,
+        transport: transfer::Transport::Ackwise,
+        strategy: sender,
+        mss: 1400,
+        connect_timeout: Duration::from_secs(5),
+        quic_cert_sha256: None,
+        options: SendOptions::default(),
+        console: transfer::ConsoleMode::Quiet,
+    };
+    let summary = transfer::run_send(&plan).await.unwrap();
+    let _ = stop.send(());
+    server.await.unwrap().unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    summary
+}
+
+/// A receiving stream that records the ACK policies the receiver asks
+/// its transport for.
+struct PolicyRecorder {
+    inner: tokio::io::DuplexStream,
+    asked: std::sync::Arc<std::sync::Mutex<Vec<AckPolicyConfig>>>,
+}
+
+impl AsyncRead for PolicyRecorder {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_read(cx, buf)
+    }
+}
+
+impl AsyncWrite for PolicyRecorder {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.inner).poll_write(cx, buf)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}
+
+impl StatsSource for PolicyRecorder {
+    fn set_ack_policy(&mut self, policy: AckPolicyConfig) -> bool {
+        self.asked.lock().unwrap().push(policy);
+        true
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_receiver_without_a_strategy_follows_the_senders() {
+    // The sender names `ae` in its headers; a receiver started without a
+    // strategy of its own switches its transport to ACK-every-segment
+    // before the content comes (the switch itself is tested in the
+    // connection's unit tests), and to the polled policy for `4w`.
+    for (strategy, expect) in [
+        ("ae", AckPolicyConfig::Every),
+        (
+            "4w",
+            AckPolicyConfig::Polled {
+                fallback: Duration::from_millis(100),
+            },
+        ),
+    ] {
+        let dir = scratch(&format!("follow-{strategy}"));
+        let (paths, _) = make_files(&dir, 5, &[100_000, 7]);
+        let files = transfer::open_files(&paths).unwrap();
+        let (mut a, b) = tokio::io::duplex(64 * 1024);
+        let asked = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let mut b = PolicyRecorder {
+            inner: b,
+            asked: asked.clone(),
+        };
+        let out = dir.join("out");
+        let receiver = tokio::spawn(async move {
+            transfer::receive_files(&mut b, &ReceiveOptions::new(out), &mut Silent).await
+        });
+        let options = SendOptions {
+            strategy: Some(strategy.into()),
+            ..SendOptions::default()
+        };
+        let sent = transfer::send_files(&mut a, files, &options, &mut Silent)
+            .await
+            .unwrap();
+        let received = receiver.await.unwrap().unwrap();
+        assert!(sent.all_ok() && received.all_ok(), "{strategy}");
+        assert_eq!(*asked.lock().unwrap(), vec![expect; 2], "{strategy}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_receiver_with_its_own_strategy_refuses_a_mismatch_and_names_both() {
+    let summary = send_with_strategies("mismatch", Some(Strategy::AE), Strategy::W4).await;
+    let verdict = &summary.files[0].verdict;
+    let Verdict::StrategyMismatch(reason) = verdict else {
+        panic!("expected a strategy mismatch, got {verdict}");
+    };
+    assert!(
+        reason.contains("`4w`") && reason.contains("--strategy ae"),
+        "{reason}"
+    );
+    assert_eq!(summary.files[0].bytes, 0);
+    // Polled strategies share one receiver: 2w against a 4w receiver is
+    // fine.
+    let summary = send_with_strategies("same-policy", Some(Strategy::W4), Strategy::W2).await;
+    assert!(summary.all_ok(), "{summary}");
+}
+
 /// Starts a file of `length_bytes` by hand, sends `sent_bytes` of it and
 /// waits for the receiver's partial file to appear; returns the stream.
 async fn half_sent(
@@ -584,6 +742,7 @@ async fn half_sent(
     let header = protocol::Header {
         name: "half.bin".into(),
         length_bytes,
+        strategy: None,
     };
     protocol::write_header(&mut s, &header).await.unwrap();
     assert_eq!(

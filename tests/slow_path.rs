@@ -72,6 +72,7 @@ async fn a_slow_steady_transfer_outlasts_the_idle_timeout_and_progress_follows_a
     };
     let options = SendOptions {
         idle_timeout: Duration::from_secs(2),
+        ..SendOptions::default()
     };
     let started = Instant::now();
     let files = transfer::open_files(&[dir.join("slow.bin")]).unwrap();

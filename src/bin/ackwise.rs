@@ -183,10 +183,11 @@ struct RecvArgs {
     /// Directory the files land in (it must exist).
     #[arg(long, value_name = "DIR")]
     out: std::path::PathBuf,
-    /// Strategy, a lab name: the receiver takes its ACK policy from it.
-    /// Give the sender the same name.
-    #[arg(long, default_value = Strategy::DEFAULT_NAME)]
-    strategy: String,
+    /// Strategy, a lab name. Without it the receiver acknowledges as the
+    /// strategy the sender names does; with it, a sender whose strategy
+    /// needs another ACK policy is refused before any data moves.
+    #[arg(long)]
+    strategy: Option<String>,
     #[command(flatten)]
     carrier: CarrierArgs,
     /// Replace existing files (by default a file whose name exists is
@@ -553,7 +554,10 @@ fn send_command(args: SendArgs) -> ExitCode {
         mss: args.carrier.mss,
         connect_timeout,
         quic_cert_sha256,
-        options: SendOptions { idle_timeout: idle },
+        options: SendOptions {
+            idle_timeout: idle,
+            ..SendOptions::default()
+        },
         console: console(args.quiet),
     };
     let rt = match runtime() {
@@ -592,8 +596,9 @@ fn send_command(args: SendArgs) -> ExitCode {
 }
 
 fn recv_command(args: RecvArgs) -> ExitCode {
+    let named = args.strategy.as_deref().unwrap_or(Strategy::DEFAULT_NAME);
     let (strategy, transport, idle) =
-        match transfer_flags(&args.strategy, &args.carrier.transport, &args.idle_timeout) {
+        match transfer_flags(named, &args.carrier.transport, &args.idle_timeout) {
             Ok(flags) => flags,
             Err(e) => return usage(e),
         };
@@ -603,6 +608,7 @@ fn recv_command(args: RecvArgs) -> ExitCode {
     let mut options = ReceiveOptions::new(args.out);
     options.overwrite = args.overwrite;
     options.idle_timeout = idle;
+    options.strategy = args.strategy.is_some().then_some(strategy);
     let plan = transfer::ServePlan {
         listen: args.listen,
         transport,

@@ -361,6 +361,28 @@ impl Connection {
         });
     }
 
+    /// Switches how this end acknowledges the data it receives, for
+    /// example once the application has learned which strategy the peer's
+    /// sender runs. Takes effect from the next arriving segment; an ACK
+    /// already owed is still sent. The policy is checked as
+    /// [`Config::validate`] would, and on error nothing changes.
+    ///
+    /// The ACK-request option was agreed in the handshake: switching to
+    /// [`AckPolicyConfig::Polled`] only sees requests if this end's
+    /// `ack_requests` was on then.
+    pub fn set_ack_policy(&mut self, policy: AckPolicyConfig) -> Result<(), ConfigError> {
+        Config {
+            ack_policy: policy,
+            ..self.config.clone()
+        }
+        .validate()?;
+        self.config.ack_policy = policy;
+        if let Some(recv) = self.recv.as_mut() {
+            recv.policy = policy.build();
+        }
+        Ok(())
+    }
+
     /// Current state.
     pub fn state(&self) -> State {
         self.state

@@ -584,3 +584,43 @@ fn a_timeout_caused_by_lost_acks_is_undone_by_dsack() {
         assert_eq!(got, data[..written]);
     }
 }
+
+#[test]
+fn the_ack_policy_can_be_switched_on_an_open_connection() {
+    // The server starts polled (it would send a handful of ACKs for a
+    // 4W sender) and is switched to ACK-every-segment once established,
+    // as a file receiver does when the sender names its strategy.
+    let mut pipe = established_pipe(fast_config(), fast_config());
+    let server = pipe.server().unwrap();
+    let bad = AckPolicyConfig::Delayed {
+        max_delay: Duration::from_secs(2),
+        segments: 2,
+    };
+    assert!(matches!(
+        server.set_ack_policy(bad),
+        Err(ConfigError::Invalid { .. })
+    ));
+    server.set_ack_policy(AckPolicyConfig::Every).unwrap();
+    let acks_before = server.stats().pure_acks_sent;
+    let data = vec![7u8; 200 * 1448];
+    let mut written = 0;
+    let mut buf = vec![0u8; 64 << 10];
+    let mut read = 0;
+    let ok = pipe
+        .run_until(Instant::from_millis(60_000), |p| {
+            written += p.client().write(&data[written..]);
+            if let Some(s) = p.server() {
+                read += s.read(&mut buf);
+            }
+            read == data.len()
+        })
+        .unwrap();
+    assert!(ok, "transfer did not finish");
+    let server = pipe.server().unwrap();
+    let acks = server.stats().pure_acks_sent - acks_before;
+    let segments = server.stats().data_segments_received;
+    assert!(
+        acks + 2 >= segments,
+        "{acks} ACKs for {segments} segments: the switch did not take"
+    );
+}

@@ -152,6 +152,16 @@ impl Stream {
         self.shared.lock().closed
     }
 
+    /// Switches how this end acknowledges what it receives (see
+    /// [`Connection::set_ack_policy`](crate::connection::Connection::set_ack_policy)):
+    /// a file receiver follows the strategy the sender names this way.
+    pub fn set_ack_policy(
+        &self,
+        policy: crate::connection::AckPolicyConfig,
+    ) -> Result<(), crate::connection::ConfigError> {
+        self.shared.lock().conn.set_ack_policy(policy)
+    }
+
     /// Resets the connection: a RST goes out and both directions fail
     /// from now on with `ConnectionAborted`.
     pub fn abort(&self) {

@@ -91,15 +91,15 @@ pub fn check_mss(mss: u16) -> Result<(), TransferError> {
 /// lab's mapping ([`Strategy::apply`]) so that a name means the same in
 /// the lab and on sockets.
 ///
-/// Both ends build their configuration from their own `--strategy`. What
-/// matters for a file transfer, where data flows from sender to receiver:
-/// the *sender* uses the strategy's ACK requests (2W, 4W, A4L4, ...),
-/// byte-counting limit and congestion options; the *receiver* uses its
-/// ACK policy (every, delayed, polled, smart, acc). Give both the same
-/// name. A polled receiver (any of `a4l4`, `a8l8`, `2w`, `4w`, `2waf`,
-/// `4waf`, `4w-adaptive`) answers whatever a polling sender asks and
-/// gives delayed ACKs to a sender that does not poll, so it serves every
-/// sender.
+/// What matters for a file transfer, where data flows from sender to
+/// receiver: the *sender* uses the strategy's ACK requests (2W, 4W, A4L4,
+/// ...), byte-counting limit and congestion options; the *receiver* uses
+/// its ACK policy (every, delayed, polled, smart, acc). The sender names
+/// its strategy in each file header ([`SendOptions::strategy`]) and a
+/// receiver without one of its own ([`ReceiveOptions::strategy`] `None`)
+/// switches to that strategy's ACK policy; until then it runs the polled
+/// receiver, which answers whatever a polling sender asks and gives
+/// delayed ACKs to a sender that does not poll.
 ///
 /// On top of the defaults of [`Config`]: the given `mss` (see
 /// [`DEFAULT_MSS`]; the smaller of the two ends' applies), Nagle off (the transfer writes
@@ -217,8 +217,13 @@ pub async fn run_send_until(
     match plan.transport {
         Transport::Ackwise => {
             let (endpoint, mut stream) = first_of(&addrs, |a| connect_ackwise(a, plan)).await?;
+            // The receiver follows the strategy the headers name.
+            let options = SendOptions {
+                strategy: Some(plan.strategy.name()),
+                ..plan.options.clone()
+            };
             let result = tokio::select! {
-                r = send_files(&mut stream, files, &plan.options, &mut console) => r,
+                r = send_files(&mut stream, files, &options, &mut console) => r,
                 () = interrupt => Err(TransferError::Interrupted),
             };
             if result.is_err() {

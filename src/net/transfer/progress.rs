@@ -26,6 +26,13 @@ pub trait StatsSource {
     fn ack_probe(&self) -> Option<AckProbe> {
         None
     }
+
+    /// Makes this end acknowledge as `policy` says, for a transport whose
+    /// ACK policy can change (the ackwise transport); false when it
+    /// cannot, and the transport keeps its own.
+    fn set_ack_policy(&mut self, _policy: crate::connection::AckPolicyConfig) -> bool {
+        false
+    }
 }
 
 impl StatsSource for crate::net::Stream {
@@ -35,6 +42,10 @@ impl StatsSource for crate::net::Stream {
 
     fn ack_probe(&self) -> Option<AckProbe> {
         Some(crate::net::Stream::ack_probe(self))
+    }
+
+    fn set_ack_policy(&mut self, policy: crate::connection::AckPolicyConfig) -> bool {
+        crate::net::Stream::set_ack_policy(self, policy).is_ok()
     }
 }
 

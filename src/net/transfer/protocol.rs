@@ -4,12 +4,18 @@
 //!
 //! ```text
 //! sender   -> receiver  header:  "AWFT" | version u8 | name_len u16 | name | length u64
+//!                                  | strategy_len u8 | strategy (ASCII; version 2 only)
 //! receiver -> sender    verdict: code u8 | reason_len u16 | reason (UTF-8)
 //!   (only when the verdict is `ok` does the sender go on:)
 //! sender   -> receiver  content: `length` bytes
 //! sender   -> receiver  digest:  SHA-256 of the content, 32 bytes
 //! receiver -> sender    verdict: code u8 | reason_len u16 | reason
 //! ```
+//!
+//! The strategy is the sender's lab name (`4w`, `ae`, ...), empty for
+//! none: a receiver that was not told a strategy of its own takes its ACK
+//! policy from it, one that was refuses a sender whose strategy needs
+//! another policy. Version 1 headers (no strategy) are still read.
 //!
 //! The first verdict lets the receiver refuse a name or an existing file
 //! before a single content byte moves; the second says whether the file
@@ -23,8 +29,15 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 /// The four bytes every header starts with.
 pub const MAGIC: [u8; 4] = *b"AWFT";
 
-/// The protocol version this module speaks.
-pub const VERSION: u8 = 1;
+/// The protocol version this module writes.
+pub const VERSION: u8 = 2;
+
+/// The oldest version this module still reads (headers without a
+/// strategy).
+pub const OLDEST_VERSION: u8 = 1;
+
+/// Longest strategy name a header carries, in bytes.
+pub const MAX_STRATEGY_BYTES: usize = 255;
 
 /// Longest file name, in bytes of UTF-8 (the usual file-system limit).
 pub const MAX_NAME_BYTES: usize = 255;
@@ -42,13 +55,15 @@ pub struct Header {
     pub name: String,
     /// Content length.
     pub length_bytes: u64,
+    /// The sender's strategy, a lab name, when it runs one.
+    pub strategy: Option<String>,
 }
 
 impl Header {
     /// Bytes the header takes on the wire: magic, version, name length,
-    /// name, content length.
+    /// name, content length, strategy length, strategy.
     pub fn encoded_bytes(&self) -> usize {
-        4 + 1 + 2 + self.name.len() + 8
+        4 + 1 + 2 + self.name.len() + 8 + 1 + self.strategy.as_ref().map_or(0, String::len)
     }
 }
 
@@ -118,8 +133,11 @@ pub enum ProtocolError {
     #[error("not an ackwise file transfer (bad magic {0:02x?})")]
     BadMagic([u8; 4]),
     /// A version this module does not speak.
-    #[error("unsupported protocol version {0} (this side speaks {VERSION})")]
+    #[error("unsupported protocol version {0} (this side speaks {OLDEST_VERSION} to {VERSION})")]
     Version(u8),
+    /// The strategy name is not printable ASCII.
+    #[error("the strategy name is not printable ASCII")]
+    StrategyName,
     /// The announced name is unusable.
     #[error("bad file name: {0}")]
     Name(NameError),
@@ -149,6 +167,10 @@ pub enum Verdict {
     BadHeader(String),
     /// The receiver could not store the file, e.g. its disk is full.
     StoreFailed(String),
+    /// The receiver runs a strategy whose ACK policy differs from the
+    /// one the sender's strategy needs, or does not know the sender's
+    /// (the reason names both).
+    StrategyMismatch(String),
 }
 
 impl Verdict {
@@ -160,13 +182,17 @@ impl Verdict {
             Verdict::BadName(_) => 3,
             Verdict::BadHeader(_) => 4,
             Verdict::StoreFailed(_) => 5,
+            Verdict::StrategyMismatch(_) => 6,
         }
     }
 
     fn reason(&self) -> &str {
         match self {
             Verdict::Ok | Verdict::DigestMismatch | Verdict::Exists => "",
-            Verdict::BadName(r) | Verdict::BadHeader(r) | Verdict::StoreFailed(r) => r,
+            Verdict::BadName(r)
+            | Verdict::BadHeader(r)
+            | Verdict::StoreFailed(r)
+            | Verdict::StrategyMismatch(r) => r,
         }
     }
 
@@ -178,6 +204,7 @@ impl Verdict {
             3 => Verdict::BadName(reason),
             4 => Verdict::BadHeader(reason),
             5 => Verdict::StoreFailed(reason),
+            6 => Verdict::StrategyMismatch(reason),
             other => return Err(ProtocolError::UnknownVerdict(other)),
         })
     }
@@ -197,6 +224,7 @@ impl fmt::Display for Verdict {
             Verdict::BadName(r) => write!(f, "bad file name: {r}"),
             Verdict::BadHeader(r) => write!(f, "bad header: {r}"),
             Verdict::StoreFailed(r) => write!(f, "cannot store the file: {r}"),
+            Verdict::StrategyMismatch(r) => write!(f, "strategy mismatch: {r}"),
         }
     }
 }
@@ -217,7 +245,7 @@ pub async fn read_header<S: AsyncRead + Unpin>(
         return Ok(Err(ProtocolError::BadMagic(magic)));
     }
     let version = stream.read_u8().await?;
-    if version != VERSION {
+    if !(OLDEST_VERSION..=VERSION).contains(&version) {
         return Ok(Err(ProtocolError::Version(version)));
     }
     let name_len = usize::from(stream.read_u16().await?);
@@ -227,13 +255,27 @@ pub async fn read_header<S: AsyncRead + Unpin>(
     let mut name = vec![0u8; name_len];
     stream.read_exact(&mut name).await?;
     let length_bytes = stream.read_u64().await?;
+    let mut strategy = Vec::new();
+    if version >= 2 {
+        strategy.resize(usize::from(stream.read_u8().await?), 0);
+        stream.read_exact(&mut strategy).await?;
+    }
     let Ok(name) = String::from_utf8(name) else {
         return Ok(Err(ProtocolError::Name(NameError::NotUtf8)));
     };
     if let Err(e) = validate_name(&name) {
         return Ok(Err(ProtocolError::Name(e)));
     }
-    Ok(Ok(Some(Header { name, length_bytes })))
+    if !strategy.iter().all(|b| b.is_ascii_graphic()) {
+        return Ok(Err(ProtocolError::StrategyName));
+    }
+    // Printable ASCII is UTF-8.
+    let strategy = (!strategy.is_empty()).then(|| String::from_utf8_lossy(&strategy).into_owned());
+    Ok(Ok(Some(Header {
+        name,
+        length_bytes,
+        strategy,
+    })))
 }
 
 /// Writes `header` (whose name the caller validated) and flushes.
@@ -250,6 +292,16 @@ pub async fn write_header<S: AsyncWrite + Unpin>(
     buf.extend_from_slice(&name_len.to_be_bytes());
     buf.extend_from_slice(name);
     buf.extend_from_slice(&header.length_bytes.to_be_bytes());
+    let strategy = header.strategy.as_deref().unwrap_or("").as_bytes();
+    if strategy.len() > MAX_STRATEGY_BYTES || !strategy.iter().all(u8::is_ascii_graphic) {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "strategy name not printable ASCII of at most 255 bytes",
+        ));
+    }
+    // At most 255, checked above.
+    buf.push(strategy.len() as u8);
+    buf.extend_from_slice(strategy);
     stream.write_all(&buf).await?;
     stream.flush().await
 }
@@ -324,9 +376,17 @@ mod tests {
         let h = Header {
             name: "f.bin".into(),
             length_bytes: 1 << 40,
+            strategy: Some("4w-adaptive+pacing".into()),
         };
         write_header(&mut a, &h).await.unwrap();
         assert_eq!(read_header(&mut b).await.unwrap(), Ok(Some(h)));
+        let none = Header {
+            name: "g".into(),
+            length_bytes: 3,
+            strategy: None,
+        };
+        write_header(&mut a, &none).await.unwrap();
+        assert_eq!(read_header(&mut b).await.unwrap(), Ok(Some(none)));
         for v in [
             Verdict::Ok,
             Verdict::DigestMismatch,
@@ -365,10 +425,28 @@ mod tests {
             Err(ProtocolError::Name(NameError::DotName))
         );
         let (mut a, mut b) = tokio::io::duplex(4096);
-        a.write_all(b"AWFT\x02").await.unwrap();
+        a.write_all(b"AWFT\x03").await.unwrap();
         assert_eq!(
             read_header(&mut b).await.unwrap(),
-            Err(ProtocolError::Version(2))
+            Err(ProtocolError::Version(3))
+        );
+        // A version 1 header (no strategy) still reads.
+        let (mut a, mut b) = tokio::io::duplex(4096);
+        a.write_all(b"AWFT\x01\x00\x01f").await.unwrap();
+        a.write_all(&5u64.to_be_bytes()).await.unwrap();
+        let h = read_header(&mut b).await.unwrap().unwrap().unwrap();
+        assert_eq!(
+            (h.name.as_str(), h.length_bytes, h.strategy),
+            ("f", 5, None)
+        );
+        // A strategy name with a control character is refused.
+        let (mut a, mut b) = tokio::io::duplex(4096);
+        a.write_all(b"AWFT\x02\x00\x01f").await.unwrap();
+        a.write_all(&5u64.to_be_bytes()).await.unwrap();
+        a.write_all(b"\x024\n").await.unwrap();
+        assert_eq!(
+            read_header(&mut b).await.unwrap(),
+            Err(ProtocolError::StrategyName)
         );
         // Cut inside the header: an I/O error, not a clean end.
         let (mut a, mut b) = tokio::io::duplex(4096);

@@ -7,6 +7,8 @@ use super::progress::{Direction, FileReport, Observer, StatsSource, Summary, PRO
 use super::protocol::{self, Header, ProtocolError, Verdict, DIGEST_BYTES, PARTIAL_MARKER};
 use super::sweep;
 use super::CHUNK_BYTES;
+use crate::connection::AckPolicyConfig;
+use crate::lab::Strategy;
 use sha2::{Digest, Sha256};
 use std::hash::{BuildHasher, RandomState};
 use std::io::Write;
@@ -26,6 +28,12 @@ pub struct ReceiveOptions {
     /// A read that brings nothing for this long ends the connection with
     /// [`TransferError::Stalled`] (and removes the partial file).
     pub idle_timeout: Duration,
+    /// `None`: acknowledge as the strategy the sender names in its header
+    /// does (a polled receiver until then, which serves any sender).
+    /// `Some`: this receiver's strategy; a sender naming a strategy whose
+    /// receiver acknowledges differently is refused before any content
+    /// moves, with a verdict that names both.
+    pub strategy: Option<Strategy>,
 }
 
 impl ReceiveOptions {
@@ -35,6 +43,7 @@ impl ReceiveOptions {
             out_dir: out_dir.into(),
             overwrite: false,
             idle_timeout: Duration::from_secs(60),
+            strategy: None,
         }
     }
 
@@ -189,6 +198,47 @@ async fn read_some<S: AsyncRead + Unpin>(
     }
 }
 
+/// Takes the ACK policy of the strategy a header names, or refuses it:
+/// `None` when the file may come. With no strategy of its own the
+/// receiver follows; with one, it accepts a sender whose strategy's
+/// receiver acknowledges the same way (every polled strategy shares one
+/// receiver) and refuses the others, naming both.
+fn follow_strategy<S: StatsSource>(
+    stream: &mut S,
+    named: Option<&str>,
+    own: Option<Strategy>,
+) -> Option<Verdict> {
+    let named = named?;
+    let theirs: Strategy = match named.parse() {
+        Ok(s) => s,
+        Err(_) => {
+            return Some(Verdict::StrategyMismatch(format!(
+                "this receiver does not know the sender's strategy `{named}`"
+            )))
+        }
+    };
+    let policy = receiver_policy(theirs);
+    match own {
+        Some(own) if receiver_policy(own) != policy => Some(Verdict::StrategyMismatch(format!(
+            "the sender runs `{theirs}` but this receiver was started with --strategy {own}, \
+             which acknowledges differently; give both ends the same strategy, or start \
+             the receiver without --strategy to follow the sender"
+        ))),
+        Some(_) => None,
+        // A transport without a switchable policy (kernel TCP, QUIC)
+        // acknowledges its own way whatever the header says.
+        None => {
+            stream.set_ack_policy(policy);
+            None
+        }
+    }
+}
+
+/// How the receiving end of `strategy` acknowledges.
+fn receiver_policy(strategy: Strategy) -> AckPolicyConfig {
+    super::strategy_config(strategy, super::DEFAULT_MSS).ack_policy
+}
+
 async fn receive_one<S>(
     stream: &mut S,
     header: Header,
@@ -200,15 +250,21 @@ where
 {
     let started = Instant::now();
     let idle = options.idle_timeout;
-    let Header { name, length_bytes } = header;
+    let Header {
+        name,
+        length_bytes,
+        strategy,
+    } = header;
     let target = options.out_dir.join(&name);
-    let refuse = match std::fs::symlink_metadata(&target) {
-        Ok(_) if !options.overwrite => Some(Verdict::Exists),
-        Ok(meta) if meta.is_dir() => Some(Verdict::StoreFailed(
-            "a directory of that name exists".into(),
-        )),
-        _ => None,
-    };
+    let refuse = follow_strategy(stream, strategy.as_deref(), options.strategy).or_else(|| {
+        match std::fs::symlink_metadata(&target) {
+            Ok(_) if !options.overwrite => Some(Verdict::Exists),
+            Ok(meta) if meta.is_dir() => Some(Verdict::StoreFailed(
+                "a directory of that name exists".into(),
+            )),
+            _ => None,
+        }
+    });
     let created = match refuse {
         Some(v) => Err(v),
         None => PartialFile::create(&options.out_dir, &name)

@@ -102,7 +102,7 @@ pub fn open_files<P: AsRef<Path>>(paths: &[P]) -> Result<Vec<OutgoingFile>, Tran
 }
 
 /// How the sender waits.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SendOptions {
     /// The receiver acknowledging nothing new (and answering nothing) for
     /// this long ends the transfer with [`TransferError::Stalled`]. A
@@ -111,12 +111,19 @@ pub struct SendOptions {
     /// file to disk before its verdict, with nothing to acknowledge
     /// meanwhile, so this must cover that too.
     pub idle_timeout: Duration,
+    /// The strategy named in every file header, a lab name such as `4w`:
+    /// a receiver not told a strategy of its own then acknowledges as that
+    /// strategy's receiver does, and one that was refuses a mismatch
+    /// before any content moves. `None` names none (the receiver keeps its
+    /// policy).
+    pub strategy: Option<String>,
 }
 
 impl Default for SendOptions {
     fn default() -> Self {
         SendOptions {
             idle_timeout: Duration::from_secs(60),
+            strategy: None,
         }
     }
 }
@@ -144,7 +151,7 @@ where
     let mut watch = SendWatch::new(&*stream, options.idle_timeout, observer);
     let mut reports = Vec::with_capacity(files.len());
     for file in files {
-        let report = send_one(stream, file, &mut watch).await?;
+        let report = send_one(stream, file, options.strategy.as_deref(), &mut watch).await?;
         watch.observer().file_finished(&report);
         reports.push(report);
     }
@@ -189,6 +196,7 @@ async fn read_verdict<S: AsyncRead + Unpin>(
 async fn send_one<S>(
     stream: &mut S,
     file: OutgoingFile,
+    strategy: Option<&str>,
     watch: &mut SendWatch<'_>,
 ) -> Result<FileReport, TransferError>
 where
@@ -198,6 +206,7 @@ where
     let header = Header {
         name: file.name.clone(),
         length_bytes: file.length_bytes,
+        strategy: strategy.map(str::to_owned),
     };
     watch
         .run("sending a header", protocol::write_header(stream, &header))
