@@ -927,6 +927,54 @@ fn cli_bad_flags_are_one_line() {
     assert!(error_line(&out).contains("output directory /nonexistent/ackwise"));
 }
 
+#[test]
+fn cli_a_transport_mismatch_is_named_both_ways() {
+    let dir = scratch("cli-transport-mismatch");
+    let (paths, _) = make_files(&dir, 4, &[10_000]);
+    std::fs::create_dir_all(dir.join("out-quic")).unwrap();
+    std::fs::create_dir_all(dir.join("out-ackwise")).unwrap();
+    // An ackwise sender at a QUIC receiver: the SYNs go unanswered, the
+    // probe that follows gets QUIC's version negotiation.
+    let quic = Server::start("quic", &dir.join("out-quic"));
+    let out = ackwise()
+        .arg("send")
+        .arg(&paths[0])
+        .args(["--to", &quic.addr, "--connect-timeout", "2s"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let line = error_line(&out);
+    assert!(
+        line.contains("the receiver speaks QUIC") && line.contains("--transport quic"),
+        "{line}"
+    );
+    // A QUIC sender at an ackwise receiver: answered at once with version
+    // negotiation, before any certificate is looked at.
+    let ackwise_server = Server::start("ackwise", &dir.join("out-ackwise"));
+    let started = std::time::Instant::now();
+    let out = ackwise()
+        .arg("send")
+        .arg(&paths[0])
+        .args(["--to", &ackwise_server.addr, "--transport", "quic"])
+        .args(["--strategy", "quic", "--quic-cert-sha256", &"0".repeat(64)])
+        .args(["--connect-timeout", "5s"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let line = error_line(&out);
+    assert!(
+        line.contains("does not speak QUIC") && line.contains("without --transport quic"),
+        "{line}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(4),
+        "named only after {:?}",
+        started.elapsed()
+    );
+    drop((quic, ackwise_server));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// An `ackwise recv` child and the address it announced.
 struct Server {
     child: Child,

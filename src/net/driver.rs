@@ -516,6 +516,17 @@ impl Driver {
     /// endpoint, anything else but a reset is answered with a reset
     /// (RFC 9293 section 3.10.7.1).
     fn on_unknown(&mut self, key: Key, seg: &[u8], now: Instant) {
+        if self.server.is_some() {
+            if let Some((dcid, scid)) = super::foreign::quic_initial_ids(seg) {
+                // A QUIC client (`--transport quic` at the other end):
+                // tell it at once that nothing here speaks QUIC.
+                let answer = super::foreign::version_negotiation(dcid, scid);
+                self.tx.push(key.remote, &answer);
+                self.stats.unknown_dropped.fetch_add(1, Relaxed);
+                tracing::warn!(peer = %key.remote, "a QUIC client tried to connect to an ackwise endpoint");
+                return;
+            }
+        }
         let repr = match SegmentRepr::parse(seg, self.checksum) {
             Ok(r) => r,
             Err(_) => {

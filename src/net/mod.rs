@@ -20,6 +20,7 @@ mod clock;
 mod driver;
 mod endpoint;
 mod error;
+pub mod foreign;
 mod shared;
 mod stats;
 mod stream;

@@ -120,6 +120,10 @@ pub fn strategy_config(strategy: Strategy, mss: u16) -> Config {
     strategy.apply(&base, lab.delayed_ack, lab.poll_fallback)
 }
 
+/// How long a sender whose handshake timed out waits for a QUIC server to
+/// answer its probe.
+const QUIC_PROBE_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// How long closing an endpoint waits for its connections' last FINs and
 /// ACKs.
 const CLOSE_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
@@ -310,10 +314,21 @@ async fn connect_ackwise(
     let config = strategy_config(plan.strategy, plan.mss);
     match endpoint.connect(addr, config).await {
         Ok(stream) => Ok((endpoint, stream)),
-        Err(NetError::TimedOut { after, .. }) => Err(TransferError::ConnectTimeout {
-            addr: plan.to.clone(),
-            after,
-        }),
+        Err(NetError::TimedOut { after, .. }) => {
+            // Nothing answered the SYNs: perhaps a QUIC receiver, which
+            // ignores them; one probe tells (see `net::foreign`).
+            if crate::net::foreign::answers_as_quic(addr, QUIC_PROBE_WAIT).await {
+                return Err(failed(
+                    "the receiver speaks QUIC (it answered a QUIC probe, not the handshake): \
+                     send with --transport quic"
+                        .into(),
+                ));
+            }
+            Err(TransferError::ConnectTimeout {
+                addr: plan.to.clone(),
+                after,
+            })
+        }
         Err(NetError::ConnectionRefused { .. }) => Err(failed("connection refused".into())),
         Err(other) => Err(failed(other.to_string())),
     }

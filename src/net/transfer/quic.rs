@@ -245,6 +245,16 @@ pub(super) async fn run_send_quic(
                 };
                 continue;
             }
+            Ok(Err(quinn::ConnectionError::VersionMismatch)) => {
+                // An ackwise endpoint answers QUIC with version
+                // negotiation (see `net::foreign`).
+                last = failed(
+                    "the receiver does not speak QUIC (it answered with version negotiation): \
+                     it runs the ackwise transport; send without --transport quic"
+                        .into(),
+                );
+                continue;
+            }
             Ok(Err(e)) => {
                 last = failed(e.to_string());
                 continue;
