@@ -710,3 +710,79 @@ async fn segments_larger_than_a_datagram_are_refused_up_front() {
         data
     );
 }
+
+/// A SYN from `port` to `dst_port`, as a SYN flood sends them from
+/// spoofed or random ports.
+fn syn(port: u16, dst_port: u16, isn: u32) -> Vec<u8> {
+    use ackwise::wire::{Checksum, Flags, Options, SegmentRepr, SeqNum};
+    let repr = SegmentRepr {
+        src_port: port,
+        dst_port,
+        seq: SeqNum(isn),
+        ack: SeqNum(0),
+        flags: Flags::SYN,
+        window: 65_535,
+        options: Options {
+            mss: Some(1460),
+            ..Options::default()
+        },
+        payload: &[],
+    };
+    let mut buf = vec![0u8; repr.buffer_len()];
+    repr.emit(&mut buf, Checksum::UNSPECIFIED).unwrap();
+    buf
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_connects_within_a_second_during_a_syn_flood() {
+    // 10 000 SYNs from distinct ports that never complete their
+    // handshake fill any half-open table many times over; the endpoint
+    // drops the oldest half-open connection for each new SYN, so a real
+    // client that starts in the middle of the flood still gets through.
+    let server = Endpoint::with_config(
+        localhost(),
+        EndpointConfig {
+            server: Some(config()),
+            max_half_open: 256,
+            ..EndpointConfig::default()
+        },
+    )
+    .unwrap();
+    let addr = server.local_addr();
+    spawn_digest_server(server.clone());
+    let flood = UdpSocket::bind(localhost()).await.unwrap();
+    let mut rng = ChaCha8Rng::seed_from_u64(11);
+    let mut sent = 0u32;
+    // Half the flood first, so the table is full when the client comes.
+    while sent < 5_000 {
+        let port = 1024 + (sent as u16 % 60_000);
+        flood
+            .send_to(&syn(port, 80, rng.next_u32()), addr)
+            .await
+            .unwrap();
+        sent += 1;
+    }
+    let client = Endpoint::with_config(localhost(), EndpointConfig::default()).unwrap();
+    let flooding = tokio::spawn(async move {
+        let mut rng = ChaCha8Rng::seed_from_u64(12);
+        for k in 5_000u32..10_000 {
+            let port = 1024 + (k as u16 % 60_000);
+            let _ = flood.send_to(&syn(port, 80, rng.next_u32()), addr).await;
+            if k % 100 == 0 {
+                tokio::task::yield_now().await;
+            }
+        }
+    });
+    let started = Instant::now();
+    let data: Vec<u8> = (0..100_000u32).map(|i| i as u8).collect();
+    let result = send_and_check(&client, addr, &data).await;
+    let took = started.elapsed();
+    flooding.await.unwrap();
+    let stats = server.stats();
+    result.unwrap_or_else(|e| panic!("{e}: server {stats:?}, client {:?}", client.stats()));
+    assert!(
+        took < Duration::from_secs(1),
+        "the client needed {took:?} under the flood; server {stats:?}"
+    );
+    assert!(stats.half_open_evicted > 0, "{stats:?}");
+}

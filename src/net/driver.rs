@@ -14,6 +14,7 @@
 
 use super::clock::Clock;
 use super::error::NetError;
+use super::half_open::{HalfOpen, Room};
 use super::shared::{ConnShared, DriverLink};
 use super::stats::StatsCell;
 use super::stream::Stream;
@@ -83,6 +84,9 @@ struct Entry {
     timeout: Option<Instant>,
     /// Opened by a peer's SYN; handed to `accept` once established.
     passive: bool,
+    /// Passive and its handshake not complete yet: counted against the
+    /// half-open limit, first to go when a newer SYN needs room.
+    half_open: bool,
     /// Already on the touched list.
     touched: bool,
 }
@@ -107,6 +111,8 @@ struct TxBatch {
 pub(crate) struct DriverParams {
     pub(crate) server: Option<Config>,
     pub(crate) max_connections: usize,
+    pub(crate) max_half_open: usize,
+    pub(crate) max_half_open_per_peer: usize,
     pub(crate) gso: bool,
     pub(crate) transmit_per_segment: bool,
 }
@@ -125,6 +131,8 @@ pub(crate) struct Driver {
     rng: ChaCha8Rng,
     next_port: u16,
     max_connections: usize,
+    /// Half-open connections per peer, and which gives way to a new SYN.
+    half_open: HalfOpen<Key>,
     max_gso_segments: usize,
     transmit_per_segment: bool,
     recv_buf: Vec<u8>,
@@ -183,6 +191,7 @@ impl Driver {
             rng,
             next_port: first_port.clamp(*EPHEMERAL.start(), *EPHEMERAL.end()),
             max_connections: params.max_connections,
+            half_open: HalfOpen::new(params.max_half_open, params.max_half_open_per_peer),
             max_gso_segments,
             transmit_per_segment: params.transmit_per_segment,
             recv_buf: vec![0; RECV_SLOT * BATCH_SIZE],
@@ -362,6 +371,7 @@ impl Driver {
                 shared: shared.clone(),
                 timeout: None,
                 passive: false,
+                half_open: false,
                 touched: false,
             },
         );
@@ -539,12 +549,12 @@ impl Driver {
             self.stats.unknown_dropped.fetch_add(1, Relaxed);
             return;
         };
-        if f.contains(Flags::SYN) && !f.contains(Flags::ACK) {
+        if f.contains(Flags::SYN) && !f.contains(Flags::ACK) && self.server.is_some() {
+            if !self.make_room_for_syn(key.remote) {
+                self.stats.unknown_dropped.fetch_add(1, Relaxed);
+                return;
+            }
             if let Some(config) = &self.server {
-                if self.conns.len() >= self.max_connections {
-                    self.stats.unknown_dropped.fetch_add(1, Relaxed);
-                    return;
-                }
                 match Connection::accept(config.clone(), now, seg, &mut self.rng) {
                     Ok(conn) => {
                         let shared = ConnShared::new(conn, key.remote);
@@ -555,9 +565,11 @@ impl Driver {
                                 shared,
                                 timeout: None,
                                 passive: true,
+                                half_open: true,
                                 touched: false,
                             },
                         );
+                        self.half_open.add(key.remote, key);
                         self.touch(key);
                     }
                     Err(_) => {
@@ -574,6 +586,49 @@ impl Driver {
             }
         }
         self.stats.unknown_dropped.fetch_add(1, Relaxed);
+    }
+
+    /// Whether a new SYN from `peer` may open a connection, after dropping
+    /// a half-open one if the half-open limits or the table say so (see
+    /// [`HalfOpen`]; the dropped connection's peer, if real, retransmits
+    /// its SYN).
+    fn make_room_for_syn(&mut self, peer: SocketAddr) -> bool {
+        let conns = &self.conns;
+        // The flag lags the connection until the driver services it: a
+        // handshake completed in this very batch must not be dropped.
+        let is_half_open = |k: &Key| {
+            conns
+                .get(k)
+                .is_some_and(|e| e.half_open && e.shared.lock().conn.state() == State::SynReceived)
+        };
+        let table_full = conns.len() >= self.max_connections;
+        match self.half_open.room_for(peer, table_full, is_half_open) {
+            Room::Free => true,
+            Room::Full => false,
+            Room::Evict(key) => {
+                self.conns.remove(&key);
+                self.stats.half_open_evicted.fetch_add(1, Relaxed);
+                if self.last_rx.as_ref().is_some_and(|(k, _)| *k == key) {
+                    self.last_rx = None;
+                }
+                self.conns.len() < self.max_connections
+            }
+        }
+    }
+
+    /// A half-open connection connected or closed: it no longer counts
+    /// against the limits.
+    fn leave_half_open(&mut self, key: Key) {
+        let Some(entry) = self.conns.get_mut(&key) else {
+            return;
+        };
+        if !entry.half_open {
+            return;
+        }
+        entry.half_open = false;
+        let conns = &self.conns;
+        self.half_open
+            .left(key.remote, |k| conns.get(k).is_some_and(|e| e.half_open));
     }
 
     /// Events, transmissions, wakeups and timer bookkeeping for every
@@ -650,6 +705,9 @@ impl Driver {
             }
             if let Some(e) = self.conns.get_mut(&key) {
                 e.timeout = timeout;
+            }
+            if closed || newly_connected {
+                self.leave_half_open(key);
             }
             if closed {
                 self.conns.remove(&key);

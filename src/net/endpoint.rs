@@ -26,8 +26,17 @@ pub struct EndpointConfig {
     pub server: Option<Config>,
     /// How long [`Endpoint::connect`] waits for the handshake.
     pub connect_timeout: Duration,
-    /// Connections at most, open or opening; further SYNs are dropped.
+    /// Connections at most, open or opening. A SYN that finds the table
+    /// full takes the place of the oldest half-open connection, if there
+    /// is one, and is dropped otherwise.
     pub max_connections: usize,
+    /// Half-open connections (SYN answered, handshake not complete) at
+    /// most; a SYN beyond takes the place of the oldest of the peer with
+    /// the most, so that a SYN flood cannot keep real clients out.
+    pub max_half_open: usize,
+    /// Half-open connections from one peer address at most; a SYN beyond
+    /// takes the place of that peer's oldest.
+    pub max_half_open_per_peer: usize,
     /// Socket send and receive buffer sizes asked of the kernel (which
     /// caps them at `net.core.wmem_max` / `rmem_max`).
     pub socket_buffer_bytes: usize,
@@ -51,6 +60,8 @@ impl Default for EndpointConfig {
             server: None,
             connect_timeout: Duration::from_secs(10),
             max_connections: 4096,
+            max_half_open: 1024,
+            max_half_open_per_peer: 64,
             socket_buffer_bytes: 8 << 20,
             gso: true,
             transmit_per_segment: false,
@@ -164,6 +175,8 @@ impl Endpoint {
             DriverParams {
                 server: config.server,
                 max_connections: config.max_connections,
+                max_half_open: config.max_half_open,
+                max_half_open_per_peer: config.max_half_open_per_peer,
                 gso: config.gso,
                 transmit_per_segment: config.transmit_per_segment,
             },

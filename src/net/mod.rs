@@ -21,6 +21,7 @@ mod driver;
 mod endpoint;
 mod error;
 pub mod foreign;
+mod half_open;
 mod shared;
 mod stats;
 mod stream;

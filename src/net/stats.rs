@@ -27,6 +27,11 @@ pub struct EndpointStats {
     pub send_errors: u64,
     /// Connections opened by peers that completed their handshake.
     pub connections_accepted: u64,
+    /// Half-open connections (SYN received, handshake not complete)
+    /// dropped to make room for a newer SYN when the half-open limit or
+    /// the connection table was full: what a SYN flood costs the flooder
+    /// instead of the clients behind it.
+    pub half_open_evicted: u64,
 }
 
 /// The driver's live counters.
@@ -41,6 +46,7 @@ pub(crate) struct StatsCell {
     pub(crate) resets_sent: AtomicU64,
     pub(crate) send_errors: AtomicU64,
     pub(crate) connections_accepted: AtomicU64,
+    pub(crate) half_open_evicted: AtomicU64,
 }
 
 impl StatsCell {
@@ -55,6 +61,7 @@ impl StatsCell {
             resets_sent: self.resets_sent.load(Relaxed),
             send_errors: self.send_errors.load(Relaxed),
             connections_accepted: self.connections_accepted.load(Relaxed),
+            half_open_evicted: self.half_open_evicted.load(Relaxed),
         }
     }
 }

@@ -58,8 +58,12 @@ struct Range {
 /// sorted, disjoint and separated by at least one missing byte.
 #[derive(Debug)]
 pub struct Reassembly {
-    /// The ring; its length is the capacity.
+    /// The ring: empty until the first byte arrives, then `capacity`
+    /// long, so that a connection that never receives data (a half-open
+    /// one, a pure sender) holds no receive memory.
     buf: Vec<u8>,
+    /// Size of the ring in bytes.
+    capacity: usize,
     /// Stream offset of the first byte not yet read by the application.
     read_offset: u64,
     /// `RCV.NXT` as a stream offset: one past the last in-order byte.
@@ -85,7 +89,8 @@ impl Reassembly {
     pub fn new(capacity_bytes: usize, max_ranges: usize) -> Self {
         let max_ranges = max_ranges.min(capacity_bytes / 2 + 1);
         Reassembly {
-            buf: vec![0; capacity_bytes],
+            buf: Vec::new(),
+            capacity: capacity_bytes,
             read_offset: 0,
             next: 0,
             ranges: Vec::with_capacity(max_ranges),
@@ -103,7 +108,7 @@ impl Reassembly {
 
     /// Total size of the ring in bytes.
     pub fn capacity(&self) -> usize {
-        self.buf.len()
+        self.capacity
     }
 
     /// The effective limit on held out-of-order ranges (after clamping).
@@ -192,6 +197,9 @@ impl Reassembly {
             return outcome;
         }
 
+        if self.buf.is_empty() {
+            self.buf = vec![0; self.capacity];
+        }
         let top_start = self.ranges.last().map(|r| r.start);
         let Reassembly { buf, ranges, .. } = self;
         let mut cursor = start;
