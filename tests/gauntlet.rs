@@ -160,3 +160,109 @@ fn bad_flags_and_files_are_one_line_and_status_2() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Runs `ackwise` with `args`, expecting success.
+fn ackwise(what: &str, args: &[&str]) -> Output {
+    ok(
+        what,
+        Command::new(ACKWISE)
+            .args(args)
+            .output()
+            .expect("run ackwise"),
+    )
+}
+
+fn json(path: &Path) -> serde_json::Value {
+    serde_json::from_slice(&read(path)).expect("a JSON file")
+}
+
+#[test]
+fn replicates_extend_the_single_draw_and_shard_like_it() {
+    let dir = scratch_dir("replicates");
+    let path = |name: &str| dir.join(name).display().to_string();
+    let base = ["lab", "gauntlet", "--cases", "4", "--seed", "1"];
+    let base = [
+        &base[..],
+        &["--strategies", "ae,4w", "--jobs", "1", "--quiet"],
+    ]
+    .concat();
+    ackwise(
+        "one replicate",
+        &[&base[..], &["--json", &path("r1.json")]].concat(),
+    );
+    ackwise(
+        "three replicates",
+        &[
+            &base[..],
+            &["--replicates", "3", "--json", &path("r3.json")],
+        ]
+        .concat(),
+    );
+    let (r1, r3) = (json(&dir.join("r1.json")), json(&dir.join("r3.json")));
+    // One replicate writes no trace of replicates at all.
+    assert!(r1.get("replicates").is_none());
+    assert_eq!(r3["replicates"], 3);
+    let records = |v: &serde_json::Value| v["records"].as_array().unwrap().clone();
+    let (one, three) = (records(&r1), records(&r3));
+    assert_eq!(three.len(), 3 * one.len());
+    // Replicate 0 of each (case, strategy) is the single-draw run, byte
+    // for byte; the others drew differently somewhere.
+    let first: Vec<_> = three
+        .iter()
+        .filter(|r| r.get("replicate").is_none())
+        .cloned()
+        .collect();
+    assert_eq!(first, one);
+    let outcomes = |rep: u64| -> Vec<serde_json::Value> {
+        three
+            .iter()
+            .filter(|r| r.get("replicate").and_then(|v| v.as_u64()).unwrap_or(0) == rep)
+            .map(|r| r["outcome"].clone())
+            .collect()
+    };
+    assert_ne!(outcomes(1), outcomes(0), "replicate 1 drew nothing new");
+
+    // Shards of a replicated run merge into the unsharded file.
+    for i in 1..=2 {
+        let shard = format!("{i}/2");
+        ackwise(
+            "shard",
+            &[
+                &base[..],
+                &["--replicates", "3", "--shard", &shard, "--json"],
+                &[path(&format!("p{i}.json")).as_str()],
+            ]
+            .concat(),
+        );
+    }
+    ackwise(
+        "merge",
+        &[
+            "lab",
+            "merge",
+            "--quiet",
+            &path("p1.json"),
+            &path("p2.json"),
+            "--json",
+            &path("m.json"),
+        ],
+    );
+    assert!(read(&dir.join("m.json")) == read(&dir.join("r3.json")));
+
+    // A part of another replicate count is refused, naming the flag.
+    let out = Command::new(ACKWISE)
+        .args([
+            "lab",
+            "merge",
+            "--quiet",
+            &path("p1.json"),
+            &path("r1.json"),
+        ])
+        .args(["--json", &path("bad.json")])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--replicates"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -7,7 +7,7 @@
 //! ackwise lab bench                 # emulator speed (and ns-2's, if installed)
 //! ackwise lab report paper-003|paper-004|ack-management [--out DIR]
 //!                                   # run a paper's presets, write its results page
-//! ackwise lab gauntlet [--cases N] [--seed S] [--strategies a,b] [--case K]
+//! ackwise lab gauntlet [--cases N] [--seed S] [--strategies a,b] [--case K] [--replicates R]
 //!             [--shard i/n] [--jobs N] [--json F] [--ns2] [--quiet]
 //!                                   # every strategy against AE on random paths
 //! ackwise lab merge PART.json... --json OUT.json
@@ -255,6 +255,10 @@ struct LabArgs {
     /// gauntlet: also run the ns-2 baseline check.
     #[arg(long)]
     ns2: bool,
+    /// gauntlet: run every (case, strategy) this many times, each with its
+    /// own emulator seed, and judge the mean (default 1).
+    #[arg(long, value_name = "R")]
+    replicates: Option<u32>,
     /// report gauntlet: read this merged gauntlet file instead of running.
     #[arg(long, value_name = "FILE")]
     from: Option<String>,
@@ -761,6 +765,15 @@ fn gauntlet_plan(args: &LabArgs) -> Result<lab::gauntlet::GauntletPlan, LabError
     plan.jobs = jobs(args)?;
     plan.ns2 = args.ns2;
     plan.progress = !args.quiet;
+    if let Some(r) = args.replicates {
+        if r == 0 {
+            return Err(LabError::Field {
+                field: "--replicates".into(),
+                problem: "must be at least 1".into(),
+            });
+        }
+        plan.replicates = r;
+    }
     Ok(plan)
 }
 
@@ -779,7 +792,8 @@ fn gauntlet(args: &LabArgs) -> Result<ExitCode, LabError> {
     }
     let started = std::time::Instant::now();
     let file = lab::gauntlet::run(&plan)?;
-    let summaries = metrics::summarise(&file.records, &file.strategies);
+    let mut summaries = metrics::summarise(&file.judged(), &file.strategies);
+    summaries.extend(metrics::noise_floor(&file.records));
     print!("{}", metrics::table(&summaries));
     if let Some(ns2) = &file.ns2 {
         print!("{}", ns2check::table(ns2));
@@ -788,9 +802,10 @@ fn gauntlet(args: &LabArgs) -> Result<ExitCode, LabError> {
         let runs = file.records.len();
         let wall = started.elapsed().as_secs_f64();
         eprintln!(
-            "{runs} runs ({} cases x {} strategies, seed {}) in {wall:.1} s wall time with {} jobs: {:.2} s per run",
-            runs / file.strategies.len().max(1),
+            "{runs} runs ({} cases x {} strategies x {} replicates, seed {}) in {wall:.1} s wall time with {} jobs: {:.2} s per run",
+            runs / (file.strategies.len() * file.replicates as usize).max(1),
             file.strategies.len(),
+            file.replicates,
             file.seed,
             plan.jobs,
             wall * plan.jobs as f64 / runs.max(1) as f64,

@@ -49,6 +49,13 @@ pub fn merge(parts: &[(String, GauntletFile)]) -> Result<GauntletFile, LabError>
                 first.strategies.join(","),
             ));
         }
+        if p.replicates != first.replicates {
+            return Err(differs(
+                "--replicates",
+                p.replicates.to_string(),
+                first.replicates.to_string(),
+            ));
+        }
         if p.ns2.is_some() != first.ns2.is_some() {
             let ran = |f: &GauntletFile| if f.ns2.is_some() { "ns-2" } else { "no ns-2" };
             return Err(differs("", ran(p).into(), ran(first).into()));
@@ -60,8 +67,8 @@ pub fn merge(parts: &[(String, GauntletFile)]) -> Result<GauntletFile, LabError>
         .enumerate()
         .map(|(i, s)| (s.as_str(), i))
         .collect();
-    // (case, strategy index) -> (part index, record index)
-    let mut seen: BTreeMap<(u64, usize), (usize, usize)> = BTreeMap::new();
+    // (case, strategy index, replicate) -> (part index, record index)
+    let mut seen: BTreeMap<(u64, usize, u32), (usize, usize)> = BTreeMap::new();
     for (pi, (path, p)) in parts.iter().enumerate() {
         for (ri, r) in p.records.iter().enumerate() {
             let Some(&si) = order.get(r.strategy.as_str()) else {
@@ -76,16 +83,25 @@ pub fn merge(parts: &[(String, GauntletFile)]) -> Result<GauntletFile, LabError>
                     r.case, first.cases
                 )));
             }
-            if let Some((other, _)) = seen.insert((r.case, si), (pi, ri)) {
+            if r.replicate >= first.replicates {
                 return Err(refuse(format!(
-                    "case {} ({}) appears twice: in {} and {path}",
-                    r.case, r.strategy, parts[other].0
+                    "{path}: case {} ({}) has replicate {}, beyond --replicates {}",
+                    r.case, r.strategy, r.replicate, first.replicates
+                )));
+            }
+            if let Some((other, _)) = seen.insert((r.case, si, r.replicate), (pi, ri)) {
+                return Err(refuse(format!(
+                    "case {} ({}, replicate {}) appears twice: in {} and {path}",
+                    r.case, r.strategy, r.replicate, parts[other].0
                 )));
             }
         }
     }
     let missing: Vec<String> = (0..first.cases)
-        .filter(|&k| (0..order.len()).any(|si| !seen.contains_key(&(k, si))))
+        .filter(|&k| {
+            (0..order.len())
+                .any(|si| (0..first.replicates).any(|r| !seen.contains_key(&(k, si, r))))
+        })
         .map(|k| k.to_string())
         .collect();
     if !missing.is_empty() {
@@ -125,6 +141,7 @@ pub fn merge(parts: &[(String, GauntletFile)]) -> Result<GauntletFile, LabError>
         strategies: first.strategies.clone(),
         shard: None,
         only_case: None,
+        replicates: first.replicates,
         records,
         ns2,
     })
@@ -157,6 +174,7 @@ mod tests {
             strategies,
             shard: plan.shard.map(|(i, n)| format!("{i}/{n}")),
             only_case: None,
+            replicates: 1,
             records,
             ns2: None,
         }

@@ -137,17 +137,111 @@ pub fn outcome(p: &CaseParams, roles: &[FlowRole], r: &RunResult) -> Outcome {
     }
 }
 
-/// One (case, strategy) record of a gauntlet file.
+/// One (case, strategy, replicate) record of a gauntlet file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GauntletRecord {
     /// The case number.
     pub case: u64,
     /// The judged strategy.
     pub strategy: String,
+    /// Which run of the (case, strategy) this is (`--replicates`); 0, the
+    /// case's own emulator seed, is absent from JSON.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub replicate: u32,
     /// The case's path and flows.
     pub params: CaseParams,
     /// What happened.
     pub outcome: Outcome,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+/// One record per (case, strategy), in the order of first appearance,
+/// averaging the replicates of each: completion, ACK, data-packet,
+/// retransmission, drop and loss counts and the share are means (counts
+/// rounded to the nearest), RTOs are summed (so that "more RTOs than AE"
+/// compares totals over the same number of runs, and one RTO in five runs
+/// is not rounded away), a test flow unfinished in any replicate counts,
+/// and the flows are replicate 0's. A (case, strategy) with one record is
+/// returned as it is, so a single-replicate file judges exactly as before.
+pub fn replicate_means(records: &[GauntletRecord]) -> Vec<GauntletRecord> {
+    let mut order: Vec<(u64, &str)> = Vec::new();
+    let mut groups: BTreeMap<(u64, &str), Vec<&GauntletRecord>> = BTreeMap::new();
+    for r in records {
+        let key = (r.case, r.strategy.as_str());
+        let group = groups.entry(key).or_default();
+        if group.is_empty() {
+            order.push(key);
+        }
+        group.push(r);
+    }
+    order
+        .into_iter()
+        .map(|key| {
+            let group = &groups[&key];
+            let mut first = group
+                .iter()
+                .min_by_key(|r| r.replicate)
+                .map(|r| (*r).clone())
+                .expect("groups are never empty");
+            if group.len() == 1 {
+                return first;
+            }
+            let n = group.len() as f64;
+            let mean =
+                |get: fn(&Outcome) -> f64| group.iter().map(|r| get(&r.outcome)).sum::<f64>() / n;
+            let count = |get: fn(&Outcome) -> u64| {
+                (group.iter().map(|r| get(&r.outcome)).sum::<u64>() as f64 / n).round() as u64
+            };
+            let shares: Vec<f64> = group.iter().filter_map(|r| r.outcome.share).collect();
+            let o = &mut first.outcome;
+            o.completion_s = mean(|o| o.completion_s);
+            o.simulated_s = mean(|o| o.simulated_s);
+            o.ack_packets = count(|o| o.ack_packets);
+            o.data_packets = count(|o| o.data_packets);
+            o.retransmissions = count(|o| o.retransmissions);
+            o.queue_drops = count(|o| o.queue_drops);
+            o.random_losses = count(|o| o.random_losses);
+            o.rtos = group.iter().map(|r| r.outcome.rtos).sum();
+            o.unfinished = group
+                .iter()
+                .map(|r| r.outcome.unfinished)
+                .max()
+                .unwrap_or(0);
+            o.share =
+                (!shares.is_empty()).then(|| shares.iter().sum::<f64>() / shares.len() as f64);
+            first.replicate = 0;
+            first
+        })
+        .collect()
+}
+
+/// AE against itself: replicate 1 of every case judged against replicate
+/// 0, as if it were another strategy. How far these ratios stray from 1
+/// is what a single draw of the emulator's randomness does to a ratio
+/// when nothing differs; `None` without a second replicate.
+pub fn noise_floor(records: &[GauntletRecord]) -> Option<StrategySummary> {
+    const NAME: &str = "ae (replicate 1 / 0)";
+    let mut paired: Vec<GauntletRecord> = Vec::new();
+    for r in records
+        .iter()
+        .filter(|r| r.strategy == "ae" && r.replicate <= 1)
+    {
+        let mut r = r.clone();
+        if r.replicate == 1 {
+            r.strategy = NAME.into();
+        }
+        r.replicate = 0;
+        paired.push(r);
+    }
+    if !paired.iter().any(|r| r.strategy == NAME) {
+        return None;
+    }
+    summarise(&paired, &["ae".into(), NAME.into()])
+        .into_iter()
+        .next()
 }
 
 /// A strategy's figures on one case next to AE's on the same case.
@@ -384,6 +478,7 @@ pub(crate) mod tests {
         GauntletRecord {
             case,
             strategy: strategy.into(),
+            replicate: 0,
             params,
             outcome: Outcome {
                 completion_s,
@@ -409,6 +504,45 @@ pub(crate) mod tests {
         assert_eq!(percentile(&xs, 0.1), Some(1.0));
         assert_eq!(percentile(&xs, 1.0), Some(5.0));
         assert_eq!(percentile(&[], 0.5), None);
+    }
+
+    #[test]
+    fn replicates_are_judged_on_their_mean_and_ae_against_itself_is_the_floor() {
+        let rep = |r: u32, strategy: &str, completion_s: f64, rtos: u64| GauntletRecord {
+            replicate: r,
+            ..record(
+                0,
+                strategy,
+                completion_s,
+                100 + u64::from(r),
+                rtos,
+                Some(0.5),
+            )
+        };
+        let records = vec![
+            rep(0, "ae", 10.0, 0),
+            rep(1, "ae", 14.0, 1),
+            rep(2, "ae", 12.0, 0),
+            rep(0, "4w", 18.0, 0),
+            rep(1, "4w", 12.0, 0),
+            rep(2, "4w", 6.0, 1),
+        ];
+        let judged = replicate_means(&records);
+        assert_eq!(judged.len(), 2);
+        assert_eq!(judged[0].strategy, "ae");
+        assert_eq!(judged[0].outcome.completion_s, 12.0);
+        assert_eq!(judged[0].outcome.ack_packets, 101);
+        assert_eq!(judged[0].outcome.rtos, 1, "RTOs are totals");
+        assert_eq!(judged[1].outcome.completion_s, 12.0);
+        // The single draw said 1.8x; the mean says the same as AE.
+        let rel = relatives(&judged);
+        assert_eq!(rel[0].completion_ratio, 1.0);
+        // One record per (case, strategy) is returned untouched.
+        assert_eq!(replicate_means(&records[..1]), records[..1].to_vec());
+        let floor = noise_floor(&records).expect("two AE replicates");
+        assert_eq!(floor.cases, 1);
+        assert!((floor.completion[0] - 1.4).abs() < 1e-9);
+        assert!(noise_floor(&records[..1]).is_none());
     }
 
     #[test]

@@ -81,6 +81,11 @@ pub struct GauntletPlan {
     pub ns2: bool,
     /// Progress on stderr.
     pub progress: bool,
+    /// Runs of every (case, strategy), each with its own emulator seed
+    /// (`--replicates`); strategies are judged on the mean over them.
+    /// Replicate 0 uses the case's own seed, so one replicate is the
+    /// single-draw run.
+    pub replicates: u32,
 }
 
 impl GauntletPlan {
@@ -96,6 +101,7 @@ impl GauntletPlan {
             jobs: 2,
             ns2: false,
             progress: false,
+            replicates: 1,
         }
     }
 
@@ -139,14 +145,32 @@ pub struct GauntletFile {
     /// The one case this file holds, when run with `--case`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub only_case: Option<u64>,
-    /// One record per (case, strategy), by case then strategy.
+    /// Replicates per (case, strategy); absent from JSON when 1.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub replicates: u32,
+    /// One record per (case, strategy, replicate), by case, then
+    /// strategy, then replicate.
     pub records: Vec<GauntletRecord>,
     /// The ns-2 baseline check, one entry per case, when it ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ns2: Option<Vec<ns2check::Ns2Case>>,
 }
 
+fn one() -> u32 {
+    1
+}
+
+fn is_one(n: &u32) -> bool {
+    *n == 1
+}
+
 impl GauntletFile {
+    /// The records strategies are judged on: one per (case, strategy),
+    /// the mean over its replicates (see [`metrics::replicate_means`]).
+    pub fn judged(&self) -> Vec<GauntletRecord> {
+        metrics::replicate_means(&self.records)
+    }
+
     /// Pretty JSON; the same records give the same bytes.
     pub fn to_json(&self) -> String {
         let mut s = serde_json::to_string_pretty(self)
@@ -197,8 +221,13 @@ pub fn run(plan: &GauntletPlan) -> Result<GauntletFile, LabError> {
             .validate()
             .map_err(|e| case_error(c.params.case, e))?;
     }
-    let tasks: Vec<(usize, Strategy)> = (0..cases.len())
-        .flat_map(|c| strategies.iter().map(move |&s| (c, s)))
+    let replicates = plan.replicates.max(1);
+    let tasks: Vec<(usize, Strategy, u32)> = (0..cases.len())
+        .flat_map(|c| {
+            strategies
+                .iter()
+                .flat_map(move |&s| (0..replicates).map(move |r| (c, s, r)))
+        })
         .collect();
     let ns2_cases: Vec<usize> = if plan.ns2 {
         (0..cases.len())
@@ -221,10 +250,10 @@ pub fn run(plan: &GauntletPlan) -> Result<GauntletFile, LabError> {
     let results: Vec<Result<GauntletRecord, LabError>> = pool.install(|| {
         tasks
             .par_iter()
-            .map(|&(c, strategy)| {
+            .map(|&(c, strategy, replicate)| {
                 let case = &cases[c];
                 bar.start(|| format!("case {} {strategy}", case.params.case));
-                let out = run_one(case, strategy);
+                let out = run_one(case, strategy, replicate);
                 bar.finish_one();
                 out
             })
@@ -251,6 +280,7 @@ pub fn run(plan: &GauntletPlan) -> Result<GauntletFile, LabError> {
             .filter(|_| plan.only_case.is_none())
             .map(|(i, n)| format!("{i}/{n}")),
         only_case: plan.only_case,
+        replicates,
         records,
         ns2,
     })
@@ -264,15 +294,35 @@ fn case_error(case: u64, e: impl std::fmt::Display) -> LabError {
     }
 }
 
-/// One case under one strategy.
-fn run_one(case: &draw::Case, strategy: Strategy) -> Result<GauntletRecord, LabError> {
+/// The emulator seed of replicate `r` of a case whose own seed is `seed`:
+/// the seed itself for replicate 0, else a SplitMix64 step away from it,
+/// so replicates draw unrelated losses and RED decisions.
+pub fn replicate_seed(seed: u64, r: u32) -> u64 {
+    if r == 0 {
+        return seed;
+    }
+    let mut z = seed.wrapping_add(u64::from(r).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// One case under one strategy, replicate `replicate`.
+fn run_one(
+    case: &draw::Case,
+    strategy: Strategy,
+    replicate: u32,
+) -> Result<GauntletRecord, LabError> {
     let p = &case.params;
-    let scenario = case.scenario.to_emu(strategy, p.emu_seed);
+    let scenario = case
+        .scenario
+        .to_emu(strategy, replicate_seed(p.emu_seed, replicate));
     let result = emu::run(&scenario).map_err(|e| case_error(p.case, format!("{strategy}: {e}")))?;
     let roles = case.scenario.roles(strategy);
     Ok(GauntletRecord {
         case: p.case,
         strategy: strategy.name(),
+        replicate,
         params: p.clone(),
         outcome: metrics::outcome(p, &roles, &result),
     })

@@ -220,7 +220,8 @@ pub(crate) fn run_cases(
             };
             let record = records
                 .iter()
-                .find(|r| r.case == p.case && r.strategy == strategy);
+                // ns-2 runs once per case: compare with the single draw.
+                .find(|r| r.case == p.case && r.strategy == strategy && r.replicate == 0);
             let ackwise = record.map(|r| r.outcome.completion_s);
             let difference = ackwise
                 .filter(|_| ns2_completion_s > 0.0)

@@ -36,7 +36,7 @@ pub fn run(base: &GauntletPlan) -> Result<Vec<SeedFigure>, LabError> {
             ..base.clone()
         };
         let file = super::run(&plan)?;
-        let summary = metrics::summarise(&file.records, &file.strategies)
+        let summary = metrics::summarise(&file.judged(), &file.strategies)
             .into_iter()
             .find(|s| s.strategy == TARGET_STRATEGY.name())
             .ok_or_else(|| LabError::Field {
