@@ -255,8 +255,11 @@ struct LabArgs {
     /// gauntlet: also run the ns-2 baseline check.
     #[arg(long)]
     ns2: bool,
-    /// gauntlet: run every (case, strategy) this many times, each with its
-    /// own emulator seed, and judge the mean (default 1).
+    /// gauntlet, report gauntlet: run every (case, strategy) R times, each
+    /// with its own emulator seed (replicate 0 with the case's own, so 1 is
+    /// the single run), and judge the mean; from 2 on the table adds AE's
+    /// replicate 1 against its replicate 0, the single-draw noise floor
+    /// (default 1).
     #[arg(long, value_name = "R")]
     replicates: Option<u32>,
     /// report gauntlet: read this merged gauntlet file instead of running.
@@ -792,7 +795,7 @@ fn gauntlet(args: &LabArgs) -> Result<ExitCode, LabError> {
     }
     let started = std::time::Instant::now();
     let file = lab::gauntlet::run(&plan)?;
-    let mut summaries = metrics::summarise(&file.judged(), &file.strategies);
+    let mut summaries = metrics::summarise(&file.records, &file.strategies);
     summaries.extend(metrics::noise_floor(&file.records));
     print!("{}", metrics::table(&summaries));
     if let Some(ns2) = &file.ns2 {

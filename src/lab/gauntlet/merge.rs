@@ -150,6 +150,7 @@ pub fn merge(parts: &[(String, GauntletFile)]) -> Result<GauntletFile, LabError>
 #[cfg(test)]
 mod tests {
     use super::super::metrics::tests::record;
+    use super::super::metrics::GauntletRecord;
     use super::super::GauntletPlan;
     use super::*;
     use crate::lab::Strategy;
@@ -158,13 +159,24 @@ mod tests {
     /// merge only moves records; simulating them would test nothing more).
     fn fake_run(plan: &GauntletPlan) -> GauntletFile {
         let strategies: Vec<String> = plan.run_strategies().iter().map(|s| s.name()).collect();
+        let replicates = plan.replicates;
         let records = plan
             .case_numbers()
             .into_iter()
             .flat_map(|k| {
-                strategies
-                    .iter()
-                    .map(move |s| record(k, s, 1.0 + k as f64 / 3.0, 10 * k + 1, 0, None))
+                strategies.iter().flat_map(move |s| {
+                    (0..replicates).map(move |r| GauntletRecord {
+                        replicate: r,
+                        ..record(
+                            k,
+                            s,
+                            1.0 + k as f64 / 3.0 + f64::from(r),
+                            10 * k + 1,
+                            0,
+                            None,
+                        )
+                    })
+                })
             })
             .collect();
         GauntletFile {
@@ -174,7 +186,7 @@ mod tests {
             strategies,
             shard: plan.shard.map(|(i, n)| format!("{i}/{n}")),
             only_case: None,
-            replicates: 1,
+            replicates,
             records,
             ns2: None,
         }
@@ -228,6 +240,7 @@ mod tests {
             ),
             ("strategies", |f| f.strategies.push("da".into())),
             ("--cases", |f| f.cases = 6),
+            ("--replicates 2", |f| f.replicates = 2),
         ] {
             let mut other = parts[1].clone();
             change(&mut other.1);
@@ -238,5 +251,39 @@ mod tests {
         replay.1.only_case = Some(1);
         assert!(err(&[replay]).contains("single replayed case"));
         assert!(err(&[]).contains("no part"));
+    }
+
+    #[test]
+    fn replicated_shards_merge_by_case_strategy_and_replicate() {
+        let plan = GauntletPlan {
+            strategies: vec![Strategy::AE, Strategy::W4],
+            replicates: 2,
+            ..GauntletPlan::new(3, 5)
+        };
+        let parts: Vec<(String, GauntletFile)> = [2, 1]
+            .into_iter()
+            .map(|i| {
+                let shard = GauntletPlan {
+                    shard: Some((i, 2)),
+                    ..plan.clone()
+                };
+                (format!("part{i}.json"), fake_run(&shard))
+            })
+            .collect();
+        let merged = merge(&parts).unwrap();
+        assert_eq!(merged.to_json(), fake_run(&plan).to_json());
+        assert!(merged.to_json().contains("\"replicates\": 2"));
+        // A replicate missing from one part leaves its case incomplete.
+        let mut torn = parts[1].clone();
+        torn.1
+            .records
+            .retain(|r| !(r.case == 0 && r.replicate == 1));
+        let e = merge(&[parts[0].clone(), torn]).unwrap_err().to_string();
+        assert!(e.contains("cases missing or incomplete: 0"), "{e}");
+        // A replicate beyond the header's count is refused.
+        let mut beyond = parts[1].clone();
+        beyond.1.records[0].replicate = 2;
+        let e = merge(&[parts[0].clone(), beyond]).unwrap_err().to_string();
+        assert!(e.contains("beyond --replicates 2"), "{e}");
     }
 }

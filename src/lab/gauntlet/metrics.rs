@@ -158,15 +158,46 @@ fn is_zero(n: &u32) -> bool {
     *n == 0
 }
 
-/// One record per (case, strategy), in the order of first appearance,
-/// averaging the replicates of each: completion, ACK, data-packet,
-/// retransmission, drop and loss counts and the share are means (counts
-/// rounded to the nearest), RTOs are summed (so that "more RTOs than AE"
-/// compares totals over the same number of runs, and one RTO in five runs
-/// is not rounded away), a test flow unfinished in any replicate counts,
-/// and the flows are replicate 0's. A (case, strategy) with one record is
-/// returned as it is, so a single-replicate file judges exactly as before.
-pub fn replicate_means(records: &[GauntletRecord]) -> Vec<GauntletRecord> {
+/// What one (case, strategy) is judged on: the mean over its replicates.
+/// One draw of random loss or RED can move a completion by a factor of
+/// three on a lossy path, so a verdict on one run says more about the
+/// draw than about the strategy.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReplicateMean<'a> {
+    /// Its lowest-numbered replicate (replicate 0 in a whole file): the
+    /// case's parameters, and the run that stands for all of them where
+    /// one run must (replaying, listing flows).
+    pub first: &'a GauntletRecord,
+    /// How many replicates the means are over.
+    pub replicates: u32,
+    /// Mean completion, seconds; each run counts an unfinished test flow
+    /// as finishing at the horizon, so a stall weighs in the mean too.
+    pub completion_s: f64,
+    /// Mean pure ACKs of the test flows.
+    pub ack_packets: f64,
+    /// Mean RTOs of the test flows; kept fractional, so one RTO in five
+    /// runs is 0.2 and not rounded away.
+    pub rtos: f64,
+    /// Mean retransmissions of the test flows.
+    pub retransmissions: f64,
+    /// Replicates with at least one RTO: all of them on a path whose
+    /// timeouts are systematic, some on one where the draw decides.
+    pub runs_with_rto: u32,
+    /// Mean share over the replicates that have one (shared paths).
+    pub share: Option<f64>,
+    /// The most test flows any one replicate left unfinished: a stall in
+    /// one draw is worth flagging even when the mean completion hides it.
+    pub unfinished: u32,
+}
+
+/// One [`ReplicateMean`] per (case, strategy) of `records`, in the order
+/// of first appearance. This is the only place replicates are averaged:
+/// [`relatives`], and through it [`summarise`], the CLI table, the page
+/// and the other seeds' figures all judge these. With one replicate per
+/// (case, strategy) every mean is that run's figure exactly (a sum of one
+/// float divided by 1), so a single-replicate file judges as it always
+/// did.
+pub fn replicate_means(records: &[GauntletRecord]) -> Vec<ReplicateMean<'_>> {
     let mut order: Vec<(u64, &str)> = Vec::new();
     let mut groups: BTreeMap<(u64, &str), Vec<&GauntletRecord>> = BTreeMap::new();
     for r in records {
@@ -179,51 +210,53 @@ pub fn replicate_means(records: &[GauntletRecord]) -> Vec<GauntletRecord> {
     }
     order
         .into_iter()
-        .map(|key| {
-            let group = &groups[&key];
-            let mut first = group
-                .iter()
-                .min_by_key(|r| r.replicate)
-                .map(|r| (*r).clone())
-                .expect("groups are never empty");
-            if group.len() == 1 {
-                return first;
-            }
+        .filter_map(|key| {
+            let group = groups.get(&key)?;
+            let first = *group.iter().min_by_key(|r| r.replicate)?;
             let n = group.len() as f64;
-            let mean =
-                |get: fn(&Outcome) -> f64| group.iter().map(|r| get(&r.outcome)).sum::<f64>() / n;
-            let count = |get: fn(&Outcome) -> u64| {
-                (group.iter().map(|r| get(&r.outcome)).sum::<u64>() as f64 / n).round() as u64
+            let mean = |get: &dyn Fn(&Outcome) -> f64| {
+                group.iter().map(|r| get(&r.outcome)).sum::<f64>() / n
             };
             let shares: Vec<f64> = group.iter().filter_map(|r| r.outcome.share).collect();
-            let o = &mut first.outcome;
-            o.completion_s = mean(|o| o.completion_s);
-            o.simulated_s = mean(|o| o.simulated_s);
-            o.ack_packets = count(|o| o.ack_packets);
-            o.data_packets = count(|o| o.data_packets);
-            o.retransmissions = count(|o| o.retransmissions);
-            o.queue_drops = count(|o| o.queue_drops);
-            o.random_losses = count(|o| o.random_losses);
-            o.rtos = group.iter().map(|r| r.outcome.rtos).sum();
-            o.unfinished = group
-                .iter()
-                .map(|r| r.outcome.unfinished)
-                .max()
-                .unwrap_or(0);
-            o.share =
-                (!shares.is_empty()).then(|| shares.iter().sum::<f64>() / shares.len() as f64);
-            first.replicate = 0;
-            first
+            Some(ReplicateMean {
+                first,
+                replicates: group.len() as u32,
+                completion_s: mean(&|o| o.completion_s),
+                ack_packets: mean(&|o| o.ack_packets as f64),
+                rtos: mean(&|o| o.rtos as f64),
+                retransmissions: mean(&|o| o.retransmissions as f64),
+                runs_with_rto: group.iter().filter(|r| r.outcome.rtos > 0).count() as u32,
+                share: (!shares.is_empty())
+                    .then(|| shares.iter().sum::<f64>() / shares.len() as f64),
+                unfinished: group
+                    .iter()
+                    .map(|r| r.outcome.unfinished)
+                    .max()
+                    .unwrap_or(0),
+            })
         })
         .collect()
 }
+
+/// A count that may be a mean over replicates, as text: whole numbers as
+/// integers (all a single replicate can give, so such output reads as it
+/// always did), others to at most two decimals.
+pub fn count_text(x: f64) -> String {
+    if x.fract() == 0.0 {
+        return format!("{x:.0}");
+    }
+    let s = format!("{x:.2}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// The row name of [`noise_floor`]'s summary.
+pub const NOISE_FLOOR: &str = "ae (replicate 1 / 0)";
 
 /// AE against itself: replicate 1 of every case judged against replicate
 /// 0, as if it were another strategy. How far these ratios stray from 1
 /// is what a single draw of the emulator's randomness does to a ratio
 /// when nothing differs; `None` without a second replicate.
 pub fn noise_floor(records: &[GauntletRecord]) -> Option<StrategySummary> {
-    const NAME: &str = "ae (replicate 1 / 0)";
     let mut paired: Vec<GauntletRecord> = Vec::new();
     for r in records
         .iter()
@@ -231,15 +264,15 @@ pub fn noise_floor(records: &[GauntletRecord]) -> Option<StrategySummary> {
     {
         let mut r = r.clone();
         if r.replicate == 1 {
-            r.strategy = NAME.into();
+            r.strategy = NOISE_FLOOR.into();
         }
         r.replicate = 0;
         paired.push(r);
     }
-    if !paired.iter().any(|r| r.strategy == NAME) {
+    if !paired.iter().any(|r| r.strategy == NOISE_FLOOR) {
         return None;
     }
-    summarise(&paired, &["ae".into(), NAME.into()])
+    summarise(&paired, &["ae".into(), NOISE_FLOOR.into()])
         .into_iter()
         .next()
 }
@@ -257,42 +290,44 @@ pub struct Relative {
     pub ack_ratio: Option<f64>,
     /// Share over AE's share in the same place (shared paths only).
     pub share_ratio: Option<f64>,
-    /// RTOs of the test flows.
-    pub rtos: u64,
-    /// AE's RTOs on the same case.
-    pub ae_rtos: u64,
+    /// RTOs of the test flows, mean over replicates.
+    pub rtos: f64,
+    /// AE's RTOs on the same case, mean over replicates.
+    pub ae_rtos: f64,
     /// The case is a loss-free single-flow path with >= 0.5 BDP buffer.
     pub rto_free_path: bool,
     /// The case has competitors.
     pub shared: bool,
-    /// Test flows that did not finish.
+    /// Test flows that did not finish (the most in any one replicate).
     pub unfinished: u32,
 }
 
-/// Every non-AE record beside AE's record of the same case; records of a
-/// case without an AE record are left out (a well-formed file has one).
+/// Every (case, strategy) beside AE on the same case, each judged on the
+/// mean over its replicates ([`replicate_means`]); cases without an AE
+/// record are left out (a well-formed file has one).
 pub fn relatives(records: &[GauntletRecord]) -> Vec<Relative> {
-    let ae: BTreeMap<u64, &GauntletRecord> = records
+    let means = replicate_means(records);
+    let ae: BTreeMap<u64, &ReplicateMean> = means
         .iter()
-        .filter(|r| r.strategy == "ae")
-        .map(|r| (r.case, r))
+        .filter(|m| m.first.strategy == "ae")
+        .map(|m| (m.first.case, m))
         .collect();
-    records
+    means
         .iter()
-        .filter_map(|r| {
-            let base = ae.get(&r.case)?;
-            let (o, b) = (&r.outcome, &base.outcome);
+        .filter_map(|m| {
+            let b = ae.get(&m.first.case)?;
+            let r = m.first;
             Some(Relative {
                 case: r.case,
                 strategy: r.strategy.clone(),
-                completion_ratio: ratio(o.completion_s, b.completion_s).unwrap_or(1.0),
-                ack_ratio: ratio(o.ack_packets as f64, b.ack_packets as f64),
-                share_ratio: o.share.zip(b.share).and_then(|(s, a)| ratio(s, a)),
-                rtos: o.rtos,
+                completion_ratio: ratio(m.completion_s, b.completion_s).unwrap_or(1.0),
+                ack_ratio: ratio(m.ack_packets, b.ack_packets),
+                share_ratio: m.share.zip(b.share).and_then(|(s, a)| ratio(s, a)),
+                rtos: m.rtos,
                 ae_rtos: b.rtos,
                 rto_free_path: r.params.rto_free_path(),
                 shared: r.params.competitors() > 0,
-                unfinished: o.unfinished,
+                unfinished: m.unfinished,
             })
         })
         .collect()
@@ -327,13 +362,14 @@ pub struct StrategySummary {
     pub acks: [f64; 2],
     /// Loss-free single-flow paths with >= 0.5 BDP buffer.
     pub rto_free_paths: usize,
-    /// This strategy's RTOs on them.
-    pub rtos_on_free_paths: u64,
-    /// AE's RTOs on them.
-    pub ae_rtos_on_free_paths: u64,
+    /// This strategy's RTOs on them (per path the mean over replicates).
+    pub rtos_on_free_paths: f64,
+    /// AE's RTOs on them (per path the mean over replicates).
+    pub ae_rtos_on_free_paths: f64,
     /// Shared paths.
     pub shared_paths: usize,
-    /// Shared paths where this strategy had more RTOs than AE.
+    /// Shared paths where this strategy had more RTOs than AE (means
+    /// over replicates compared).
     pub more_rtos_than_ae_shared: usize,
     /// Share ratio on shared paths: 10th percentile, median, 90th
     /// percentile, farthest from 1 (either side, by factor).
@@ -399,8 +435,14 @@ fn summary(strategy: &str, rel: &[&Relative]) -> StrategySummary {
 
 /// The summary as a terminal table.
 pub fn table(summaries: &[StrategySummary]) -> String {
+    // The name column fits the longest name, and is 12 wide when every
+    // name fits (all strategy names do; the noise floor's row does not).
+    let w = summaries
+        .iter()
+        .map(|s| s.strategy.len())
+        .fold(12, usize::max);
     let mut out = format!(
-        "{:<12} {:>5} | {:>6} {:>6} {:>7} {:>6} {:>6} | {:>6} {:>6} | {:>9} | {:>7} {:>6} {:>6} {:>6} | {:>5}\n",
+        "{:<w$} {:>5} | {:>6} {:>6} {:>7} {:>6} {:>6} | {:>6} {:>6} | {:>9} | {:>7} {:>6} {:>6} {:>6} | {:>5}\n",
         "strategy", "cases", "ct p50", "p90", "worst", "<=1.05", ">1.25", "ack50", "ack90",
         "rto:free", "shr p10", "p50", "worst", "in.9-1", "unfin"
     );
@@ -418,7 +460,7 @@ pub fn table(summaries: &[StrategySummary]) -> String {
                 [f(v[0]), f(v[1]), f(v[3])]
             });
         out.push_str(&format!(
-            "{:<12} {:>5} | {:>6} {:>6} {:>7} {:>5.0}% {:>5.0}% | {:>6} {:>6} | {:>9} | {:>7} {:>6} {:>6} {:>6} | {:>5}\n",
+            "{:<w$} {:>5} | {:>6} {:>6} {:>7} {:>5.0}% {:>5.0}% | {:>6} {:>6} | {:>9} | {:>7} {:>6} {:>6} {:>6} | {:>5}\n",
             s.strategy,
             s.cases,
             f(s.completion[0]),
@@ -430,7 +472,9 @@ pub fn table(summaries: &[StrategySummary]) -> String {
             f(s.acks[1]),
             format!(
                 "{}/{}ae@{}",
-                s.rtos_on_free_paths, s.ae_rtos_on_free_paths, s.rto_free_paths
+                count_text(s.rtos_on_free_paths),
+                count_text(s.ae_rtos_on_free_paths),
+                s.rto_free_paths
             ),
             share[0],
             share[1],
@@ -508,41 +552,67 @@ pub(crate) mod tests {
 
     #[test]
     fn replicates_are_judged_on_their_mean_and_ae_against_itself_is_the_floor() {
-        let rep = |r: u32, strategy: &str, completion_s: f64, rtos: u64| GauntletRecord {
-            replicate: r,
-            ..record(
-                0,
-                strategy,
-                completion_s,
-                100 + u64::from(r),
-                rtos,
-                Some(0.5),
-            )
-        };
+        let rep =
+            |r: u32, strategy: &str, completion_s: f64, rtos: u64, share: f64| GauntletRecord {
+                replicate: r,
+                ..record(
+                    0,
+                    strategy,
+                    completion_s,
+                    100 + u64::from(r),
+                    rtos,
+                    Some(share),
+                )
+            };
+        // Out of replicate order, as nothing guarantees it to the mean.
         let records = vec![
-            rep(0, "ae", 10.0, 0),
-            rep(1, "ae", 14.0, 1),
-            rep(2, "ae", 12.0, 0),
-            rep(0, "4w", 18.0, 0),
-            rep(1, "4w", 12.0, 0),
-            rep(2, "4w", 6.0, 1),
+            rep(1, "ae", 14.0, 1, 0.5),
+            rep(0, "ae", 10.0, 0, 0.5),
+            rep(2, "ae", 12.0, 0, 0.5),
+            rep(0, "4w", 18.0, 0, 0.4),
+            rep(1, "4w", 12.0, 0, 0.5),
+            rep(2, "4w", 6.0, 2, 0.6),
         ];
-        let judged = replicate_means(&records);
-        assert_eq!(judged.len(), 2);
-        assert_eq!(judged[0].strategy, "ae");
-        assert_eq!(judged[0].outcome.completion_s, 12.0);
-        assert_eq!(judged[0].outcome.ack_packets, 101);
-        assert_eq!(judged[0].outcome.rtos, 1, "RTOs are totals");
-        assert_eq!(judged[1].outcome.completion_s, 12.0);
-        // The single draw said 1.8x; the mean says the same as AE.
-        let rel = relatives(&judged);
-        assert_eq!(rel[0].completion_ratio, 1.0);
-        // One record per (case, strategy) is returned untouched.
-        assert_eq!(replicate_means(&records[..1]), records[..1].to_vec());
+        let means = replicate_means(&records);
+        assert_eq!(means.len(), 2);
+        let (ae, w4) = (&means[0], &means[1]);
+        assert_eq!((ae.first.strategy.as_str(), ae.first.replicate), ("ae", 0));
+        assert_eq!(ae.replicates, 3);
+        assert_eq!(ae.completion_s, 12.0);
+        assert_eq!(ae.ack_packets, 101.0);
+        assert!((ae.rtos - 1.0 / 3.0).abs() < 1e-12, "{}", ae.rtos);
+        assert_eq!(ae.runs_with_rto, 1);
+        assert_eq!(ae.share, Some(0.5));
+        assert_eq!(w4.completion_s, 12.0);
+        assert!((w4.rtos - 2.0 / 3.0).abs() < 1e-12);
+        assert!((w4.share.unwrap() - 0.5).abs() < 1e-12);
+        // The single draw said 1.8x; the mean says the same as AE, and
+        // "more RTOs than ae" compares the means (2/3 against 1/3).
+        let rel = relatives(&records);
+        assert_eq!(rel.len(), 2, "AE is beside itself too");
+        let w4 = &rel[1];
+        assert_eq!(w4.strategy, "4w");
+        assert_eq!(w4.completion_ratio, 1.0);
+        assert_eq!(w4.ack_ratio, Some(1.0));
+        assert!(w4.rtos > w4.ae_rtos);
+        // One record per (case, strategy) is judged on that record alone.
+        let one = replicate_means(&records[1..2]);
+        assert_eq!(one[0].completion_s, 10.0);
+        assert_eq!((one[0].rtos, one[0].replicates), (0.0, 1));
+        // AE's replicate 1 (14 s) over its replicate 0 (10 s).
         let floor = noise_floor(&records).expect("two AE replicates");
-        assert_eq!(floor.cases, 1);
+        assert_eq!((floor.strategy.as_str(), floor.cases), (NOISE_FLOOR, 1));
         assert!((floor.completion[0] - 1.4).abs() < 1e-9);
-        assert!(noise_floor(&records[..1]).is_none());
+        assert!(noise_floor(&records[1..]).is_none());
+    }
+
+    #[test]
+    fn mean_counts_read_as_integers_when_whole() {
+        assert_eq!(count_text(0.0), "0");
+        assert_eq!(count_text(12.0), "12");
+        assert_eq!(count_text(0.2 + 0.4), "0.6");
+        assert_eq!(count_text(1.0 / 3.0), "0.33");
+        assert_eq!(count_text(2.5), "2.5");
     }
 
     #[test]
@@ -575,8 +645,8 @@ pub(crate) mod tests {
         assert!((s.above_125 - 1.0 / 6.0).abs() < 1e-12);
         assert_eq!(s.acks, [0.2, 0.3]);
         // Every hand-built unshared case is an RTO-free path.
-        assert_eq!((s.rto_free_paths, s.rtos_on_free_paths), (4, 1));
-        assert_eq!(s.ae_rtos_on_free_paths, 0);
+        assert_eq!((s.rto_free_paths, s.rtos_on_free_paths), (4, 1.0));
+        assert_eq!(s.ae_rtos_on_free_paths, 0.0);
         assert_eq!((s.shared_paths, s.more_rtos_than_ae_shared), (2, 1));
         let share = s.share.unwrap();
         assert!((share[0] - 0.9).abs() < 1e-12 && (share[3] - 1.2).abs() < 1e-12);

@@ -165,12 +165,6 @@ fn is_one(n: &u32) -> bool {
 }
 
 impl GauntletFile {
-    /// The records strategies are judged on: one per (case, strategy),
-    /// the mean over its replicates (see [`metrics::replicate_means`]).
-    pub fn judged(&self) -> Vec<GauntletRecord> {
-        metrics::replicate_means(&self.records)
-    }
-
     /// Pretty JSON; the same records give the same bytes.
     pub fn to_json(&self) -> String {
         let mut s = serde_json::to_string_pretty(self)
@@ -346,5 +340,40 @@ mod tests {
         assert_eq!(all, (0..10).collect::<Vec<_>>());
         plan.only_case = Some(77);
         assert_eq!(plan.case_numbers(), vec![77]);
+    }
+
+    #[test]
+    fn replicate_zero_keeps_the_case_seed_and_the_others_differ() {
+        for seed in [0, 1, 0x5eed, u64::MAX] {
+            assert_eq!(replicate_seed(seed, 0), seed);
+            let mut seen: Vec<u64> = (0..64).map(|r| replicate_seed(seed, r)).collect();
+            seen.sort_unstable();
+            seen.dedup();
+            assert_eq!(seen.len(), 64, "seed {seed}: replicates share a seed");
+        }
+        // Neighbouring cases' seeds must not meet in their replicates.
+        assert_ne!(replicate_seed(7, 1), replicate_seed(8, 0));
+        assert_ne!(replicate_seed(7, 1), replicate_seed(8, 1));
+    }
+
+    #[test]
+    fn records_come_by_case_then_strategy_then_replicate_for_any_jobs() {
+        let plan = |jobs: usize| GauntletPlan {
+            strategies: vec![Strategy::AE, Strategy::W4],
+            replicates: 2,
+            jobs,
+            ..GauntletPlan::new(1, 2)
+        };
+        let file = run(&plan(2)).unwrap();
+        let keys: Vec<(u64, &str, u32)> = file
+            .records
+            .iter()
+            .map(|r| (r.case, r.strategy.as_str(), r.replicate))
+            .collect();
+        let mut sorted = keys.clone();
+        sorted.sort_by_key(|&(k, s, r)| (k, s != "ae", r));
+        assert_eq!(keys, sorted);
+        assert_eq!(keys.len(), 2 * 2 * 2);
+        assert_eq!(file.to_json(), run(&plan(1)).unwrap().to_json());
     }
 }

@@ -36,7 +36,7 @@ pub fn run(base: &GauntletPlan) -> Result<Vec<SeedFigure>, LabError> {
             ..base.clone()
         };
         let file = super::run(&plan)?;
-        let summary = metrics::summarise(&file.judged(), &file.strategies)
+        let summary = metrics::summarise(&file.records, &file.strategies)
             .into_iter()
             .find(|s| s.strategy == TARGET_STRATEGY.name())
             .ok_or_else(|| LabError::Field {
@@ -48,11 +48,13 @@ pub fn run(base: &GauntletPlan) -> Result<Vec<SeedFigure>, LabError> {
     Ok(out)
 }
 
-/// The page's section: the page seed's figures beside the others'.
+/// The page's section: the page seed's figures beside the others', all
+/// judged on the mean over `replicates` runs per (case, strategy).
 pub fn section(
     out: &mut String,
     page: Option<&StrategySummary>,
     page_seed: u64,
+    replicates: u32,
     others: &[SeedFigure],
 ) {
     let Some(page) = page else {
@@ -65,11 +67,16 @@ pub fn section(
     let _ = writeln!(
         out,
         "The targets above are judged on seed {page_seed}. The same number of cases drawn from the next seeds, \
-         with only `ae` and `{}` run (`cargo run --release -- lab gauntlet --cases {} --seed S --strategies ae,{}`), \
+         with only `ae` and `{}` run (`cargo run --release -- lab gauntlet --cases {} --seed S --strategies ae,{}{}`), \
          shows how much of a figure is the draw:\n",
         TARGET_STRATEGY.name(),
         page.cases,
-        TARGET_STRATEGY.name()
+        TARGET_STRATEGY.name(),
+        if replicates > 1 {
+            format!(" --replicates {replicates}")
+        } else {
+            String::new()
+        }
     );
     let _ = writeln!(
         out,
@@ -89,8 +96,8 @@ pub fn section(
             s.within_105 * 100.0,
             s.above_125 * 100.0,
             s.acks[0],
-            s.rtos_on_free_paths,
-            s.ae_rtos_on_free_paths,
+            metrics::count_text(s.rtos_on_free_paths),
+            metrics::count_text(s.ae_rtos_on_free_paths),
             s.rto_free_paths,
             s.more_rtos_than_ae_shared,
             s.shared_paths,
@@ -120,15 +127,15 @@ mod tests {
         assert_eq!(run(&base).unwrap(), others);
         let page = others[0].summary.clone();
         let mut out = String::new();
-        section(&mut out, Some(&page), 5, &others);
+        section(&mut out, Some(&page), 5, 1, &others);
         assert!(out.contains("## The default strategy on other seeds"));
         for seed in [5, 6, 7] {
             assert!(out.contains(&format!("\n| {seed} | ")), "{out}");
         }
         // Nothing to compare, no section.
         let mut empty = String::new();
-        section(&mut empty, Some(&page), 5, &[]);
-        section(&mut empty, None, 5, &others);
+        section(&mut empty, Some(&page), 5, 1, &[]);
+        section(&mut empty, None, 5, 1, &others);
         assert!(empty.is_empty());
     }
 }
