@@ -102,6 +102,7 @@ async fn send_over_quic(
         quic_cert_sha256: Some(pin),
         options: SendOptions::default(),
         console: ConsoleMode::Auto,
+        pcap: None,
     };
     let summary = transfer::run_send(&plan).await?;
     eprintln!("{summary}");

@@ -63,6 +63,7 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
             mss: transfer::DEFAULT_MSS,
             options,
             console: ConsoleMode::Plain,
+            pcap: None,
         };
         let ctrl_c = async {
             let _ = tokio::signal::ctrl_c().await;

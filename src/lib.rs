@@ -68,6 +68,7 @@ pub mod estimators;
 pub mod lab;
 #[cfg(feature = "tokio")]
 pub mod net;
+pub mod pcap;
 #[cfg(feature = "quic")]
 pub mod quic;
 pub mod receiver;

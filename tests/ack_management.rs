@@ -236,6 +236,7 @@ fn lab_filters_are_strategy_options_and_the_presets_run() {
         jobs: 1,
         shard: None,
         sample_interval: None,
+        pcap_dir: None,
     };
     let e = run::run(&plan, false).unwrap_err().to_string();
     assert!(e.contains("+adc"), "{e}");
@@ -255,6 +256,7 @@ fn lab_filters_are_strategy_options_and_the_presets_run() {
         jobs: 1,
         shard: None,
         sample_interval: None,
+        pcap_dir: None,
     };
     let records = run::run(&plan, false).unwrap();
     let ct = |s: &str| {

@@ -523,6 +523,7 @@ async fn serve_takes_concurrent_senders_over_ackwise() {
         mss: 16_000,
         options: ReceiveOptions::new(dir.join("out")),
         console: transfer::ConsoleMode::Quiet,
+        pcap: None,
     };
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let server = tokio::spawn(async move {
@@ -552,6 +553,7 @@ async fn serve_takes_concurrent_senders_over_ackwise() {
             quic_cert_sha256: None,
             options: SendOptions::default(),
             console: transfer::ConsoleMode::Quiet,
+            pcap: None,
         };
         senders.push(tokio::spawn(async move { transfer::run_send(&plan).await }));
     }
@@ -598,6 +600,7 @@ async fn send_with_strategies(
         mss: 1400,
         options,
         console: transfer::ConsoleMode::Quiet,
+        pcap: None,
     };
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let server = tokio::spawn(async move {
@@ -618,6 +621,7 @@ async fn send_with_strategies(
         quic_cert_sha256: None,
         options: SendOptions::default(),
         console: transfer::ConsoleMode::Quiet,
+        pcap: None,
     };
     let summary = transfer::run_send(&plan).await.unwrap();
     let _ = stop.send(());

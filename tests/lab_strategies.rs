@@ -30,6 +30,7 @@ fn every_strategy_and_option_finishes_the_default_preset() {
         jobs: 2,
         shard: None,
         sample_interval: None,
+        pcap_dir: None,
     };
     let records = lab::run::run(&plan, false).unwrap();
     for r in &records {

@@ -152,6 +152,7 @@ fn lab_run_mixes_quic_and_tcp_style_flows_on_one_bottleneck() {
         jobs: 1,
         shard: None,
         sample_interval: None,
+        pcap_dir: None,
     };
     let records = ackwise::lab::run::run(&plan, false).unwrap();
     let again = ackwise::lab::run::run(&plan, false).unwrap();
@@ -267,6 +268,7 @@ async fn send_over_quic_delivers_files_with_matching_digests() {
         mss: 1400,
         options: ReceiveOptions::new(dir.join("out")),
         console: transfer::ConsoleMode::Quiet,
+        pcap: None,
     };
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let addr = listen.parse().unwrap();
@@ -287,6 +289,7 @@ async fn send_over_quic_delivers_files_with_matching_digests() {
         quic_cert_sha256: Some(sha256),
         options: SendOptions::default(),
         console: transfer::ConsoleMode::Quiet,
+        pcap: None,
     };
     let summary = transfer::run_send(&plan(pinned, "quic-af-16+ackwise-cc"))
         .await

@@ -30,6 +30,7 @@ fn run_preset(preset: Preset, strategies: &str) -> Vec<RunRecord> {
         jobs: 1,
         shard: None,
         sample_interval: None,
+        pcap_dir: None,
     };
     lab::run::run(&plan, false).expect("run")
 }

@@ -12,31 +12,35 @@
 //!                                   # every strategy against AE on random paths
 //! ackwise lab merge PART.json... --json OUT.json
 //!                                   # gauntlet shards into one file
-//! ackwise lab report gauntlet [--from MERGED.json] [--cases N] [--seed S]
+//! ackwise lab report gauntlet [--from MERGED.json] [--cases N] [--seed S] [--replicates R]
 //! ackwise lab crosscheck [--json F] [--ns2-stock]
 //!                                   # emulator and baseline TCP against ns-2
 //! ackwise lab PRESET|FILE.toml [--strategies ae,dal2] [--seed N]
 //!             [--json F] [--csv F] [--jobs N] [--shard i/n] [--quiet]
-//!             [--series INTERVAL [--series-csv F]] [--plot DIR]
+//!             [--series INTERVAL [--series-csv F]] [--plot DIR] [--pcap DIR]
 //! ackwise relay --listen ADDR --to ADDR [--fwd-rate R --fwd-delay D
 //!               --rev-rate R --rev-delay D --buffer N --rev-buffer N
 //!               --queue droptail|red --loss P --reorder P --seed N
 //!               --stats-interval D --ack-filter KIND
 //!               --ack-delay-control THRESHOLD[,FRACTION]
-//!               --max-clients N --client-idle D]
+//!               --max-clients N --client-idle D --pcap FILE]
 //!                                   # a link emulator between two UDP endpoints
 //! ackwise recv --listen ADDR --out DIR [--strategy S] [--overwrite]
-//!              [--transport ackwise|tcp|quic] [--quic-cert-sha256 HEX] [--mss N] [--idle-timeout 60s] [--quiet]
+//!              [--transport ackwise|tcp|quic] [--quic-cert-sha256 HEX] [--mss N] [--idle-timeout 60s]
+//!              [--pcap FILE] [--quiet]
 //!                                   # receive files until Ctrl-C
 //! ackwise send FILE... --to ADDR [--strategy S] [--connect-timeout 10s]
-//!              [--transport ackwise|tcp|quic] [--mss N] [--idle-timeout 60s] [--quiet]
+//!              [--transport ackwise|tcp|quic] [--mss N] [--idle-timeout 60s] [--pcap FILE] [--quiet]
 //!                                   # send files; exit status 1 if any failed
 //! ```
 //!
 //! `--series 100ms` samples every flow's windows and the bottleneck queue
 //! into the JSON records (and `--series-csv`); `--plot DIR` writes SVG
-//! plots of the sweep, and of the series when recorded. Progress goes to
-//! stderr: a bar on a terminal, a few plain lines otherwise.
+//! plots of the sweep, and of the series when recorded. `--pcap DIR`
+//! writes every link of every run as a pcap file (IP/TCP, one
+//! conversation per flow) for Wireshark or tshark; `send`, `recv` and
+//! `relay` take `--pcap FILE` for what crosses their sockets. Progress
+//! goes to stderr: a bar on a terminal, a few plain lines otherwise.
 
 use ackwise::lab::{self, presets, run, LabError, RunPlan, Strategy};
 use ackwise::net::transfer::{self, ConsoleMode, ReceiveOptions, SendOptions, Transport};
@@ -127,6 +131,11 @@ struct RelayArgs {
     /// holds more than THRESHOLD, e.g. 50kB or 50kB,0.5.
     #[arg(long, value_name = "THRESHOLD[,FRACTION]")]
     ack_delay_control: Option<String>,
+    /// Write every datagram reaching the relay, from either side, to FILE
+    /// (pcap, as IP/TCP between client and server, before the emulated
+    /// links: the links' drops show as retransmissions).
+    #[arg(long, value_name = "FILE")]
+    pcap: Option<std::path::PathBuf>,
 }
 
 #[derive(clap::Args)]
@@ -173,6 +182,11 @@ struct CarrierArgs {
     /// ends' values applies.
     #[arg(long, value_name = "BYTES", default_value_t = transfer::DEFAULT_MSS)]
     mss: u16,
+    /// Write every segment this end sends and receives to FILE (pcap, as
+    /// IP/TCP between the two hosts, so Wireshark's TCP analysis works);
+    /// ackwise transport only.
+    #[arg(long, value_name = "FILE")]
+    pcap: Option<std::path::PathBuf>,
 }
 
 #[derive(clap::Args)]
@@ -246,6 +260,11 @@ struct LabArgs {
     /// Write SVG plots into this directory (created if missing).
     #[arg(long, value_name = "DIR")]
     plot: Option<String>,
+    /// Write every link of every run as a pcap file into this directory
+    /// (created if missing): PRESET-POINT-STRATEGY-LINK.pcap, IP/TCP with
+    /// one address pair per flow.
+    #[arg(long, value_name = "DIR")]
+    pcap: Option<String>,
     /// gauntlet: number of cases (default 200).
     #[arg(long, value_name = "N")]
     cases: Option<u64>,
@@ -384,6 +403,11 @@ fn relay_command(args: &RelayArgs) -> ExitCode {
             Err(e) => return fail(e),
         };
         relay.set_client_limits(limits);
+        if let Some(path) = &args.pcap {
+            if let Err(e) = relay.set_capture(path) {
+                return fail(format!("--pcap: {e}"));
+            }
+        }
         let shown = relay::RelayConfig {
             listen: relay.local_addr().unwrap_or(config.listen),
             ..config
@@ -510,11 +534,15 @@ fn transfer_flags(
     Ok((strategy, transport, idle))
 }
 
-/// `--mss`, checked before any socket exists (it only matters to the
-/// ackwise carrier).
-fn mss_flag(transport: Transport, mss: u16) -> Result<(), String> {
+/// `--mss` and `--pcap`, checked before any socket exists (both only
+/// matter to the ackwise carrier).
+fn carrier_flags(transport: Transport, carrier: &CarrierArgs) -> Result<(), String> {
     if transport == Transport::Ackwise {
-        transfer::check_mss(mss).map_err(|e| format!("--mss: {e}"))?;
+        transfer::check_mss(carrier.mss).map_err(|e| format!("--mss: {e}"))?;
+    } else if carrier.pcap.is_some() {
+        return Err(format!(
+            "--pcap: records ackwise's own segments; with --transport {transport} capture the socket with tcpdump"
+        ));
     }
     Ok(())
 }
@@ -540,7 +568,7 @@ fn send_command(args: SendArgs) -> ExitCode {
             Ok(flags) => flags,
             Err(e) => return usage(e),
         };
-    if let Err(e) = mss_flag(transport, args.carrier.mss) {
+    if let Err(e) = carrier_flags(transport, &args.carrier) {
         return usage(e);
     }
     let connect_timeout = match lab::units::parse_duration(&args.connect_timeout) {
@@ -566,6 +594,7 @@ fn send_command(args: SendArgs) -> ExitCode {
             ..SendOptions::default()
         },
         console: console(args.quiet),
+        pcap: args.carrier.pcap,
     };
     let rt = match runtime() {
         Ok(rt) => rt,
@@ -609,7 +638,7 @@ fn recv_command(args: RecvArgs) -> ExitCode {
             Ok(flags) => flags,
             Err(e) => return usage(e),
         };
-    if let Err(e) = mss_flag(transport, args.carrier.mss) {
+    if let Err(e) = carrier_flags(transport, &args.carrier) {
         return usage(e);
     }
     let mut options = ReceiveOptions::new(args.out);
@@ -623,6 +652,7 @@ fn recv_command(args: RecvArgs) -> ExitCode {
         mss: args.carrier.mss,
         options,
         console: console(args.quiet),
+        pcap: args.carrier.pcap,
     };
     let rt = match runtime() {
         Ok(rt) => rt,
@@ -960,9 +990,13 @@ fn lab_command(args: LabArgs) -> Result<ExitCode, LabError> {
         jobs,
         shard,
         sample_interval,
+        pcap_dir: args.pcap.as_ref().map(std::path::PathBuf::from),
     };
     // Before the sweep, so a bad directory does not cost a long run.
     if let Some(dir) = &args.plot {
+        lab::plot::prepare_dir(std::path::Path::new(dir))?;
+    }
+    if let Some(dir) = &args.pcap {
         lab::plot::prepare_dir(std::path::Path::new(dir))?;
     }
     let started = std::time::Instant::now();
@@ -991,6 +1025,9 @@ fn lab_command(args: LabArgs) -> Result<ExitCode, LabError> {
         if !args.quiet {
             eprintln!("{} plots in {dir}", files.len());
         }
+    }
+    if let (Some(dir), false) = (&args.pcap, args.quiet) {
+        eprintln!("every link of every run captured in {dir} (PRESET-POINT-STRATEGY-LINK.pcap)");
     }
     Ok(ExitCode::SUCCESS)
 }

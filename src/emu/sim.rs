@@ -87,7 +87,11 @@ impl Simulator {
         }
         let mut captures = Vec::new();
         for c in &scenario.captures {
-            let w = PcapWriter::new(BufWriter::new(File::create(&c.path)?))?;
+            let named = |e: std::io::Error| {
+                std::io::Error::new(e.kind(), format!("{}: {e}", c.path.display()))
+            };
+            let file = File::create(&c.path).map_err(named)?;
+            let w = PcapWriter::new(BufWriter::new(file)).map_err(named)?;
             links[c.link].capture = Some(captures.len());
             captures.push(w);
         }
@@ -513,7 +517,13 @@ impl Simulator {
             } else {
                 0
             };
-            if let Err(e) = self.captures[c].write_tcp(now, src, dst, ecn, &pkt.buf[..pkt.len]) {
+            if let Err(e) = self.captures[c].write_segment(
+                now.since_epoch(),
+                src.into(),
+                dst.into(),
+                ecn,
+                &pkt.buf[..pkt.len],
+            ) {
                 self.capture_error.get_or_insert(e);
             }
         }

@@ -12,6 +12,7 @@
 //!     jobs: 2,
 //!     shard: None,
 //!     sample_interval: None,
+//!     pcap_dir: None,
 //! };
 //! let records = lab::run::run(&plan, false)?;
 //! print!("{}", lab::run::table(&records));

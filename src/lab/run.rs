@@ -319,6 +319,46 @@ pub struct RunPlan {
     pub shard: Option<(usize, usize)>,
     /// Record time series with this period (`--series`), if set.
     pub sample_interval: Option<Duration>,
+    /// Capture every link of every run into this directory (`--pcap`),
+    /// if set; see [`capture_specs`].
+    pub pcap_dir: Option<std::path::PathBuf>,
+}
+
+/// One pcap file per link of a run, in `dir`, named
+/// `PRESET-POINT-STRATEGY-LINK.pcap` (POINT the sweep point's index,
+/// characters a file name should not hold replaced by `_`), so that the
+/// runs of a sweep never share a file.
+pub fn capture_specs(
+    dir: &std::path::Path,
+    preset: &str,
+    point: usize,
+    strategy: Strategy,
+    links: &[emu::LinkSpec],
+) -> Vec<emu::CaptureSpec> {
+    let clean = |s: &str| -> String {
+        s.chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || "+-._=".contains(c) {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect()
+    };
+    links
+        .iter()
+        .enumerate()
+        .map(|(l, link)| emu::CaptureSpec {
+            link: l,
+            path: dir.join(format!(
+                "{}-{point}-{}-{}.pcap",
+                clean(preset),
+                clean(&strategy.name()),
+                clean(&link.name)
+            )),
+        })
+        .collect()
 }
 
 /// Parses `i/n` for `--shard`.
@@ -512,6 +552,10 @@ pub fn run(plan: &RunPlan, progress: bool) -> Result<Vec<RunRecord>, LabError> {
                     {
                         scenario.sampled_links.push(REVERSE_BOTTLENECK_LINK);
                     }
+                }
+                if let Some(dir) = &plan.pcap_dir {
+                    scenario.captures =
+                        capture_specs(dir, &plan.preset.name, p, strategy, &scenario.links);
                 }
                 #[cfg(feature = "quic")]
                 let warmed = super::quic::warm_path_caches(&mut scenario);
@@ -745,6 +789,7 @@ mod tests {
             jobs: 2,
             shard: Some((1, 2)),
             sample_interval,
+            pcap_dir: None,
         }
     }
 

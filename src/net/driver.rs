@@ -12,6 +12,7 @@
 //! readers are woken once per batch. Consecutive equal-sized segments of a
 //! connection leave in one GSO send.
 
+use super::capture::SocketCapture;
 use super::clock::Clock;
 use super::error::NetError;
 use super::half_open::{HalfOpen, Room};
@@ -115,6 +116,7 @@ pub(crate) struct DriverParams {
     pub(crate) max_half_open_per_peer: usize,
     pub(crate) gso: bool,
     pub(crate) transmit_per_segment: bool,
+    pub(crate) capture: Option<SocketCapture>,
 }
 
 pub(crate) struct Driver {
@@ -144,6 +146,7 @@ pub(crate) struct Driver {
     /// The connection of the last segment received, during one
     /// [`on_readable`](Self::on_readable) (when it was touched already).
     last_rx: Option<(Key, Arc<ConnShared>)>,
+    capture: Option<SocketCapture>,
 }
 
 /// What woke the driver.
@@ -205,6 +208,7 @@ impl Driver {
             dirty: Vec::new(),
             closing: None,
             last_rx: None,
+            capture: params.capture,
         }
     }
 
@@ -237,6 +241,9 @@ impl Driver {
             self.collect_dirty();
             self.run_timers(now);
             self.service_touched(now).await;
+            if let Some(c) = &mut self.capture {
+                count_captured(&self.stats, c.maybe_flush().map(|()| 0));
+            }
             if let Some((deadline, _)) = &self.closing {
                 let settled = self.conns.values().all(|e| {
                     matches!(
@@ -250,6 +257,9 @@ impl Driver {
             }
         }
         self.shutdown().await;
+        if let Some(c) = &mut self.capture {
+            count_captured(&self.stats, c.flush().map(|()| 0));
+        }
     }
 
     /// The earliest connection timer, or the end of the grace period.
@@ -407,6 +417,15 @@ impl Driver {
                         };
                         let ce = meta.ecn == Some(EcnCodepoint::Ce);
                         self.stats.datagrams_received.fetch_add(1, Relaxed);
+                        if let Some(c) = &mut self.capture {
+                            let r = c.received(
+                                meta.addr,
+                                meta.dst_ip,
+                                ecn_bits(meta.ecn),
+                                data.chunks(stride),
+                            );
+                            count_captured(&self.stats, r);
+                        }
                         for seg in data.chunks(stride) {
                             self.on_segment(meta.addr, seg, ce, now);
                         }
@@ -745,6 +764,14 @@ impl Driver {
                     Ok(()) => {
                         self.stats.datagrams_sent.fetch_add(1, Relaxed);
                         self.stats.segments_sent.fetch_add(b.count as u64, Relaxed);
+                        if let Some(c) = &mut self.capture {
+                            let r = c.sent(
+                                b.dest,
+                                ecn_bits(transmit.ecn),
+                                transmit.contents.chunks(b.segment.max(1)),
+                            );
+                            count_captured(&self.stats, r);
+                        }
                         break;
                     }
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
@@ -781,7 +808,10 @@ impl Driver {
             let shared = self.conns[key].shared.clone();
             {
                 let mut st = shared.lock();
-                if !st.conn.is_closed() {
+                // A connection in TIME-WAIT has delivered everything both
+                // ways: a reset would only tell the peer of an error there
+                // was not.
+                if !st.conn.is_closed() && st.conn.state() != State::TimeWait {
                     st.conn.abort();
                 }
                 // Only the reset is left to send.
@@ -881,6 +911,26 @@ impl TxArena {
                 segment,
                 count,
             });
+        }
+    }
+}
+
+/// The two ECN bits of the IP header for a codepoint (0 when none).
+fn ecn_bits(ecn: Option<EcnCodepoint>) -> u8 {
+    ecn.map_or(0, |e| e as u8)
+}
+
+/// Counts captured segments, or the capture's failure: the capture
+/// stops at its first error (the transfer goes on), which is logged once
+/// and left in the endpoint's counters for the application to report.
+fn count_captured(stats: &StatsCell, written: io::Result<u64>) {
+    match written {
+        Ok(n) => {
+            stats.segments_captured.fetch_add(n, Relaxed);
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "capture stopped");
+            stats.capture_errors.fetch_add(1, Relaxed);
         }
     }
 }

@@ -1,5 +1,6 @@
 //! [`Endpoint`]: a UDP socket carrying many ackwise connections.
 
+use super::capture::SocketCapture;
 use super::clock::Clock;
 use super::driver::{Command, Driver, DriverParams};
 use super::error::NetError;
@@ -14,6 +15,7 @@ use std::future::poll_fn;
 use std::hash::{BuildHasher, Hasher};
 use std::io;
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
@@ -52,6 +54,10 @@ pub struct EndpointConfig {
     /// system call of its own, which is what comparisons of ACK policies
     /// want.
     pub transmit_per_segment: bool,
+    /// Write every segment that crosses the socket, both ways, to this
+    /// pcap file as IP/TCP (see [`crate::pcap`]); the file is created, or
+    /// truncated, when the endpoint binds. `None` by default.
+    pub capture: Option<PathBuf>,
 }
 
 impl Default for EndpointConfig {
@@ -65,6 +71,7 @@ impl Default for EndpointConfig {
             socket_buffer_bytes: 8 << 20,
             gso: true,
             transmit_per_segment: false,
+            capture: None,
         }
     }
 }
@@ -131,8 +138,9 @@ impl Endpoint {
 
     /// An endpoint with every setting chosen.
     ///
-    /// Fails with `InvalidInput` for an invalid server configuration, and
-    /// with `Other` outside a tokio runtime.
+    /// Fails with `InvalidInput` for an invalid server configuration,
+    /// with `Other` outside a tokio runtime, and with the file's error
+    /// (its path in the message) when the capture file cannot be created.
     pub fn with_config(addr: SocketAddr, config: EndpointConfig) -> io::Result<Endpoint> {
         let handle = tokio::runtime::Handle::try_current().map_err(|e| {
             io::Error::other(format!("ackwise endpoint needs a tokio runtime: {e}"))
@@ -154,6 +162,11 @@ impl Endpoint {
         // ICMP errors (port unreachable) let a connect fail fast.
         let _ = udp.enable_transport_errors((&socket).into());
         let local_addr = socket.local_addr()?;
+        let capture = config
+            .capture
+            .as_deref()
+            .map(|path| SocketCapture::create(path, local_addr))
+            .transpose()?;
 
         let mut rng = ChaCha8Rng::seed_from_u64(seed());
         let first_port = 49_152 + (rng.next_u32() % 16_384) as u16;
@@ -179,6 +192,7 @@ impl Endpoint {
                 max_half_open_per_peer: config.max_half_open_per_peer,
                 gso: config.gso,
                 transmit_per_segment: config.transmit_per_segment,
+                capture,
             },
             accept_tx,
             cmd_rx,

@@ -16,6 +16,7 @@
 //! refused; on an Ethernet path keep `mss + 60 + 28 <= 1500` (e.g.
 //! `mss = 1400`), since the socket does not fragment.
 
+pub(crate) mod capture;
 mod clock;
 mod driver;
 mod endpoint;

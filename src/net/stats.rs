@@ -32,6 +32,12 @@ pub struct EndpointStats {
     /// the connection table was full: what a SYN flood costs the flooder
     /// instead of the clients behind it.
     pub half_open_evicted: u64,
+    /// Segments written to the endpoint's pcap capture
+    /// ([`EndpointConfig::capture`](super::EndpointConfig::capture)).
+    pub segments_captured: u64,
+    /// Capture write failures (the capture stops at the first; the
+    /// connections go on).
+    pub capture_errors: u64,
 }
 
 /// The driver's live counters.
@@ -47,6 +53,8 @@ pub(crate) struct StatsCell {
     pub(crate) send_errors: AtomicU64,
     pub(crate) connections_accepted: AtomicU64,
     pub(crate) half_open_evicted: AtomicU64,
+    pub(crate) segments_captured: AtomicU64,
+    pub(crate) capture_errors: AtomicU64,
 }
 
 impl StatsCell {
@@ -62,6 +70,8 @@ impl StatsCell {
             send_errors: self.send_errors.load(Relaxed),
             connections_accepted: self.connections_accepted.load(Relaxed),
             half_open_evicted: self.half_open_evicted.load(Relaxed),
+            segments_captured: self.segments_captured.load(Relaxed),
+            capture_errors: self.capture_errors.load(Relaxed),
         }
     }
 }

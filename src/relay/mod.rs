@@ -68,6 +68,7 @@ pub use hook::{Arrival, HookAction, NoHook, QueueView, QueuedDatagram, ReverseHo
 pub use stats::{DirectionStats, RelayStats};
 
 use crate::emu::queue::LinkQueue;
+use crate::net::capture::SocketCapture;
 use crate::time::Instant;
 use link::EmulatedLink;
 use std::collections::hash_map::Entry;
@@ -93,6 +94,7 @@ pub struct Relay {
     hook: Option<Box<dyn ReverseHook>>,
     reverse_queue: Option<Box<dyn LinkQueue + Send>>,
     limits: ClientLimits,
+    capture: Option<SocketCapture>,
 }
 
 /// Bounds on the per-client sockets: each client address gets a socket
@@ -176,6 +178,7 @@ impl Relay {
             hook: None,
             reverse_queue: None,
             limits: ClientLimits::default(),
+            capture: None,
         })
     }
 
@@ -209,6 +212,16 @@ impl Relay {
         self.reverse_queue = Some(queue);
     }
 
+    /// Writes every datagram that reaches the relay, from either side, to
+    /// the pcap file `path` as IP/TCP between the client and the server
+    /// (see [`crate::pcap`]), before the emulated links: what each end
+    /// sent, so the links' drops show up in Wireshark as retransmissions.
+    /// The file is created, or truncated, now; the error names it.
+    pub fn set_capture(&mut self, path: &std::path::Path) -> io::Result<()> {
+        self.capture = Some(SocketCapture::create(path, self.config.listen)?);
+        Ok(())
+    }
+
     /// Runs the relay on its own task.
     pub fn spawn(self) -> RelayHandle {
         let addr = self
@@ -238,7 +251,10 @@ impl Relay {
             hook,
             reverse_queue,
             limits,
+            mut capture,
         } = self;
+        let mut captured = 0u64;
+        let mut capture_failed = false;
         // `--ack-filter` and `--ack-delay-control`, unless the caller
         // installed its own queue or hook.
         let reverse_queue = reverse_queue.or_else(|| ack_management::filter_queue(&config));
@@ -309,6 +325,19 @@ impl Relay {
             // Everything already received is taken in one go.
             let mut next = first;
             while let Some(r) = next {
+                if let Some(c) = &mut capture {
+                    let (src, dst) = match r.direction {
+                        Direction::Forward => (r.client.ip(), config.to.ip()),
+                        Direction::Reverse => (config.to.ip(), r.client.ip()),
+                    };
+                    match c.record(src, dst, 0, std::iter::once(&r.data)) {
+                        Ok(n) => captured += n,
+                        Err(_) => {
+                            capture_failed = true;
+                            capture = None;
+                        }
+                    }
+                }
                 match r.direction {
                     Direction::Forward => {
                         if own_ports.contains_key(&r.client.port())
@@ -390,7 +419,15 @@ impl Relay {
                     reverse.stats.send_errors += 1;
                 }
             }
+            if let Some(c) = &mut capture {
+                if c.maybe_flush().is_err() {
+                    capture_failed = true;
+                    capture = None;
+                }
+            }
             let mut s = stats.lock().unwrap_or_else(|e| e.into_inner());
+            s.captured = captured;
+            s.capture_failed = capture_failed;
             s.forward = forward.stats;
             s.reverse = reverse.stats;
             s.clients = clients.len();

@@ -52,6 +52,10 @@ pub struct RelayStats {
     /// [`ClientLimits::max_clients`](super::ClientLimits::max_clients)
     /// sockets were already open.
     pub clients_refused: u64,
+    /// Datagrams written to the capture ([`Relay::set_capture`](super::Relay::set_capture)).
+    pub captured: u64,
+    /// The capture stopped at a write error (the relay goes on).
+    pub capture_failed: bool,
 }
 
 impl fmt::Display for DirectionStats {
@@ -98,6 +102,12 @@ impl fmt::Display for RelayStats {
                 ", datagrams of new clients refused {}",
                 self.clients_refused
             )?;
+        }
+        if self.captured > 0 || self.capture_failed {
+            write!(f, ", captured {}", self.captured)?;
+            if self.capture_failed {
+                write!(f, " (capture stopped at a write error)")?;
+            }
         }
         writeln!(f)?;
         writeln!(f, "forward: {}", self.forward)?;

@@ -54,6 +54,7 @@ pub fn run(seed: u64, jobs: usize) -> Result<Vec<MediumFigure>, LabError> {
         jobs,
         shard: None,
         sample_interval: None,
+        pcap_dir: None,
     };
     let records = run::run(&plan, false)?;
     let mut out = Vec::new();

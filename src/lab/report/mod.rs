@@ -278,6 +278,7 @@ fn run_points(
         jobs: plan.jobs,
         shard: None,
         sample_interval,
+        pcap_dir: None,
     };
     run::run(&run_plan, plan.progress)
 }

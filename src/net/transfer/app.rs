@@ -14,7 +14,7 @@ use crate::time::Duration;
 use indicatif::MultiProgress;
 use std::future::Future;
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinSet;
@@ -150,6 +150,9 @@ pub struct SendPlan {
     pub options: SendOptions,
     /// Progress display.
     pub console: ConsoleMode,
+    /// Write what crosses the socket to this pcap file, as IP/TCP
+    /// (ackwise transport only; see [`EndpointConfig::capture`]).
+    pub pcap: Option<PathBuf>,
 }
 
 /// What `ackwise recv` does.
@@ -167,6 +170,9 @@ pub struct ServePlan {
     pub options: ReceiveOptions,
     /// Progress display.
     pub console: ConsoleMode,
+    /// Write what crosses the socket to this pcap file, as IP/TCP
+    /// (ackwise transport only; see [`EndpointConfig::capture`]).
+    pub pcap: Option<PathBuf>,
 }
 
 /// Every address `addr` names, in the resolver's order; the error is the
@@ -237,6 +243,7 @@ pub async fn run_send_until(
             }
             drop(stream);
             endpoint.close(CLOSE_GRACE).await;
+            report_capture(&console, plan.pcap.as_deref(), &endpoint);
             result
         }
         Transport::Tcp => {
@@ -307,6 +314,7 @@ async fn connect_ackwise(
         local,
         EndpointConfig {
             connect_timeout: plan.connect_timeout,
+            capture: plan.pcap.clone(),
             ..EndpointConfig::default()
         },
     )
@@ -404,8 +412,15 @@ pub async fn serve(
     tokio::pin!(shutdown);
     match plan.transport {
         Transport::Ackwise => {
-            let endpoint = Endpoint::server(addr, strategy_config(plan.strategy, plan.mss))
-                .map_err(|e| listen_failed(e.to_string()))?;
+            let endpoint = Endpoint::with_config(
+                addr,
+                EndpointConfig {
+                    server: Some(strategy_config(plan.strategy, plan.mss)),
+                    capture: plan.pcap.clone(),
+                    ..EndpointConfig::default()
+                },
+            )
+            .map_err(|e| listen_failed(e.to_string()))?;
             announce(plan, Some(endpoint.local_addr()));
             loop {
                 tokio::select! {
@@ -421,6 +436,8 @@ pub async fn serve(
             }
             tasks.shutdown().await;
             endpoint.close(CLOSE_GRACE).await;
+            let console = Console::new(plan.console, "");
+            report_capture(&console, plan.pcap.as_deref(), &endpoint);
         }
         Transport::Tcp => {
             let listener = TcpListener::bind(addr)
@@ -448,6 +465,29 @@ pub async fn serve(
         Transport::Quic => {}
     }
     Ok(())
+}
+
+/// Where the capture went, or that it stopped early (a full disk, say):
+/// the transfer's result does not depend on it, so this is a line of its
+/// own and not an error.
+fn report_capture(console: &Console, pcap: Option<&Path>, endpoint: &Endpoint) {
+    let Some(path) = pcap else {
+        return;
+    };
+    let stats = endpoint.stats();
+    if stats.capture_errors > 0 {
+        eprintln!(
+            "capture: writing {} failed after {} segments; the file ends there",
+            path.display(),
+            stats.segments_captured
+        );
+    } else if !console.is_quiet() {
+        console.line(&format!(
+            "capture: {} segments in {}",
+            stats.segments_captured,
+            path.display()
+        ));
+    }
 }
 
 /// Sweeps `dir` every `period` for partial files untouched for `stale`.
