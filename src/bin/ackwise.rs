@@ -32,6 +32,10 @@
 //! ackwise send FILE... --to ADDR [--strategy S] [--connect-timeout 10s]
 //!              [--transport ackwise|tcp|quic] [--mss N] [--idle-timeout 60s] [--pcap FILE] [--quiet]
 //!                                   # send files; exit status 1 if any failed
+//! ackwise perf server [--listen ADDR] [--strategy S] [--transport ackwise|tcp] [--mss N] [--pcap FILE]
+//! ackwise perf client [--to ADDR] [--time 10s] [--interval 1s] [-P N] [-R] [--strategy S]
+//!                     [--transport ackwise|tcp] [--mss N] [--json] [--pcap FILE]
+//!                                   # timed throughput runs with the receiver's ACK count
 //! ```
 //!
 //! `--series 100ms` samples every flow's windows and the bottleneck queue
@@ -70,6 +74,64 @@ enum Command {
     Send(SendArgs),
     /// Receive files from `ackwise send` until Ctrl-C.
     Recv(RecvArgs),
+    /// Timed throughput runs (like iperf3) with the receiver's ACK count.
+    Perf {
+        #[command(subcommand)]
+        role: PerfRole,
+    },
+}
+
+#[derive(Subcommand)]
+enum PerfRole {
+    /// Answer perf clients until Ctrl-C.
+    Server(PerfServerArgs),
+    /// Run one timed test against a perf server.
+    Client(PerfClientArgs),
+}
+
+#[derive(clap::Args)]
+struct PerfServerArgs {
+    /// Address to listen on, e.g. `127.0.0.1:5201`.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:5201")]
+    listen: String,
+    /// Strategy, a lab name. Without it the receiver acknowledges as the
+    /// strategy each client names; it is also the sending strategy of
+    /// `--reverse` runs (default 4w-adaptive).
+    #[arg(long)]
+    strategy: Option<String>,
+    #[command(flatten)]
+    carrier: CarrierArgs,
+}
+
+#[derive(clap::Args)]
+struct PerfClientArgs {
+    /// The server, HOST:PORT.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:5201")]
+    to: String,
+    /// How long data flows, e.g. `10s`.
+    #[arg(long, value_name = "DURATION", default_value = "10s")]
+    time: String,
+    /// Period of the interval reports.
+    #[arg(long, value_name = "DURATION", default_value = "1s")]
+    interval: String,
+    /// Connections at once (1 to 128).
+    #[arg(long, short = 'P', value_name = "N", default_value_t = 1)]
+    parallel: usize,
+    /// The server sends, the client receives.
+    #[arg(long, short = 'R')]
+    reverse: bool,
+    /// Strategy of the sending client, a lab name (the server's receiver
+    /// follows it unless started with --strategy).
+    #[arg(long, default_value = Strategy::DEFAULT_NAME)]
+    strategy: String,
+    #[command(flatten)]
+    carrier: CarrierArgs,
+    /// Give up connecting after this long.
+    #[arg(long, value_name = "DURATION", default_value = "10s")]
+    connect_timeout: String,
+    /// Print the report as JSON on stdout (no interval lines).
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(clap::Args)]
@@ -301,6 +363,7 @@ fn main() -> ExitCode {
         Command::Relay(args) => relay_command(&args),
         Command::Send(args) => send_command(args),
         Command::Recv(args) => recv_command(args),
+        Command::Perf { role } => perf_command(role),
     }
 }
 
@@ -571,10 +634,9 @@ fn send_command(args: SendArgs) -> ExitCode {
     if let Err(e) = carrier_flags(transport, &args.carrier) {
         return usage(e);
     }
-    let connect_timeout = match lab::units::parse_duration(&args.connect_timeout) {
-        Ok(d) if !d.is_zero() => d,
-        Ok(_) => return usage("--connect-timeout: must be positive"),
-        Err(e) => return usage(format!("--connect-timeout: {e}")),
+    let connect_timeout = match positive_duration("--connect-timeout", &args.connect_timeout) {
+        Ok(d) => d,
+        Err(e) => return usage(e),
     };
     let quic_cert_sha256 = match args.quic_cert_sha256.as_deref().map(parse_fingerprint) {
         None => None,
@@ -628,6 +690,129 @@ fn send_command(args: SendArgs) -> ExitCode {
             ExitCode::from(EXIT_INTERRUPTED)
         }
         Err(e) => fail(e),
+    }
+}
+
+fn positive_duration(flag: &str, text: &str) -> Result<std::time::Duration, String> {
+    match lab::units::parse_duration(text) {
+        Ok(d) if !d.is_zero() => Ok(d),
+        Ok(_) => Err(format!("{flag}: must be positive")),
+        Err(e) => Err(format!("{flag}: {e}")),
+    }
+}
+
+fn perf_command(role: PerfRole) -> ExitCode {
+    use ackwise::net::perf;
+    let rt = match runtime() {
+        Ok(rt) => rt,
+        Err(e) => return fail(e),
+    };
+    let ctrl_c = async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    match role {
+        PerfRole::Server(args) => {
+            let transport: Transport = match args.carrier.transport.parse() {
+                Ok(t) => t,
+                Err(e) => return usage(format!("--transport: {e}")),
+            };
+            if let Err(e) = carrier_flags(transport, &args.carrier) {
+                return usage(e);
+            }
+            let strategy = match args.strategy.as_deref().map(str::parse::<Strategy>) {
+                None => None,
+                Some(Ok(s)) => Some(s),
+                Some(Err(e)) => return usage(format!("--strategy: {e}")),
+            };
+            let plan = perf::PerfServerPlan {
+                listen: args.listen,
+                transport,
+                strategy,
+                mss: args.carrier.mss,
+                pcap: args.carrier.pcap,
+            };
+            let announce = |addr: std::net::SocketAddr| {
+                eprintln!("perf server on {addr} ({transport}); Ctrl-C stops");
+            };
+            match rt.block_on(perf::serve_perf(&plan, announce, ctrl_c)) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e @ perf::PerfError::Invalid(_)) => usage(e),
+                Err(e) => fail(e),
+            }
+        }
+        PerfRole::Client(args) => {
+            let (strategy, transport) = match (
+                args.strategy.parse::<Strategy>(),
+                args.carrier.transport.parse::<Transport>(),
+            ) {
+                (Ok(s), Ok(t)) => (s, t),
+                (Err(e), _) => return usage(format!("--strategy: {e}")),
+                (_, Err(e)) => return usage(format!("--transport: {e}")),
+            };
+            if let Err(e) = carrier_flags(transport, &args.carrier) {
+                return usage(e);
+            }
+            let durations = (
+                positive_duration("--time", &args.time),
+                positive_duration("--interval", &args.interval),
+                positive_duration("--connect-timeout", &args.connect_timeout),
+            );
+            let (duration, interval, connect_timeout) = match durations {
+                (Ok(a), Ok(b), Ok(c)) => (a, b, c),
+                (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => return usage(e),
+            };
+            let plan = perf::PerfPlan {
+                to: args.to,
+                transport,
+                strategy,
+                mss: args.carrier.mss,
+                duration,
+                interval,
+                parallel: args.parallel,
+                reverse: args.reverse,
+                connect_timeout,
+                pcap: args.carrier.pcap,
+            };
+            let json = args.json;
+            let print = |r: &perf::IntervalReport| {
+                if !json {
+                    println!(
+                        "[{:6.2}-{:6.2} s] {:>12} bytes  {}",
+                        r.start_s,
+                        r.end_s,
+                        r.bytes,
+                        transfer::fmt_rate(r.bits_per_second)
+                    );
+                }
+            };
+            let run = async {
+                tokio::select! {
+                    r = perf::run_perf(&plan, print) => Some(r),
+                    () = ctrl_c => None,
+                }
+            };
+            match rt.block_on(run) {
+                Some(Ok(report)) => {
+                    if json {
+                        match serde_json::to_string_pretty(&report) {
+                            Ok(text) => println!("{text}"),
+                            Err(e) => return fail(e),
+                        }
+                    } else {
+                        println!("{report}");
+                    }
+                    ExitCode::SUCCESS
+                }
+                Some(Err(e @ perf::PerfError::Invalid(_))) => usage(e),
+                Some(Err(e)) => fail(e),
+                None => {
+                    eprintln!("error: interrupted");
+                    ExitCode::from(EXIT_INTERRUPTED)
+                }
+            }
+        }
     }
 }
 

@@ -23,6 +23,8 @@ mod endpoint;
 mod error;
 pub mod foreign;
 mod half_open;
+#[cfg(feature = "lab")]
+pub mod perf;
 mod shared;
 mod stats;
 mod stream;

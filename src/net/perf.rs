@@ -1,0 +1,705 @@
+//! `ackwise perf`: timed throughput runs in the manner of iperf3, with the
+//! receiver's ACK count beside the goodput.
+//!
+//! A client opens `parallel` connections to a server ([`serve_perf`]) and
+//! data flows for a fixed time, client to server or, with `reverse`,
+//! server to client. Each connection starts with a hello naming the
+//! direction, the duration and the client's strategy, so a server started
+//! without `--strategy` acknowledges as that strategy's receiver does (as
+//! `ackwise recv` follows `ackwise send`). When the client sends, the
+//! server answers the end of the data with what it received and how many
+//! pure ACKs it sent; when the server sends, the client counts both
+//! itself. Goodput is bytes the receiver got over the time from the first
+//! connection's start to the last one's end; interval reports count bytes
+//! the peer has acknowledged (ackwise) or bytes handed to the kernel (TCP,
+//! as iperf3 counts).
+//!
+//! The wire format, all integers big-endian:
+//!
+//! ```text
+//! hello  (client -> server): "AWPF" | version 1 | flags (bit 0: reverse)
+//!                            | name length (u8) | 0 | duration ms (u32) | name
+//! result (server -> client, client sending only):
+//!                            bytes received (u64) | pure ACKs sent (u64)
+//!                            | 1 if the ACK count is known, else 0
+//! ```
+
+use super::transfer::{strategy_config, Transport};
+use super::{AckProbe, Endpoint, EndpointConfig, NetError, Stream};
+use crate::connection::Stats;
+use crate::lab::Strategy;
+use serde::Serialize;
+use std::future::Future;
+use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::task::JoinSet;
+
+const MAGIC: &[u8; 4] = b"AWPF";
+const VERSION: u8 = 1;
+const HELLO_LEN: usize = 12;
+const RESULT_LEN: usize = 17;
+/// Bytes per write: large enough that the per-call cost vanishes.
+const WRITE_CHUNK: usize = 256 * 1024;
+/// How long a server waits for a connection's hello.
+const HELLO_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long past the run's end a client waits for the rest (the data in
+/// flight, the server's result).
+const DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
+/// Longest run accepted: a typo such as `--time 10h` should not tie up
+/// both ends for good.
+pub const MAX_DURATION: Duration = Duration::from_secs(24 * 3600);
+/// Most connections of one run.
+pub const MAX_PARALLEL: usize = 128;
+
+/// What `ackwise perf client` does.
+#[derive(Debug, Clone)]
+pub struct PerfPlan {
+    /// The server, `host:port`.
+    pub to: String,
+    /// The carrier (ackwise or kernel TCP).
+    pub transport: Transport,
+    /// The strategy of the sending end when the client sends; named in
+    /// the hello so the server's receiver follows it.
+    pub strategy: Strategy,
+    /// Largest segment payload offered (ackwise only).
+    pub mss: u16,
+    /// How long data flows.
+    pub duration: Duration,
+    /// Period of the interval reports.
+    pub interval: Duration,
+    /// Connections at once.
+    pub parallel: usize,
+    /// The server sends and the client receives.
+    pub reverse: bool,
+    /// How long to wait for each handshake.
+    pub connect_timeout: Duration,
+    /// Capture the client endpoint's segments (ackwise only).
+    pub pcap: Option<PathBuf>,
+}
+
+/// What `ackwise perf server` does.
+#[derive(Debug, Clone)]
+pub struct PerfServerPlan {
+    /// Address to listen on.
+    pub listen: String,
+    /// The carrier.
+    pub transport: Transport,
+    /// Pin the receiver's ACK policy to this strategy's (`None`: follow
+    /// each client's hello); also the sending strategy for `reverse` runs.
+    pub strategy: Option<Strategy>,
+    /// Largest segment payload offered (ackwise only).
+    pub mss: u16,
+    /// Capture the server endpoint's segments (ackwise only).
+    pub pcap: Option<PathBuf>,
+}
+
+/// One interval report.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct IntervalReport {
+    /// Start, seconds since the run began.
+    pub start_s: f64,
+    /// End, seconds since the run began.
+    pub end_s: f64,
+    /// Bytes acknowledged (or, on TCP, written) in the interval, all
+    /// connections together.
+    pub bytes: u64,
+    /// The same as a rate.
+    pub bits_per_second: f64,
+}
+
+/// What a run measured.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct PerfReport {
+    /// Carrier name.
+    pub transport: String,
+    /// Strategy the client named.
+    pub strategy: String,
+    /// Whether the server sent.
+    pub reverse: bool,
+    /// Connections.
+    pub parallel: usize,
+    /// Interval reports, in order.
+    pub intervals: Vec<IntervalReport>,
+    /// Bytes the receiving end got, all connections together.
+    pub bytes: u64,
+    /// From the first connection's start to the last one's end, seconds.
+    pub elapsed_s: f64,
+    /// `bytes` over `elapsed_s`, bits per second.
+    pub goodput_bps: f64,
+    /// Pure ACKs the receiving end sent (ackwise only).
+    pub receiver_acks: Option<u64>,
+    /// The same per GiB received.
+    pub acks_per_gib: Option<f64>,
+    /// Retransmissions and timeouts of the sending end, when it is this
+    /// client (ackwise only).
+    pub retransmissions: Option<u64>,
+    /// See `retransmissions`.
+    pub timeouts: Option<u64>,
+}
+
+/// Why a run failed.
+#[derive(Debug, thiserror::Error)]
+pub enum PerfError {
+    /// A setting that cannot work.
+    #[error("{0}")]
+    Invalid(String),
+    /// No connection to the server.
+    #[error("cannot connect to {addr}: {reason}")]
+    Connect {
+        /// The server as given.
+        addr: String,
+        /// Why.
+        reason: String,
+    },
+    /// The server cannot listen.
+    #[error("cannot listen on {addr}: {reason}")]
+    Listen {
+        /// The address as given.
+        addr: String,
+        /// Why.
+        reason: String,
+    },
+    /// The peer broke the protocol or went away.
+    #[error("{0}")]
+    Protocol(String),
+}
+
+/// One connection, whatever the carrier: the byte stream, and for ackwise
+/// what the connection knows of its ACKs and acknowledged bytes.
+enum Conn {
+    Ackwise(Stream, AckProbe),
+    Tcp(TcpStream),
+}
+
+/// Runs `plan` and returns its report; `on_interval` hears each interval
+/// report as it is made (the CLI prints them).
+pub async fn run_perf(
+    plan: &PerfPlan,
+    mut on_interval: impl FnMut(&IntervalReport),
+) -> Result<PerfReport, PerfError> {
+    check_plan(plan)?;
+    let addr = tokio::net::lookup_host(&plan.to)
+        .await
+        .map_err(|e| connect_error(plan, format!("cannot resolve the address ({e})")))?
+        .next()
+        .ok_or_else(|| connect_error(plan, "the name has no address".into()))?;
+    let endpoint = match plan.transport {
+        Transport::Ackwise => {
+            let local: SocketAddr = if addr.is_ipv4() {
+                (Ipv4Addr::UNSPECIFIED, 0).into()
+            } else {
+                (Ipv6Addr::UNSPECIFIED, 0).into()
+            };
+            let config = EndpointConfig {
+                connect_timeout: plan.connect_timeout,
+                capture: plan.pcap.clone(),
+                ..EndpointConfig::default()
+            };
+            Some(
+                Endpoint::with_config(local, config)
+                    .map_err(|e| connect_error(plan, format!("cannot open a UDP socket: {e}")))?,
+            )
+        }
+        _ => None,
+    };
+    let mut conns = Vec::with_capacity(plan.parallel);
+    for _ in 0..plan.parallel {
+        let conn = match &endpoint {
+            Some(ep) => {
+                let config = strategy_config(plan.strategy, plan.mss);
+                let stream = ep.connect(addr, config).await.map_err(|e| match e {
+                    NetError::TimedOut { .. } => connect_error(plan, "timed out".into()),
+                    other => connect_error(plan, other.to_string()),
+                })?;
+                let probe = stream.ack_probe();
+                Conn::Ackwise(stream, probe)
+            }
+            None => {
+                let s = tokio::time::timeout(plan.connect_timeout, TcpStream::connect(addr))
+                    .await
+                    .map_err(|_| connect_error(plan, "timed out".into()))?
+                    .map_err(|e| connect_error(plan, e.to_string()))?;
+                Conn::Tcp(s)
+            }
+        };
+        conns.push(conn);
+    }
+    let started = Instant::now();
+    let deadline = started + plan.duration;
+    let counters: Vec<Arc<AtomicU64>> = (0..plan.parallel)
+        .map(|_| Arc::new(AtomicU64::new(0)))
+        .collect();
+    let mut tasks = JoinSet::new();
+    let hello = hello(plan);
+    for (conn, counter) in conns.into_iter().zip(&counters) {
+        let (hello, counter, reverse) = (hello.clone(), counter.clone(), plan.reverse);
+        tasks.spawn(async move { client_conn(conn, hello, reverse, deadline, counter).await });
+    }
+    let mut intervals = Vec::new();
+    let mut last = (0.0, 0u64);
+    let mut ticks = tokio::time::interval_at((started + plan.interval).into(), plan.interval);
+    let mut outcomes = Vec::new();
+    while outcomes.len() < plan.parallel {
+        tokio::select! {
+            _ = ticks.tick(), if Instant::now() < deadline + plan.interval / 2 => {
+                let now_s = started.elapsed().as_secs_f64().min(plan.duration.as_secs_f64());
+                let total: u64 = counters.iter().map(|c| c.load(Relaxed)).sum();
+                let report = interval(last, (now_s, total));
+                if report.end_s > report.start_s {
+                    on_interval(&report);
+                    intervals.push(report);
+                }
+                last = (now_s, total);
+            }
+            Some(done) = tasks.join_next() => {
+                outcomes.push(done.map_err(|e| PerfError::Protocol(format!("a connection task failed: {e}")))??);
+            }
+        }
+    }
+    let elapsed_s = started.elapsed().as_secs_f64();
+    if let Some(ep) = endpoint {
+        ep.close(Duration::from_secs(1)).await;
+    }
+    let bytes: u64 = outcomes.iter().map(|o| o.received).sum();
+    let receiver_acks = outcomes
+        .iter()
+        .map(|o| o.receiver_acks)
+        .sum::<Option<u64>>();
+    // The sender's counters, when the sender is this client.
+    let sender: Option<(u64, u64)> = if plan.reverse {
+        None
+    } else {
+        outcomes.iter().try_fold((0u64, 0u64), |(r, t), o| {
+            o.local
+                .as_ref()
+                .map(|s| (r + s.retransmissions, t + s.timeouts))
+        })
+    };
+    Ok(PerfReport {
+        transport: plan.transport.to_string(),
+        strategy: plan.strategy.name(),
+        reverse: plan.reverse,
+        parallel: plan.parallel,
+        intervals,
+        bytes,
+        elapsed_s,
+        goodput_bps: bytes as f64 * 8.0 / elapsed_s.max(1e-9),
+        receiver_acks,
+        acks_per_gib: receiver_acks
+            .filter(|_| bytes > 0)
+            .map(|a| a as f64 / (bytes as f64 / (1u64 << 30) as f64)),
+        retransmissions: sender.map(|s| s.0),
+        timeouts: sender.map(|s| s.1),
+    })
+}
+
+fn check_plan(plan: &PerfPlan) -> Result<(), PerfError> {
+    let bad = |s: String| Err(PerfError::Invalid(s));
+    if plan.duration.is_zero() || plan.duration > MAX_DURATION {
+        return bad(format!(
+            "--time: between 1 ms and {} h",
+            MAX_DURATION.as_secs() / 3600
+        ));
+    }
+    if plan.interval.is_zero() {
+        return bad("--interval: must be positive".into());
+    }
+    if plan.parallel == 0 || plan.parallel > MAX_PARALLEL {
+        return bad(format!("--parallel: 1 to {MAX_PARALLEL}"));
+    }
+    if plan.transport != Transport::Ackwise && plan.transport != Transport::Tcp {
+        return bad(format!(
+            "--transport {}: perf runs ackwise or tcp",
+            plan.transport
+        ));
+    }
+    if plan.transport == Transport::Tcp && plan.pcap.is_some() {
+        return bad("--pcap: records ackwise's own segments; capture TCP with tcpdump".into());
+    }
+    Ok(())
+}
+
+fn connect_error(plan: &PerfPlan, reason: String) -> PerfError {
+    PerfError::Connect {
+        addr: plan.to.clone(),
+        reason,
+    }
+}
+
+fn hello(plan: &PerfPlan) -> Vec<u8> {
+    let name = plan.strategy.name();
+    let mut h = Vec::with_capacity(HELLO_LEN + name.len());
+    h.extend_from_slice(MAGIC);
+    h.push(VERSION);
+    h.push(u8::from(plan.reverse));
+    h.push(name.len().min(255) as u8);
+    h.push(0);
+    let ms = u32::try_from(plan.duration.as_millis()).unwrap_or(u32::MAX);
+    h.extend_from_slice(&ms.to_be_bytes());
+    h.extend_from_slice(&name.as_bytes()[..name.len().min(255)]);
+    h
+}
+
+fn interval((from_s, from_bytes): (f64, u64), (to_s, to_bytes): (f64, u64)) -> IntervalReport {
+    let bytes = to_bytes.saturating_sub(from_bytes);
+    let span = to_s - from_s;
+    IntervalReport {
+        start_s: from_s,
+        end_s: to_s,
+        bytes,
+        bits_per_second: if span > 0.0 {
+            bytes as f64 * 8.0 / span
+        } else {
+            0.0
+        },
+    }
+}
+
+/// What one connection of a run ended with.
+struct ConnOutcome {
+    received: u64,
+    receiver_acks: Option<u64>,
+    /// This end's counters (ackwise only).
+    local: Option<Stats>,
+}
+
+async fn client_conn(
+    conn: Conn,
+    hello: Vec<u8>,
+    reverse: bool,
+    deadline: Instant,
+    counter: Arc<AtomicU64>,
+) -> Result<ConnOutcome, PerfError> {
+    let (mut io, probe): (Box<dyn Duplex>, Option<AckProbe>) = match conn {
+        Conn::Ackwise(s, p) => (Box::new(s), Some(p)),
+        Conn::Tcp(s) => (Box::new(s), None),
+    };
+    io.write_all(&hello).await.map_err(lost)?;
+    if reverse {
+        let received = read_to_end(&mut io, &counter, deadline + DRAIN_TIMEOUT).await?;
+        let local = probe.as_ref().map(AckProbe::stats);
+        io.shutdown().await.map_err(lost)?;
+        return Ok(ConnOutcome {
+            received,
+            receiver_acks: local.as_ref().map(|s| s.pure_acks_sent),
+            local,
+        });
+    }
+    let chunk = vec![0x5a; WRITE_CHUNK];
+    let mut written = 0u64;
+    while Instant::now() < deadline {
+        let n = tokio::time::timeout_at(deadline.into(), io.write(&chunk)).await;
+        match n {
+            Ok(Ok(n)) => written += n as u64,
+            Ok(Err(e)) => return Err(lost(e)),
+            Err(_) => break,
+        }
+        counter.store(
+            probe.as_ref().map_or(written, |p| {
+                p.acknowledged_bytes().saturating_sub(hello.len() as u64)
+            }),
+            Relaxed,
+        );
+    }
+    io.shutdown().await.map_err(lost)?;
+    let mut result = [0u8; RESULT_LEN];
+    tokio::time::timeout_at(
+        (deadline + DRAIN_TIMEOUT).into(),
+        io.read_exact(&mut result),
+    )
+    .await
+    .map_err(|_| PerfError::Protocol("the server did not report what it received".into()))?
+    .map_err(|e| PerfError::Protocol(format!("the server's report did not arrive: {e}")))?;
+    let received = u64::from_be_bytes(result[0..8].try_into().expect("8 bytes"));
+    let acks = u64::from_be_bytes(result[8..16].try_into().expect("8 bytes"));
+    counter.store(received, Relaxed);
+    Ok(ConnOutcome {
+        received,
+        receiver_acks: (result[16] == 1).then_some(acks),
+        local: probe.as_ref().map(AckProbe::stats),
+    })
+}
+
+/// A byte stream of either carrier.
+trait Duplex: AsyncRead + AsyncWrite + Unpin + Send {}
+impl<T: AsyncRead + AsyncWrite + Unpin + Send> Duplex for T {}
+
+/// Reads until the peer's FIN, counting into `counter`.
+async fn read_to_end<S: AsyncRead + Unpin + ?Sized>(
+    io: &mut S,
+    counter: &AtomicU64,
+    give_up: Instant,
+) -> Result<u64, PerfError> {
+    let mut buf = vec![0u8; WRITE_CHUNK];
+    let mut total = 0u64;
+    loop {
+        let n = tokio::time::timeout_at(give_up.into(), io.read(&mut buf))
+            .await
+            .map_err(|_| PerfError::Protocol("the data did not end in time".into()))?
+            .map_err(|e| PerfError::Protocol(format!("the connection failed: {e}")))?;
+        if n == 0 {
+            return Ok(total);
+        }
+        total += n as u64;
+        counter.store(total, Relaxed);
+    }
+}
+
+/// Serves perf clients until `shutdown` completes; each connection is
+/// handled on its own task, and a failed one is reported and forgotten.
+pub async fn serve_perf(
+    plan: &PerfServerPlan,
+    on_listening: impl FnOnce(SocketAddr),
+    shutdown: impl Future<Output = ()>,
+) -> Result<(), PerfError> {
+    let listen_failed = |reason: String| PerfError::Listen {
+        addr: plan.listen.clone(),
+        reason,
+    };
+    let addr = tokio::net::lookup_host(&plan.listen)
+        .await
+        .map_err(|e| listen_failed(e.to_string()))?
+        .next()
+        .ok_or_else(|| listen_failed("the name has no address".into()))?;
+    let strategy = plan.strategy.unwrap_or(Strategy::DEFAULT);
+    let mut tasks = JoinSet::new();
+    tokio::pin!(shutdown);
+    match plan.transport {
+        Transport::Ackwise => {
+            let config = EndpointConfig {
+                server: Some(strategy_config(strategy, plan.mss)),
+                capture: plan.pcap.clone(),
+                ..EndpointConfig::default()
+            };
+            let endpoint =
+                Endpoint::with_config(addr, config).map_err(|e| listen_failed(e.to_string()))?;
+            on_listening(endpoint.local_addr());
+            loop {
+                tokio::select! {
+                    () = &mut shutdown => break,
+                    accepted = endpoint.accept() => match accepted {
+                        Some((stream, peer)) => {
+                            let probe = stream.ack_probe();
+                            let pinned = plan.strategy;
+                            tasks.spawn(serve_conn(Conn::Ackwise(stream, probe), pinned, peer));
+                        }
+                        None => break,
+                    },
+                    Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
+                }
+            }
+            tasks.shutdown().await;
+            endpoint.close(Duration::from_secs(1)).await;
+        }
+        Transport::Tcp => {
+            let listener = TcpListener::bind(addr)
+                .await
+                .map_err(|e| listen_failed(e.to_string()))?;
+            on_listening(listener.local_addr().unwrap_or(addr));
+            loop {
+                tokio::select! {
+                    () = &mut shutdown => break,
+                    accepted = listener.accept() => match accepted {
+                        Ok((stream, peer)) => {
+                            tasks.spawn(serve_conn(Conn::Tcp(stream), plan.strategy, peer));
+                        }
+                        Err(e) => eprintln!("accept failed: {e}"),
+                    },
+                    Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
+                }
+            }
+            tasks.shutdown().await;
+        }
+        #[allow(unreachable_patterns)]
+        other => {
+            return Err(PerfError::Invalid(format!(
+                "--transport {other}: perf runs ackwise or tcp"
+            )))
+        }
+    }
+    Ok(())
+}
+
+async fn serve_conn(conn: Conn, pinned: Option<Strategy>, peer: SocketAddr) {
+    let result = match conn {
+        Conn::Ackwise(mut stream, probe) => match read_hello(&mut stream).await {
+            Ok(hello) => {
+                // The receiver follows the client's strategy unless pinned.
+                if let (Some(theirs), None, false) = (hello.strategy, pinned, hello.reverse) {
+                    let policy = strategy_config(theirs, super::transfer::DEFAULT_MSS).ack_policy;
+                    let _ = stream.set_ack_policy(policy);
+                }
+                serve_body(&mut stream, &hello, Some(&probe)).await
+            }
+            Err(e) => Err(e),
+        },
+        Conn::Tcp(mut stream) => match read_hello(&mut stream).await {
+            Ok(hello) => serve_body(&mut stream, &hello, None).await,
+            Err(e) => Err(e),
+        },
+    };
+    if let Err(e) = result {
+        eprintln!("perf client {peer}: {e}");
+    }
+}
+
+fn lost(e: std::io::Error) -> PerfError {
+    PerfError::Protocol(format!("the connection failed: {e}"))
+}
+
+/// A client's hello, read.
+struct Hello {
+    reverse: bool,
+    duration: Duration,
+    /// The strategy it names, if this end knows it.
+    strategy: Option<Strategy>,
+}
+
+async fn read_hello<S: AsyncRead + Unpin>(io: &mut S) -> Result<Hello, PerfError> {
+    let mut head = [0u8; HELLO_LEN];
+    tokio::time::timeout(HELLO_TIMEOUT, io.read_exact(&mut head))
+        .await
+        .map_err(|_| PerfError::Protocol("no hello within 5 s".into()))?
+        .map_err(lost)?;
+    if &head[0..4] != MAGIC || head[4] != VERSION {
+        return Err(PerfError::Protocol(
+            "not an ackwise perf client (bad hello)".into(),
+        ));
+    }
+    let mut name = vec![0u8; usize::from(head[6])];
+    tokio::time::timeout(HELLO_TIMEOUT, io.read_exact(&mut name))
+        .await
+        .map_err(|_| PerfError::Protocol("no hello within 5 s".into()))?
+        .map_err(lost)?;
+    let ms = u32::from_be_bytes(head[8..12].try_into().expect("4 bytes"));
+    Ok(Hello {
+        reverse: head[5] & 1 == 1,
+        duration: Duration::from_millis(u64::from(ms)).min(MAX_DURATION),
+        strategy: std::str::from_utf8(&name).ok().and_then(|n| n.parse().ok()),
+    })
+}
+
+async fn serve_body<S: AsyncRead + AsyncWrite + Unpin>(
+    io: &mut S,
+    hello: &Hello,
+    probe: Option<&AckProbe>,
+) -> Result<(), PerfError> {
+    let counter = AtomicU64::new(0);
+    if hello.reverse {
+        let chunk = vec![0xa5; WRITE_CHUNK];
+        let deadline = Instant::now() + hello.duration;
+        while Instant::now() < deadline {
+            match tokio::time::timeout_at(deadline.into(), io.write(&chunk)).await {
+                Ok(r) => {
+                    r.map_err(lost)?;
+                }
+                Err(_) => break,
+            }
+        }
+        io.shutdown().await.map_err(lost)?;
+        // The client closes once it has everything.
+        read_to_end(io, &counter, Instant::now() + DRAIN_TIMEOUT).await?;
+        return Ok(());
+    }
+    let give_up = Instant::now() + hello.duration + DRAIN_TIMEOUT;
+    let received = read_to_end(io, &counter, give_up).await?;
+    let acks = probe.map(|p| p.stats().pure_acks_sent);
+    let mut result = [0u8; RESULT_LEN];
+    result[0..8].copy_from_slice(&received.to_be_bytes());
+    result[8..16].copy_from_slice(&acks.unwrap_or(0).to_be_bytes());
+    result[16] = u8::from(acks.is_some());
+    io.write_all(&result).await.map_err(lost)?;
+    io.shutdown().await.map_err(lost)?;
+    Ok(())
+}
+
+impl std::fmt::Display for PerfReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} {} ({}, {} connection{}): {} bytes in {:.2} s, {}",
+            if self.reverse { "received" } else { "sent" },
+            self.transport,
+            self.strategy,
+            self.parallel,
+            if self.parallel == 1 { "" } else { "s" },
+            self.bytes,
+            self.elapsed_s,
+            super::transfer::fmt_rate(self.goodput_bps)
+        )?;
+        match (self.receiver_acks, self.acks_per_gib) {
+            (Some(a), Some(g)) => write!(f, "; receiver ACKs {a} ({g:.0} per GiB)")?,
+            (Some(a), None) => write!(f, "; receiver ACKs {a}")?,
+            _ => write!(f, "; no ACK counters")?,
+        }
+        if let (Some(r), Some(t)) = (self.retransmissions, self.timeouts) {
+            write!(f, "; {r} retransmissions, {t} timeouts")?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn intervals_are_rates_over_their_span() {
+        let r = interval((1.0, 1000), (1.5, 3000));
+        assert_eq!(r.bytes, 2000);
+        assert!((r.bits_per_second - 32_000.0).abs() < 1e-9);
+        assert_eq!(interval((2.0, 5), (2.0, 5)).bits_per_second, 0.0);
+    }
+
+    #[test]
+    fn the_hello_names_direction_duration_and_strategy() {
+        let plan = PerfPlan {
+            to: "127.0.0.1:1".into(),
+            transport: Transport::Ackwise,
+            strategy: Strategy::W4,
+            mss: 1400,
+            duration: Duration::from_millis(2500),
+            interval: Duration::from_secs(1),
+            parallel: 1,
+            reverse: true,
+            connect_timeout: Duration::from_secs(1),
+            pcap: None,
+        };
+        let h = hello(&plan);
+        assert_eq!(&h[0..4], MAGIC);
+        assert_eq!((h[4], h[5], usize::from(h[6])), (VERSION, 1, "4w".len()));
+        assert_eq!(u32::from_be_bytes(h[8..12].try_into().unwrap()), 2500);
+        assert_eq!(&h[12..], b"4w");
+        for (change, flag) in [
+            (
+                PerfPlan {
+                    parallel: 0,
+                    ..plan.clone()
+                },
+                "--parallel",
+            ),
+            (
+                PerfPlan {
+                    duration: Duration::ZERO,
+                    ..plan.clone()
+                },
+                "--time",
+            ),
+            (
+                PerfPlan {
+                    interval: Duration::ZERO,
+                    ..plan.clone()
+                },
+                "--interval",
+            ),
+        ] {
+            let e = check_plan(&change).unwrap_err().to_string();
+            assert!(e.contains(flag), "{e}");
+        }
+    }
+}

@@ -1,0 +1,176 @@
+//! `ackwise perf`: timed runs both ways over ackwise and kernel TCP, with
+//! interval reports, the receiver's ACK count, JSON, and one-line errors.
+#![cfg(feature = "cli")]
+
+use ackwise::lab::Strategy;
+use ackwise::net::perf::{self, PerfPlan, PerfReport, PerfServerPlan};
+use ackwise::net::transfer::Transport;
+use std::process::Command;
+use std::time::Duration;
+
+/// Starts a server on a free port and runs `plan` (with its `to` set)
+/// against it.
+async fn run_against_server(transport: Transport, plan: PerfPlan) -> (PerfReport, usize) {
+    let server = PerfServerPlan {
+        listen: "127.0.0.1:0".into(),
+        transport,
+        strategy: None,
+        mss: 1400,
+        pcap: None,
+    };
+    let (addr_tx, addr_rx) = tokio::sync::oneshot::channel();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let task = tokio::spawn(async move {
+        perf::serve_perf(
+            &server,
+            |a| {
+                let _ = addr_tx.send(a);
+            },
+            async {
+                let _ = stopped.await;
+            },
+        )
+        .await
+    });
+    let addr = addr_rx.await.unwrap();
+    let mut lines = 0;
+    let report = perf::run_perf(
+        &PerfPlan {
+            to: addr.to_string(),
+            ..plan
+        },
+        |_| lines += 1,
+    )
+    .await
+    .unwrap();
+    let _ = stop.send(());
+    task.await.unwrap().unwrap();
+    (report, lines)
+}
+
+fn plan(transport: Transport, reverse: bool, parallel: usize) -> PerfPlan {
+    PerfPlan {
+        to: String::new(),
+        transport,
+        strategy: Strategy::DEFAULT,
+        mss: 1400,
+        duration: Duration::from_millis(1500),
+        interval: Duration::from_millis(500),
+        parallel,
+        reverse,
+        connect_timeout: Duration::from_secs(5),
+        pcap: None,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ackwise_runs_both_ways_with_intervals_and_receiver_acks() {
+    for (reverse, parallel) in [(false, 1), (true, 2)] {
+        let (r, lines) = run_against_server(
+            Transport::Ackwise,
+            plan(Transport::Ackwise, reverse, parallel),
+        )
+        .await;
+        assert_eq!((r.reverse, r.parallel), (reverse, parallel));
+        assert!(r.bytes > 1 << 20, "{r}");
+        assert!(r.elapsed_s >= 1.5 && r.elapsed_s < 10.0, "{r}");
+        // An interval report every 500 ms of the 1.5 s run.
+        assert!((2..=4).contains(&lines), "{lines} lines: {r:?}");
+        assert_eq!(lines, r.intervals.len());
+        let in_intervals: u64 = r.intervals.iter().map(|i| i.bytes).sum();
+        assert!(in_intervals <= r.bytes, "{in_intervals} > {}", r.bytes);
+        // The receiver acknowledged, and far less than once per segment.
+        let acks = r.receiver_acks.expect("ackwise counts the receiver's ACKs");
+        let segments = r.bytes / 1400;
+        assert!(
+            acks > 0 && acks < segments / 4,
+            "{acks} ACKs for {segments} segments"
+        );
+        assert!(r.acks_per_gib.is_some());
+        // The sender's counters are reported when the client sent.
+        assert_eq!(r.retransmissions.is_some(), !reverse, "{r:?}");
+        assert!(r.to_string().contains("per GiB"), "{r}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kernel_tcp_runs_for_comparison_without_ack_counters() {
+    let (r, _) = run_against_server(Transport::Tcp, plan(Transport::Tcp, false, 2)).await;
+    assert!(r.bytes > 1 << 20, "{r}");
+    assert_eq!(r.receiver_acks, None);
+    assert!(r.to_string().contains("no ACK counters"), "{r}");
+    let json = serde_json::to_value(&r).unwrap();
+    assert_eq!(json["transport"], "tcp");
+    assert_eq!(
+        json["intervals"].as_array().unwrap().len(),
+        r.intervals.len()
+    );
+}
+
+fn ackwise(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_ackwise"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn cli_bad_settings_are_one_line_with_status_2_and_a_dead_server_status_1() {
+    for (args, needle) in [
+        (vec!["perf", "client", "--parallel", "0"], "--parallel"),
+        (vec!["perf", "client", "--time", "0s"], "--time"),
+        (vec!["perf", "client", "--interval", "soon"], "--interval"),
+        (vec!["perf", "client", "--strategy", "nope"], "--strategy"),
+        (
+            vec!["perf", "client", "--transport", "tcp", "--pcap", "x.pcap"],
+            "--pcap",
+        ),
+        (vec!["perf", "server", "--mss", "0"], "--mss"),
+    ] {
+        let out = ackwise(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+    }
+    let port = std::net::UdpSocket::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let to = format!("127.0.0.1:{port}");
+    let out = ackwise(&["perf", "client", "--to", &to, "--connect-timeout", "2s"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("cannot connect"), "{err}");
+}
+
+#[test]
+fn cli_json_report() {
+    let port = std::net::UdpSocket::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let listen = format!("127.0.0.1:{port}");
+    let mut server = Command::new(env!("CARGO_BIN_EXE_ackwise"))
+        .args(["perf", "server", "--listen", &listen])
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let out = ackwise(&["perf", "client", "--to", &listen, "--time", "1s", "--json"]);
+    let _ = server.kill();
+    let _ = server.wait();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["transport"], "ackwise");
+    assert_eq!(v["strategy"], Strategy::DEFAULT_NAME);
+    assert!(v["bytes"].as_u64().unwrap() > 0);
+    assert!(v["receiver_acks"].as_u64().unwrap() > 0);
+    assert!(!v["intervals"].as_array().unwrap().is_empty());
+}
