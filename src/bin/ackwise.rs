@@ -25,11 +25,11 @@
 //!               --ack-delay-control THRESHOLD[,FRACTION]
 //!               --max-clients N --client-idle D --pcap FILE]
 //!                                   # a link emulator between two UDP endpoints
-//! ackwise recv --listen ADDR --out DIR [--strategy S] [--overwrite]
+//! ackwise recv --listen ADDR --out DIR [--strategy S] [--overwrite] [--key-file F | --insecure]
 //!              [--transport ackwise|tcp|quic] [--quic-cert-sha256 HEX] [--mss N] [--idle-timeout 60s]
 //!              [--pcap FILE] [--quiet]
 //!                                   # receive files until Ctrl-C
-//! ackwise send FILE... --to ADDR [--strategy S] [--connect-timeout 10s]
+//! ackwise send FILE... --to ADDR [--strategy S] [--connect-timeout 10s] [--key-file F]
 //!              [--transport ackwise|tcp|quic] [--mss N] [--idle-timeout 60s] [--pcap FILE] [--quiet]
 //!                                   # send files; exit status 1 if any failed
 //! ackwise perf server [--listen ADDR] [--strategy S] [--transport ackwise|tcp] [--mss N] [--pcap FILE]
@@ -47,7 +47,7 @@
 //! goes to stderr: a bar on a terminal, a few plain lines otherwise.
 
 use ackwise::lab::{self, presets, run, LabError, RunPlan, Strategy};
-use ackwise::net::transfer::{self, ConsoleMode, ReceiveOptions, SendOptions, Transport};
+use ackwise::net::transfer::{self, auth, ConsoleMode, ReceiveOptions, SendOptions, Transport};
 use ackwise::relay;
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -222,6 +222,12 @@ struct SendArgs {
     /// Give up when the transfer stalls for this long.
     #[arg(long, value_name = "DURATION", default_value = "60s")]
     idle_timeout: String,
+    /// Authenticate with the shared key in FILE (at least 16 bytes, e.g.
+    /// `head -c 32 /dev/urandom > FILE`): nothing is sent unless the
+    /// receiver proves it holds the same key, and every header and digest
+    /// carries the key's tag.
+    #[arg(long, value_name = "FILE")]
+    key_file: Option<std::path::PathBuf>,
     /// With `--transport quic`: the SHA-256 fingerprint of the receiver's
     /// certificate, as `ackwise recv --transport quic` prints it.
     #[arg(long, value_name = "HEX")]
@@ -270,6 +276,15 @@ struct RecvArgs {
     /// refused).
     #[arg(long)]
     overwrite: bool,
+    /// Take files only from senders holding the shared key in FILE (the
+    /// sender's --key-file). Required when listening beyond loopback,
+    /// unless --insecure is given.
+    #[arg(long, value_name = "FILE")]
+    key_file: Option<std::path::PathBuf>,
+    /// Listen beyond loopback without --key-file: anyone who can reach
+    /// the port can store files in --out.
+    #[arg(long)]
+    insecure: bool,
     /// Drop a connection that stalls for this long.
     #[arg(long, value_name = "DURATION", default_value = "60s")]
     idle_timeout: String,
@@ -643,6 +658,10 @@ fn send_command(args: SendArgs) -> ExitCode {
         Some(Ok(fp)) => Some(fp),
         Some(Err(e)) => return usage(format!("--quic-cert-sha256: {e}")),
     };
+    let key = match key_flag(args.key_file.as_deref()) {
+        Ok(k) => k,
+        Err(e) => return usage(e),
+    };
     let plan = transfer::SendPlan {
         paths: args.files,
         to: args.to,
@@ -653,6 +672,7 @@ fn send_command(args: SendArgs) -> ExitCode {
         quic_cert_sha256,
         options: SendOptions {
             idle_timeout: idle,
+            key,
             ..SendOptions::default()
         },
         console: console(args.quiet),
@@ -691,6 +711,13 @@ fn send_command(args: SendArgs) -> ExitCode {
         }
         Err(e) => fail(e),
     }
+}
+
+/// `--key-file`, read and checked before any socket exists.
+fn key_flag(path: Option<&std::path::Path>) -> Result<Option<auth::Key>, String> {
+    path.map(auth::Key::from_file)
+        .transpose()
+        .map_err(|e| format!("--key-file: {e}"))
 }
 
 fn positive_duration(flag: &str, text: &str) -> Result<std::time::Duration, String> {
@@ -826,8 +853,24 @@ fn recv_command(args: RecvArgs) -> ExitCode {
     if let Err(e) = carrier_flags(transport, &args.carrier) {
         return usage(e);
     }
+    let key = match key_flag(args.key_file.as_deref()) {
+        Ok(k) => k,
+        Err(e) => return usage(e),
+    };
+    if key.is_none() && !args.insecure {
+        if let Ok(addr) = socket_addr(&args.listen) {
+            if !addr.ip().is_loopback() {
+                return usage(format!(
+                    "--listen {}: beyond loopback anyone who can reach the port could store files; \
+                     give --key-file FILE (the same key to the sender) or --insecure",
+                    args.listen
+                ));
+            }
+        }
+    }
     let mut options = ReceiveOptions::new(args.out);
     options.overwrite = args.overwrite;
+    options.key = key;
     options.idle_timeout = idle;
     options.strategy = args.strategy.is_some().then_some(strategy);
     let plan = transfer::ServePlan {

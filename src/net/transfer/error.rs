@@ -129,6 +129,10 @@ pub enum TransferError {
     /// The peer broke the protocol.
     #[error("protocol error: {0}")]
     Protocol(#[from] ProtocolError),
+    /// The two ends do not share a key (`--key-file`), or a header or
+    /// digest did not carry the key's tag.
+    #[error("authentication failed: {0}")]
+    Authentication(String),
     /// The receiver turned a file down or could not store it.
     #[error("{name}: the receiver says: {verdict}")]
     Rejected {

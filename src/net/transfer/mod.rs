@@ -55,6 +55,7 @@
 //! ```
 
 mod app;
+pub mod auth;
 mod error;
 mod progress;
 pub mod protocol;

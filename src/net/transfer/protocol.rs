@@ -141,6 +141,11 @@ pub enum ProtocolError {
     /// The announced name is unusable.
     #[error("bad file name: {0}")]
     Name(NameError),
+    /// The sender opened with an authentication exchange
+    /// ([`super::auth`]) that this receiver, holding no key, cannot
+    /// answer.
+    #[error("the sender authenticates with a key (--key-file) and this receiver has none")]
+    AuthenticationOffered,
     /// A verdict code this module does not know.
     #[error("unknown verdict code {0}")]
     UnknownVerdict(u8),
@@ -171,6 +176,9 @@ pub enum Verdict {
     /// one the sender's strategy needs, or does not know the sender's
     /// (the reason names both).
     StrategyMismatch(String),
+    /// The two ends do not share a key (`--key-file`): one has none, or
+    /// they differ (the reason says which).
+    Unauthenticated(String),
 }
 
 impl Verdict {
@@ -183,6 +191,7 @@ impl Verdict {
             Verdict::BadHeader(_) => 4,
             Verdict::StoreFailed(_) => 5,
             Verdict::StrategyMismatch(_) => 6,
+            Verdict::Unauthenticated(_) => 7,
         }
     }
 
@@ -192,7 +201,8 @@ impl Verdict {
             Verdict::BadName(r)
             | Verdict::BadHeader(r)
             | Verdict::StoreFailed(r)
-            | Verdict::StrategyMismatch(r) => r,
+            | Verdict::StrategyMismatch(r)
+            | Verdict::Unauthenticated(r) => r,
         }
     }
 
@@ -205,6 +215,7 @@ impl Verdict {
             4 => Verdict::BadHeader(reason),
             5 => Verdict::StoreFailed(reason),
             6 => Verdict::StrategyMismatch(reason),
+            7 => Verdict::Unauthenticated(reason),
             other => return Err(ProtocolError::UnknownVerdict(other)),
         })
     }
@@ -225,6 +236,7 @@ impl fmt::Display for Verdict {
             Verdict::BadHeader(r) => write!(f, "bad header: {r}"),
             Verdict::StoreFailed(r) => write!(f, "cannot store the file: {r}"),
             Verdict::StrategyMismatch(r) => write!(f, "strategy mismatch: {r}"),
+            Verdict::Unauthenticated(r) => write!(f, "not authenticated: {r}"),
         }
     }
 }
@@ -241,6 +253,9 @@ pub async fn read_header<S: AsyncRead + Unpin>(
         return Ok(Ok(None));
     }
     stream.read_exact(&mut magic[first..]).await?;
+    if magic == super::auth::AUTH_MAGIC {
+        return Ok(Err(ProtocolError::AuthenticationOffered));
+    }
     if magic != MAGIC {
         return Ok(Err(ProtocolError::BadMagic(magic)));
     }
@@ -283,6 +298,14 @@ pub async fn write_header<S: AsyncWrite + Unpin>(
     stream: &mut S,
     header: &Header,
 ) -> std::io::Result<()> {
+    let buf = encode_header(header)?;
+    stream.write_all(&buf).await?;
+    stream.flush().await
+}
+
+/// `header` as it travels (at [`VERSION`]); an invalid one is an
+/// `InvalidInput` error.
+pub fn encode_header(header: &Header) -> std::io::Result<Vec<u8>> {
     let name = header.name.as_bytes();
     let name_len = u16::try_from(name.len())
         .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidInput, "file name too long"))?;
@@ -302,8 +325,7 @@ pub async fn write_header<S: AsyncWrite + Unpin>(
     // At most 255, checked above.
     buf.push(strategy.len() as u8);
     buf.extend_from_slice(strategy);
-    stream.write_all(&buf).await?;
-    stream.flush().await
+    Ok(buf)
 }
 
 /// Writes `verdict` and flushes; a reason longer than

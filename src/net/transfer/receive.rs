@@ -2,6 +2,7 @@
 //! directory and gets its real name only once its digest matched and it
 //! was synced to disk.
 
+use super::auth::{self, Key, Session};
 use super::error::{describe_store_error, TransferError};
 use super::progress::{Direction, FileReport, Observer, StatsSource, Summary, PROGRESS_INTERVAL};
 use super::protocol::{self, Header, ProtocolError, Verdict, DIGEST_BYTES, PARTIAL_MARKER};
@@ -34,6 +35,9 @@ pub struct ReceiveOptions {
     /// receiver acknowledges differently is refused before any content
     /// moves, with a verdict that names both.
     pub strategy: Option<Strategy>,
+    /// Take files only from senders that hold this shared key
+    /// ([`super::auth`]); `None` takes them from anyone who can connect.
+    pub key: Option<Key>,
 }
 
 impl ReceiveOptions {
@@ -44,6 +48,7 @@ impl ReceiveOptions {
             overwrite: false,
             idle_timeout: Duration::from_secs(60),
             strategy: None,
+            key: None,
         }
     }
 
@@ -141,6 +146,10 @@ where
     let started = Instant::now();
     let idle = options.idle_timeout;
     let mut reports = Vec::new();
+    let mut session = match &options.key {
+        Some(key) => Some(authenticate(stream, key, idle).await?),
+        None => None,
+    };
     loop {
         let read =
             TransferError::within(idle, "waiting for a header", protocol::read_header(stream));
@@ -148,6 +157,11 @@ where
             Err(e) => {
                 let verdict = match &e {
                     ProtocolError::Name(n) => Verdict::BadName(n.to_string()),
+                    ProtocolError::AuthenticationOffered => Verdict::Unauthenticated(
+                        "this receiver holds no key (started without --key-file): \
+                         give it the sender's key, or send without --key-file"
+                            .into(),
+                    ),
                     other => Verdict::BadHeader(other.to_string()),
                 };
                 // The header may not have been read to its end, so the
@@ -159,7 +173,24 @@ where
             Ok(None) => break,
             Ok(Some(header)) => header,
         };
-        let report = receive_one(stream, header, options, observer).await?;
+        if let Some(s) = session.as_mut() {
+            let read = auth::check_header_tag(stream, s, &header);
+            let good =
+                tokio::time::timeout(idle, read)
+                    .await
+                    .map_err(|_| TransferError::Stalled {
+                        what: "waiting for a header",
+                        after: idle,
+                    })??;
+            if !good {
+                let why = "a header did not carry the key's tag (changed on the way?)";
+                let _ =
+                    protocol::write_verdict(stream, &Verdict::Unauthenticated(why.into())).await;
+                let _ = stream.shutdown().await;
+                return Err(TransferError::Authentication(why.into()));
+            }
+        }
+        let report = receive_one(stream, header, options, session.as_mut(), observer).await?;
         observer.file_finished(&report);
         reports.push(report);
     }
@@ -170,6 +201,41 @@ where
         elapsed: started.elapsed(),
         stats: stream.transport_stats(),
     })
+}
+
+/// Runs the receiver's side of the key exchange: a sender that does not
+/// open with it is refused, with a verdict saying why, before any header
+/// is read.
+async fn authenticate<S>(
+    stream: &mut S,
+    key: &Key,
+    idle: Duration,
+) -> Result<Session, TransferError>
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    let mut magic = [0u8; 4];
+    TransferError::within(
+        idle,
+        "waiting for the sender",
+        stream.read_exact(&mut magic),
+    )
+    .await?;
+    if magic != auth::AUTH_MAGIC {
+        let why = "this receiver takes files only from senders holding its key: \
+                   give the sender --key-file with the same key";
+        let _ = protocol::write_verdict(stream, &Verdict::Unauthenticated(why.into())).await;
+        let _ = stream.shutdown().await;
+        return Err(TransferError::Authentication(
+            "the sender did not authenticate (started without --key-file?)".into(),
+        ));
+    }
+    tokio::time::timeout(idle, auth::authenticate_receiver(stream, key))
+        .await
+        .map_err(|_| TransferError::Stalled {
+            what: "authenticating",
+            after: idle,
+        })?
 }
 
 async fn answer<S: AsyncWrite + Unpin>(
@@ -243,6 +309,7 @@ async fn receive_one<S>(
     stream: &mut S,
     header: Header,
     options: &ReceiveOptions,
+    session: Option<&mut Session>,
     observer: &mut dyn Observer,
 ) -> Result<FileReport, TransferError>
 where
@@ -340,11 +407,26 @@ where
     }
     drop(chunks_tx);
     observer.progress(done, stream.transport_stats().as_ref());
-    let verdict = match writer.await {
-        Ok(Ok(ours)) if ours == digest => match commit(&mut partial, &target, options.overwrite) {
-            Ok(()) => Verdict::Ok,
-            Err(v) => v,
-        },
+    let written = writer.await;
+    // With a key the digest travels as its tag. The tag is computed even
+    // when the write failed, to keep the tag count in step with the
+    // sender's.
+    let expected = match (session, &written) {
+        (Some(s), Ok(Ok(ours))) => Some(s.seal_digest(ours)),
+        (Some(s), _) => {
+            s.seal_digest(&[0; DIGEST_BYTES]);
+            None
+        }
+        (None, Ok(Ok(ours))) => Some(*ours),
+        (None, _) => None,
+    };
+    let verdict = match written {
+        Ok(Ok(_)) if expected == Some(digest) => {
+            match commit(&mut partial, &target, options.overwrite) {
+                Ok(()) => Verdict::Ok,
+                Err(v) => v,
+            }
+        }
         Ok(Ok(_)) => Verdict::DigestMismatch,
         Ok(Err(e)) => Verdict::StoreFailed(describe_store_error(&e)),
         Err(_) => Verdict::StoreFailed("the writing thread stopped".into()),

@@ -1,6 +1,7 @@
 //! The sending end: files checked before any connection is made, then
 //! sent one after another over one stream.
 
+use super::auth::{self, Key, Session};
 use super::error::TransferError;
 use super::progress::{Direction, FileReport, Observer, StatsSource, Summary};
 use super::protocol::{self, Header, Verdict, DIGEST_BYTES};
@@ -117,6 +118,11 @@ pub struct SendOptions {
     /// before any content moves. `None` names none (the receiver keeps its
     /// policy).
     pub strategy: Option<String>,
+    /// Authenticate with this shared key ([`super::auth`]): the transfer
+    /// starts only once the receiver has proved it holds the key, and
+    /// every header and digest carries the key's tag. `None`: no
+    /// authentication (a receiver that requires it refuses the files).
+    pub key: Option<Key>,
 }
 
 impl Default for SendOptions {
@@ -124,6 +130,7 @@ impl Default for SendOptions {
         SendOptions {
             idle_timeout: Duration::from_secs(60),
             strategy: None,
+            key: None,
         }
     }
 }
@@ -150,8 +157,20 @@ where
     let started = Instant::now();
     let mut watch = SendWatch::new(&*stream, options.idle_timeout, observer);
     let mut reports = Vec::with_capacity(files.len());
+    let mut session = match &options.key {
+        Some(key) => Some(
+            tokio::time::timeout(options.idle_timeout, auth::authenticate_sender(stream, key))
+                .await
+                .map_err(|_| TransferError::Stalled {
+                    what: "authenticating",
+                    after: options.idle_timeout,
+                })??,
+        ),
+        None => None,
+    };
     for file in files {
-        let report = send_one(stream, file, options.strategy.as_deref(), &mut watch).await?;
+        let strategy = options.strategy.as_deref();
+        let report = send_one(stream, file, strategy, session.as_mut(), &mut watch).await?;
         watch.observer().file_finished(&report);
         reports.push(report);
     }
@@ -197,6 +216,7 @@ async fn send_one<S>(
     stream: &mut S,
     file: OutgoingFile,
     strategy: Option<&str>,
+    mut session: Option<&mut Session>,
     watch: &mut SendWatch<'_>,
 ) -> Result<FileReport, TransferError>
 where
@@ -212,6 +232,10 @@ where
         .run("sending a header", protocol::write_header(stream, &header))
         .await?;
     watch.wrote(header.encoded_bytes());
+    if let Some(s) = session.as_deref_mut() {
+        let tag = s.header_tag(&header)?;
+        write_all_watched(stream, &tag, watch).await?;
+    }
     let verdict = read_verdict(stream, watch).await?;
     if !verdict.is_ok() {
         return Ok(FileReport {
@@ -279,6 +303,12 @@ where
                 source: std::io::Error::other("the reading thread stopped"),
             })
         }
+    };
+    // With a key, the digest travels as its tag: only a key holder can
+    // make it match the content.
+    let digest = match session {
+        Some(s) => s.seal_digest(&digest),
+        None => digest,
     };
     write_all_watched(stream, &digest, watch).await?;
     watch.run("sending", stream.flush()).await?;
