@@ -77,6 +77,8 @@ pub mod relay;
 pub mod sender;
 pub mod testing;
 pub mod time;
+#[cfg(all(feature = "tun", target_os = "linux"))]
+pub mod tun;
 pub mod wire;
 
 /// Test-only helpers shared by the unit tests.

@@ -5,9 +5,9 @@
 //!
 //! ackwise's segments travel without an IP header (inside UDP datagrams
 //! on sockets, bare in the emulator), so a capture frames each one in the
-//! IP header it would have had between the two hosts, with a valid header
-//! checksum and the TCP checksum recomputed over that header's
-//! pseudo-header. Wireshark and tshark then decode the file as an
+//! IP header it would have had between the two hosts
+//! ([`crate::wire::ip::frame`]: a valid header checksum and the TCP
+//! checksum recomputed over that header's pseudo-header). Wireshark and tshark then decode the file as an
 //! ordinary TCP conversation, sequence analysis, SACK and window scaling
 //! included. The emulator writes these files for the links a scenario
 //! captures; on sockets the endpoint writes one for what crosses its UDP
@@ -29,10 +29,9 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use smoltcp::phy::ChecksumCapabilities;
-use smoltcp::wire::{checksum, IpProtocol, Ipv4Address, Ipv4Packet, Ipv4Repr, TcpPacket};
+use crate::wire::ip;
 use std::io::{self, Write};
-use std::net::{IpAddr, Ipv6Addr};
+use std::net::IpAddr;
 use std::time::Duration;
 
 /// pcap magic for microsecond timestamps, written in native order.
@@ -40,8 +39,6 @@ pub const PCAP_MAGIC: u32 = 0xa1b2_c3d4;
 /// `LINKTYPE_RAW`: records start with an IP header (version 4 or 6).
 pub const LINKTYPE_RAW: u32 = 101;
 const SNAPLEN: u32 = 65_535;
-const IPV4_HEADER: usize = 20;
-const IPV6_HEADER: usize = 40;
 
 /// Writes pcap records to `W`.
 #[derive(Debug)]
@@ -85,11 +82,22 @@ impl<W: Write> PcapWriter<W> {
         ecn: u8,
         segment: &[u8],
     ) -> io::Result<()> {
-        match (src.to_canonical(), dst.to_canonical()) {
-            (IpAddr::V4(s), IpAddr::V4(d)) => self.frame_v4(s, d, ecn, segment)?,
-            (s, d) => self.frame_v6(v6(s), v6(d), ecn, segment)?,
-        }
-        let total = self.frame.len() as u32;
+        self.ident = self.ident.wrapping_add(1);
+        let mut frame = std::mem::take(&mut self.frame);
+        let framed = ip::frame(&mut frame, self.ident, src, dst, ecn, segment)
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))
+            .and_then(|()| self.write_packet(at, &frame));
+        self.frame = frame;
+        framed
+    }
+
+    /// Records one IP packet as it is (a carrier that already framed it,
+    /// such as the TUN host).
+    pub fn write_packet(&mut self, at: Duration, packet: &[u8]) -> io::Result<()> {
+        let total = u32::try_from(packet.len())
+            .ok()
+            .filter(|&n| n <= SNAPLEN)
+            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "packet too large"))?;
         let secs = u32::try_from(at.as_secs()).unwrap_or(u32::MAX);
         let mut rec = [0u8; 16];
         rec[0..4].copy_from_slice(&secs.to_le_bytes());
@@ -97,7 +105,7 @@ impl<W: Write> PcapWriter<W> {
         rec[8..12].copy_from_slice(&total.to_le_bytes());
         rec[12..16].copy_from_slice(&total.to_le_bytes());
         self.out.write_all(&rec)?;
-        self.out.write_all(&self.frame)?;
+        self.out.write_all(packet)?;
         self.records += 1;
         Ok(())
     }
@@ -118,98 +126,13 @@ impl<W: Write> PcapWriter<W> {
         self.out.flush()?;
         Ok(self.out)
     }
-
-    fn frame_v4(
-        &mut self,
-        src: Ipv4Address,
-        dst: Ipv4Address,
-        ecn: u8,
-        segment: &[u8],
-    ) -> io::Result<()> {
-        let total = IPV4_HEADER + segment.len();
-        if total > usize::from(u16::MAX) {
-            return Err(too_large("IPv4"));
-        }
-        self.frame.clear();
-        self.frame.resize(total, 0);
-        self.frame[IPV4_HEADER..].copy_from_slice(segment);
-        if segment.len() >= 20 {
-            let mut tcp = TcpPacket::new_unchecked(&mut self.frame[IPV4_HEADER..]);
-            tcp.fill_checksum(&src.into(), &dst.into());
-        }
-        let repr = Ipv4Repr {
-            src_addr: src,
-            dst_addr: dst,
-            next_header: IpProtocol::Tcp,
-            payload_len: segment.len(),
-            hop_limit: 64,
-        };
-        let mut ip = Ipv4Packet::new_unchecked(&mut self.frame[..]);
-        repr.emit(&mut ip, &ChecksumCapabilities::ignored());
-        self.ident = self.ident.wrapping_add(1);
-        ip.set_ident(self.ident);
-        ip.set_ecn(ecn & 3);
-        ip.fill_checksum();
-        Ok(())
-    }
-
-    /// IPv6 by hand: smoltcp's IPv6 types are behind a feature the core
-    /// does not otherwise need, and the fixed header has no checksum.
-    fn frame_v6(
-        &mut self,
-        src: Ipv6Addr,
-        dst: Ipv6Addr,
-        ecn: u8,
-        segment: &[u8],
-    ) -> io::Result<()> {
-        let len = u16::try_from(segment.len()).map_err(|_| too_large("IPv6"))?;
-        self.frame.clear();
-        // Version 6, traffic class = ECN in its low two bits, no flow label.
-        let traffic_class = u32::from(ecn & 3);
-        self.frame
-            .extend_from_slice(&((6u32 << 28) | (traffic_class << 20)).to_be_bytes());
-        self.frame.extend_from_slice(&len.to_be_bytes());
-        self.frame.push(6); // next header: TCP
-        self.frame.push(64); // hop limit
-        self.frame.extend_from_slice(&src.octets());
-        self.frame.extend_from_slice(&dst.octets());
-        self.frame.extend_from_slice(segment);
-        if segment.len() >= 20 {
-            // RFC 8200 section 8.1: the pseudo-header is both addresses,
-            // the upper-layer length and the next header value.
-            let tcp = &mut self.frame[IPV6_HEADER..];
-            tcp[16..18].fill(0);
-            let sum = !checksum::combine(&[
-                checksum::data(&src.octets()),
-                checksum::data(&dst.octets()),
-                checksum::data(&u32::from(len).to_be_bytes()),
-                checksum::data(&[0, 0, 0, 6]),
-                checksum::data(tcp),
-            ]);
-            tcp[16..18].copy_from_slice(&sum.to_be_bytes());
-        }
-        Ok(())
-    }
-}
-
-fn v6(a: IpAddr) -> Ipv6Addr {
-    match a {
-        IpAddr::V4(a) => a.to_ipv6_mapped(),
-        IpAddr::V6(a) => a,
-    }
-}
-
-fn too_large(family: &str) -> io::Error {
-    io::Error::new(
-        io::ErrorKind::InvalidInput,
-        format!("segment too large for {family}"),
-    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::net::Ipv4Addr;
+    use smoltcp::wire::{checksum, Ipv4Packet, TcpPacket};
+    use std::net::{Ipv4Addr, Ipv6Addr};
 
     fn ack_segment() -> [u8; 24] {
         let mut seg = [0u8; 24];

@@ -10,6 +10,7 @@
 //! option from a peer is kept whole.
 
 mod error;
+pub mod ip;
 mod options;
 mod segment;
 mod seq;

@@ -1,0 +1,376 @@
+//! A TUN carrier (Linux): ackwise connections exchange real IP/TCP
+//! packets with the host's own TCP stack through a TUN interface.
+//!
+//! [`TunDevice`] opens a TUN interface (no packet information header: each
+//! read or write is one IP packet). [`TunHost`] is one userspace TCP host
+//! behind it, with an address of its own on the interface's subnet: it
+//! drives sans-IO [`Connection`]s with real time, frames each segment in
+//! IPv4 with the checksums the kernel checks ([`crate::wire::ip`]), takes
+//! the segments addressed to it out of what the kernel sends, and leaves
+//! everything else (the kernel's IPv6 router solicitations, say) alone.
+//! The connection's MSS is capped by the interface MTU, and ECN bits pass
+//! both ways.
+//!
+//! [`TunDevice::create`] gives the kernel its address on the interface
+//! and brings it up; the device lives as long as the [`TunDevice`] (it is
+//! not persistent):
+//!
+//! ```no_run
+//! use ackwise::connection::Config;
+//! use ackwise::tun::{TunDevice, TunHost};
+//! use std::net::{Ipv4Addr, SocketAddrV4};
+//! use std::time::Duration;
+//!
+//! // The kernel's side of the link is 10.77.0.1/30 (run as root); a
+//! // server listens there, e.g. python3 -m http.server 8080 --bind 10.77.0.1.
+//! let dev = TunDevice::create("ackw0", Ipv4Addr::new(10, 77, 0, 1), 30)?;
+//! let mut host = TunHost::new(dev, Ipv4Addr::new(10, 77, 0, 2));
+//! let remote = SocketAddrV4::new(Ipv4Addr::new(10, 77, 0, 1), 8080);
+//! let mut conn = host.connect(remote, Config::default())?;
+//! let mut got = Vec::new();
+//! let mut sent = false;
+//! host.run(&mut conn, remote, Duration::from_secs(10), |c| {
+//!     if c.is_established() && !sent {
+//!         sent = c.write(b"GET / HTTP/1.0\r\n\r\n") > 0;
+//!     }
+//!     let mut buf = [0u8; 4096];
+//!     loop {
+//!         let n = c.read(&mut buf);
+//!         if n == 0 { break; }
+//!         got.extend_from_slice(&buf[..n]);
+//!     }
+//!     if c.peer_closed() { c.close(); }
+//!     c.is_closed()
+//! })?;
+//! # Ok::<(), std::io::Error>(())
+//! ```
+
+use crate::connection::{Config, Connection};
+use crate::time::Instant;
+use crate::wire::ip;
+use std::io;
+use std::net::{IpAddr, Ipv4Addr, SocketAddrV4};
+use std::time::Duration;
+use tun_device::AbstractDevice;
+
+/// Longest interface name, bytes (the kernel's IFNAMSIZ less the NUL).
+pub const MAX_NAME_BYTES: usize = 15;
+/// Longest wait for a packet before the host looks at its timers again.
+const POLL_CAP: Duration = Duration::from_millis(50);
+/// Bytes of IPv4 and TCP header without options, taken off the MTU for
+/// the MSS.
+const HEADERS_BYTES: u32 = 40;
+
+/// An open TUN interface (through the `tun` crate).
+pub struct TunDevice {
+    dev: tun_device::Device,
+    name: String,
+}
+
+impl std::fmt::Debug for TunDevice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "TunDevice({})", self.name)
+    }
+}
+
+impl TunDevice {
+    /// Creates the TUN interface `name` (at most [`MAX_NAME_BYTES`]
+    /// bytes) with the kernel's address `kernel` on a subnet of
+    /// `prefix_len` bits, and brings it up. Needs CAP_NET_ADMIN and
+    /// `/dev/net/tun`; the error says what failed.
+    pub fn create(name: &str, kernel: Ipv4Addr, prefix_len: u8) -> io::Result<TunDevice> {
+        if name.is_empty() || name.len() > MAX_NAME_BYTES || name.contains('\0') {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("TUN interface name `{name}`: 1 to {MAX_NAME_BYTES} bytes"),
+            ));
+        }
+        if !(1..=30).contains(&prefix_len) {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("prefix length {prefix_len}: 1 to 30 (room for two hosts)"),
+            ));
+        }
+        let mask = Ipv4Addr::from(u32::MAX << (32 - u32::from(prefix_len)));
+        let mut config = tun_device::Configuration::default();
+        config.tun_name(name).address(kernel).netmask(mask).up();
+        let dev = tun_device::create(&config).map_err(|e| {
+            io::Error::other(format!(
+                "creating TUN interface {name}: {e} (needs /dev/net/tun and CAP_NET_ADMIN)"
+            ))
+        })?;
+        let name = dev.tun_name().unwrap_or_else(|_| name.to_string());
+        Ok(TunDevice { dev, name })
+    }
+
+    /// The interface's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The interface's MTU, bytes.
+    pub fn mtu(&self) -> io::Result<u32> {
+        self.dev
+            .mtu()
+            .map(u32::from)
+            .map_err(|e| io::Error::other(format!("MTU of {}: {e}", self.name)))
+    }
+
+    /// Waits up to `timeout` for a packet and reads it into `buf`;
+    /// `None` when none came.
+    pub fn recv(&mut self, buf: &mut [u8], timeout: Duration) -> io::Result<Option<usize>> {
+        match self.dev.recv_timeout(buf, timeout) {
+            Ok(n) => Ok(Some(n)),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::TimedOut
+                        | io::ErrorKind::WouldBlock
+                        | io::ErrorKind::Interrupted
+                ) =>
+            {
+                Ok(None)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Writes one IP packet.
+    pub fn send(&mut self, packet: &[u8]) -> io::Result<()> {
+        self.dev.send(packet).map(|_| ())
+    }
+}
+
+/// Counters of a [`TunHost`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TunStats {
+    /// Packets written to the interface.
+    pub packets_sent: u64,
+    /// Packets read that carried a segment of a driven connection.
+    pub packets_received: u64,
+    /// Packets read and left alone: other protocols or addresses, or
+    /// ones that failed [`ip::unframe`]'s checks.
+    pub packets_ignored: u64,
+}
+
+/// One userspace TCP host at `local` behind a TUN interface.
+#[derive(Debug)]
+pub struct TunHost {
+    dev: TunDevice,
+    local: Ipv4Addr,
+    epoch: std::time::Instant,
+    ident: u16,
+    next_port: u16,
+    frame: Vec<u8>,
+    segment: Vec<u8>,
+    rx: Vec<u8>,
+    stats: TunStats,
+    capture: Option<crate::pcap::PcapWriter<std::io::BufWriter<std::fs::File>>>,
+}
+
+impl TunHost {
+    /// A host with address `local` on `dev`'s subnet (not the kernel's
+    /// own address on the interface).
+    pub fn new(dev: TunDevice, local: Ipv4Addr) -> TunHost {
+        let epoch = std::time::Instant::now();
+        let seed = wall_nanos();
+        TunHost {
+            dev,
+            local,
+            epoch,
+            ident: 0,
+            next_port: 49_152 + (seed % 16_000) as u16,
+            frame: Vec::with_capacity(65_536),
+            segment: vec![0; 65_536],
+            rx: vec![0; 65_536],
+            stats: TunStats::default(),
+            capture: None,
+        }
+    }
+
+    /// Writes every packet this host sends or reads from now on to the
+    /// pcap file `path` (created or truncated), with wall-clock times.
+    pub fn capture(&mut self, path: &std::path::Path) -> io::Result<()> {
+        let named = |e: io::Error| io::Error::new(e.kind(), format!("{}: {e}", path.display()));
+        let file = std::fs::File::create(path).map_err(named)?;
+        let w = crate::pcap::PcapWriter::new(std::io::BufWriter::new(file)).map_err(named)?;
+        self.capture = Some(w);
+        Ok(())
+    }
+
+    /// Flushes and closes the capture, if any.
+    pub fn finish_capture(&mut self) -> io::Result<()> {
+        match self.capture.take() {
+            Some(w) => w.finish().map(drop),
+            None => Ok(()),
+        }
+    }
+
+    fn record(&mut self, packet_at: Option<usize>) -> io::Result<()> {
+        let Some(w) = &mut self.capture else {
+            return Ok(());
+        };
+        let at = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
+        match packet_at {
+            None => w.write_packet(at, &self.frame),
+            Some(n) => w.write_packet(at, &self.rx[..n]),
+        }
+    }
+
+    /// The device.
+    pub fn device(&self) -> &TunDevice {
+        &self.dev
+    }
+
+    /// The host's counters.
+    pub fn stats(&self) -> TunStats {
+        self.stats
+    }
+
+    fn now(&self) -> Instant {
+        Instant::from_nanos(self.epoch.elapsed().as_nanos() as u64)
+    }
+
+    /// Opens a connection to `remote` from a fresh local port: `config`
+    /// with its MSS capped by the interface MTU and checksums left to the
+    /// carrier (it computes and checks them over the real addresses). The
+    /// SYN goes out in [`run`](Self::run).
+    pub fn connect(&mut self, remote: SocketAddrV4, config: Config) -> io::Result<Connection> {
+        let mtu = self.dev.mtu()?;
+        let cap = u16::try_from(mtu.saturating_sub(HEADERS_BYTES)).unwrap_or(u16::MAX);
+        let config = Config {
+            mss: config.mss.min(cap),
+            checksums: false,
+            ..config
+        };
+        let port = self.next_port;
+        self.next_port = if port == u16::MAX { 49_152 } else { port + 1 };
+        // Initial sequence numbers need only differ between connections
+        // and runs here (RFC 6528's keyed hash is for hosts facing
+        // off-path attackers; this one sits behind a local interface).
+        let seed = u64::from(port) ^ self.epoch.elapsed().as_nanos() as u64 ^ wall_nanos();
+        let mut rng = crate::testing::TestRng::seed_from_u64(seed);
+        Connection::connect(config, self.now(), port, remote.port(), &mut rng)
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))
+    }
+
+    /// Drives `conn` (from this host to `remote`) with real time until
+    /// `app` returns true, calling it after every packet and timer with
+    /// the connection to write, read or close; fails with `TimedOut` when
+    /// `limit` passes first.
+    pub fn run(
+        &mut self,
+        conn: &mut Connection,
+        remote: SocketAddrV4,
+        limit: Duration,
+        mut app: impl FnMut(&mut Connection) -> bool,
+    ) -> io::Result<()> {
+        let give_up = std::time::Instant::now() + limit;
+        loop {
+            let done = app(conn);
+            let now = self.now();
+            while let Some(n) = conn.poll_transmit(now, &mut self.segment) {
+                self.ident = self.ident.wrapping_add(1);
+                let ecn = ecn_of(conn, &self.segment[..n]);
+                ip::frame(
+                    &mut self.frame,
+                    self.ident,
+                    IpAddr::V4(self.local),
+                    IpAddr::V4(*remote.ip()),
+                    ecn,
+                    &self.segment[..n],
+                )
+                .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+                self.dev.send(&self.frame)?;
+                self.record(None)?;
+                self.stats.packets_sent += 1;
+            }
+            if done {
+                return Ok(());
+            }
+            if std::time::Instant::now() >= give_up {
+                return Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    format!("the connection to {remote} did not finish within {limit:?}"),
+                ));
+            }
+            let wait = conn
+                .poll_timeout()
+                .map_or(POLL_CAP, |t| t.saturating_duration_since(now))
+                .min(POLL_CAP);
+            if let Some(n) = self.dev.recv(&mut self.rx, wait)? {
+                let now = self.now();
+                self.record(Some(n))?;
+                match ip::unframe(&self.rx[..n]) {
+                    Ok(u)
+                        if u.dst == self.local
+                            && u.src == *remote.ip()
+                            && ports(u.segment) == Some((remote.port(), conn.local_port())) =>
+                    {
+                        self.stats.packets_received += 1;
+                        // A segment the connection refuses is counted in
+                        // its own statistics.
+                        let _ = conn.handle_segment_with_ce(now, u.segment, u.ecn == 3);
+                    }
+                    _ => self.stats.packets_ignored += 1,
+                }
+            }
+            let now = self.now();
+            if conn.poll_timeout().is_some_and(|t| t <= now) {
+                conn.handle_timeout(now);
+            }
+        }
+    }
+}
+
+fn wall_nanos() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64)
+}
+
+/// (source port, destination port) of a segment.
+fn ports(segment: &[u8]) -> Option<(u16, u16)> {
+    let p = segment.get(..4)?;
+    Some((
+        u16::from_be_bytes([p[0], p[1]]),
+        u16::from_be_bytes([p[2], p[3]]),
+    ))
+}
+
+/// The IP ECN codepoint for a segment `conn` emitted: ECT(0) on segments
+/// that carry data once both ends negotiated ECN (RFC 3168 section 6.1.1),
+/// not-ECT on everything else (SYNs, pure ACKs). Retransmissions are not
+/// told apart here and go out ECT(0) too.
+fn ecn_of(conn: &Connection, segment: &[u8]) -> u8 {
+    let header = segment.get(12).map_or(0, |b| usize::from(b >> 4) * 4);
+    if conn.negotiated().ecn && segment.len() > header {
+        2
+    } else {
+        0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_prefixes_are_checked_before_the_device_is_opened() {
+        let a = Ipv4Addr::new(10, 77, 0, 1);
+        for (bad, prefix) in [
+            ("", 30),
+            ("much-too-long-name", 30),
+            ("a\0b", 30),
+            ("ok", 31),
+            ("ok", 0),
+        ] {
+            let e = TunDevice::create(bad, a, prefix).unwrap_err();
+            assert_eq!(e.kind(), io::ErrorKind::InvalidInput, "{bad:?}/{prefix}");
+        }
+        assert_eq!(ports(&[0, 80, 1, 187, 0]), Some((80, 443)));
+        assert_eq!(ports(&[0, 80]), None);
+    }
+}
