@@ -233,18 +233,76 @@ impl TunHost {
         Instant::from_nanos(self.epoch.elapsed().as_nanos() as u64)
     }
 
-    /// Opens a connection to `remote` from a fresh local port: `config`
-    /// with its MSS capped by the interface MTU and checksums left to the
-    /// carrier (it computes and checks them over the real addresses). The
-    /// SYN goes out in [`run`](Self::run).
-    pub fn connect(&mut self, remote: SocketAddrV4, config: Config) -> io::Result<Connection> {
+    /// `config` as this carrier runs it: the MSS capped by the interface
+    /// MTU, checksums left to the carrier (it computes and checks them
+    /// over the real addresses).
+    fn carrier_config(&self, config: Config) -> io::Result<Config> {
         let mtu = self.dev.mtu()?;
         let cap = u16::try_from(mtu.saturating_sub(HEADERS_BYTES)).unwrap_or(u16::MAX);
-        let config = Config {
+        Ok(Config {
             mss: config.mss.min(cap),
             checksums: false,
             ..config
-        };
+        })
+    }
+
+    /// Waits up to `limit` for a SYN to this host's `port` and answers it:
+    /// the connection (its SYN-ACK goes out in [`run`](Self::run)) and the
+    /// peer. Other packets that arrive meanwhile are dropped, as a host
+    /// with nothing else open would.
+    pub fn accept(
+        &mut self,
+        port: u16,
+        config: Config,
+        limit: Duration,
+    ) -> io::Result<(Connection, SocketAddrV4)> {
+        let config = self.carrier_config(config)?;
+        let give_up = std::time::Instant::now() + limit;
+        loop {
+            let left = give_up.saturating_duration_since(std::time::Instant::now());
+            if left.is_zero() {
+                return Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    format!("no SYN for port {port} within {limit:?}"),
+                ));
+            }
+            let Some(n) = self.dev.recv(&mut self.rx, left.min(POLL_CAP))? else {
+                continue;
+            };
+            self.record(Some(n))?;
+            let now = self.now();
+            let local = self.local;
+            let accepted = match ip::unframe(&self.rx[..n]) {
+                // SYN set, ACK and RST clear.
+                Ok(u)
+                    if u.dst == local
+                        && ports(u.segment).is_some_and(|(_, dst)| dst == port)
+                        && u.segment.get(13).is_some_and(|f| f & 0x16 == 0x02) =>
+                {
+                    let src_port = ports(u.segment).map_or(0, |p| p.0);
+                    let mut rng =
+                        crate::testing::TestRng::seed_from_u64(wall_nanos() ^ u64::from(src_port));
+                    Connection::accept(config.clone(), now, u.segment, &mut rng)
+                        .ok()
+                        .map(|c| (c, SocketAddrV4::new(u.src, src_port)))
+                }
+                _ => None,
+            };
+            match accepted {
+                Some(found) => {
+                    self.stats.packets_received += 1;
+                    return Ok(found);
+                }
+                None => self.stats.packets_ignored += 1,
+            }
+        }
+    }
+
+    /// Opens a connection to `remote` from a fresh local port, with
+    /// `config` as the carrier runs it (MSS capped by the MTU, checksums
+    /// over the real addresses). The SYN goes out in [`run`](Self::run).
+    pub fn connect(&mut self, remote: SocketAddrV4, config: Config) -> io::Result<Connection> {
+        let config = self.carrier_config(config)?;
         let port = self.next_port;
         self.next_port = if port == u16::MAX { 49_152 } else { port + 1 };
         // Initial sequence numbers need only differ between connections

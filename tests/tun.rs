@@ -197,3 +197,62 @@ fn uploads_to_a_kernel_receiver_falling_back_to_its_acks() {
         assert!(stats.timeouts <= 1, "{name}: {} timeouts", stats.timeouts);
     }
 }
+
+#[test]
+fn kernel_clients_upload_to_and_download_from_an_ackwise_server() {
+    let Some((mut host, kernel)) = link(2) else {
+        return;
+    };
+    let data = content();
+    let port = 5001;
+    let server_addr = SocketAddrV4::new(Ipv4Addr::from(u32::from(kernel) + 1), port);
+    // The kernel uploads; ackwise receives with each of these policies.
+    for name in ["ae", "da", "smart-minrtt"] {
+        let sent = data.clone();
+        let client = std::thread::spawn(move || {
+            let mut s = std::net::TcpStream::connect(server_addr).unwrap();
+            s.write_all(&sent).unwrap();
+            s.shutdown(std::net::Shutdown::Write).unwrap();
+            let mut rest = Vec::new();
+            s.read_to_end(&mut rest).unwrap();
+        });
+        let strategy: Strategy = name.parse().unwrap();
+        let (conn, peer) = host
+            .accept(
+                port,
+                strategy_config(strategy, 8_960),
+                Duration::from_secs(10),
+            )
+            .unwrap();
+        assert_eq!(*peer.ip(), kernel);
+        let out = drive(&mut host, peer, conn, &[]);
+        client.join().unwrap();
+        assert!(
+            out.received == data,
+            "{name}: {} of {BYTES} bytes, or different",
+            out.received.len()
+        );
+        eprintln!(
+            "kernel upload, ackwise {name} receiver: {} pure ACKs for {} segments",
+            out.conn.stats().pure_acks_sent,
+            out.conn.stats().data_segments_received
+        );
+    }
+    // The kernel downloads from an ackwise sender.
+    let client = std::thread::spawn(move || {
+        let mut s = std::net::TcpStream::connect(server_addr).unwrap();
+        let mut got = Vec::new();
+        s.read_to_end(&mut got).unwrap();
+        got
+    });
+    let (conn, peer) = host
+        .accept(
+            port,
+            strategy_config(Strategy::DEFAULT, 8_960),
+            Duration::from_secs(10),
+        )
+        .unwrap();
+    let out = drive(&mut host, peer, conn, &data);
+    assert!(client.join().unwrap() == data);
+    assert!(!out.conn.negotiated().ack_requests);
+}
