@@ -1,0 +1,371 @@
+//! ackwise receivers against unmodified Linux senders on a shaped path,
+//! beside the kernel's own receiver on an identically shaped path; writes
+//! `docs/results/interop.md` (or `--out FILE`).
+//!
+//! ```text
+//! sudo cargo run --release --example tun_interop -- [--rates 20mbit,100mbit] [--bytes 8000000]
+//!     [--limit-ms 50] [--repeat 3] [--out docs/results/interop.md]
+//! ```
+//!
+//! Needs root, /dev/net/tun, `ip` and `tc` (tbf). Two paths leave a
+//! kernel TCP server in the root namespace, each shaped by the same tbf
+//! qdisc (rate, queue of `--limit-ms` at that rate) on the sending side:
+//!
+//! - through a TUN interface to an ackwise host (`ackwise::tun`), which
+//!   downloads with each receiver policy;
+//! - through a veth pair to a kernel client in a network namespace of its
+//!   own (this program run again there with `fetch`).
+//!
+//! For each of the kernel's congestion controls (set system-wide with
+//! `net.ipv4.tcp_congestion_control` for the run, then restored) every
+//! receiver downloads `--bytes` `--repeat` times; the table has the median
+//! completion (first SYN to last byte, at the receiver) and the median
+//! count of the receiver's pure ACKs (ackwise's own counter; for the
+//! kernel receiver the sender's `segs_in` less the handshake's and the
+//! FIN's), each beside the kernel receiver's.
+
+use ackwise::connection::State;
+use ackwise::lab::Strategy;
+use ackwise::net::transfer::strategy_config;
+use ackwise::tun::{TunDevice, TunHost};
+use std::io::{Read, Write};
+use std::net::{Ipv4Addr, SocketAddrV4, TcpListener};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+const NETNS: &str = "ackw-interop";
+const VETH_ROOT: &str = "ackwiv0";
+const VETH_NS: &str = "ackwiv1";
+const TUN: &str = "ackwit0";
+const VETH_KERNEL: Ipv4Addr = Ipv4Addr::new(10, 213, 0, 1);
+const VETH_CLIENT: Ipv4Addr = Ipv4Addr::new(10, 213, 0, 2);
+const TUN_KERNEL: Ipv4Addr = Ipv4Addr::new(10, 214, 0, 1);
+const TUN_HOST: Ipv4Addr = Ipv4Addr::new(10, 214, 0, 2);
+const RECEIVERS: [&str; 5] = ["ae", "da", "smart", "smart-minrtt", "acc"];
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if args.get(1).map(String::as_str) == Some("fetch") {
+        // The kernel client, inside the namespace.
+        let addr: SocketAddrV4 = args[2].parse().expect("fetch ADDR BYTES");
+        let want: u64 = args[3].parse().expect("fetch ADDR BYTES");
+        let started = Instant::now();
+        let mut s = std::net::TcpStream::connect(addr).expect("connect");
+        let mut buf = vec![0u8; 1 << 16];
+        let mut total = 0u64;
+        // The client closes first, once it has everything, so that the
+        // server's socket waits in CLOSE-WAIT with its counters readable.
+        while total < want {
+            let n = s.read(&mut buf).expect("read");
+            if n == 0 {
+                break;
+            }
+            total += n as u64;
+        }
+        println!("{} {}", started.elapsed().as_secs_f64(), total);
+        return;
+    }
+    if let Err(e) = run(&args[1..]) {
+        eprintln!("error: {e}");
+        std::process::exit(1);
+    }
+}
+
+fn flag<'a>(args: &'a [String], name: &str, default: &'a str) -> &'a str {
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .map_or(default, String::as_str)
+}
+
+fn sh(cmd: &str) -> Result<String, String> {
+    let out = Command::new("sh")
+        .args(["-c", cmd])
+        .output()
+        .map_err(|e| format!("{cmd}: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "{cmd}: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// Removes what a previous run left, quietly.
+fn cleanup() {
+    let _ = sh(&format!("ip netns del {NETNS} 2>/dev/null"));
+    let _ = sh(&format!("ip link del {VETH_ROOT} 2>/dev/null"));
+}
+
+struct Row {
+    rate: String,
+    cc: String,
+    receiver: String,
+    completion_s: f64,
+    acks: f64,
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn run(args: &[String]) -> Result<(), String> {
+    let rates: Vec<String> = flag(args, "--rates", "20mbit,100mbit")
+        .split(',')
+        .map(str::to_string)
+        .collect();
+    let bytes: usize = flag(args, "--bytes", "8000000")
+        .parse()
+        .map_err(|_| "--bytes: a number".to_string())?;
+    let limit_ms: u32 = flag(args, "--limit-ms", "50")
+        .parse()
+        .map_err(|_| "--limit-ms: a number".to_string())?;
+    let repeat: usize = flag(args, "--repeat", "3")
+        .parse()
+        .map_err(|_| "--repeat: a number".to_string())?;
+    let out = flag(args, "--out", "docs/results/interop.md").to_string();
+    cleanup();
+    let dev = TunDevice::create(TUN, TUN_KERNEL, 30).map_err(|e| e.to_string())?;
+    let mut host = TunHost::new(dev, TUN_HOST);
+    let tbf = |dev: &str, rate: &str| {
+        format!("tc qdisc replace dev {dev} root tbf rate {rate} burst 15k latency {limit_ms}ms")
+    };
+    for cmd in [
+        format!("ip netns add {NETNS}"),
+        format!("ip link add {VETH_ROOT} type veth peer name {VETH_NS}"),
+        format!("ip link set {VETH_NS} netns {NETNS}"),
+        format!("ip addr add {VETH_KERNEL}/30 dev {VETH_ROOT}"),
+        format!("ip link set {VETH_ROOT} up"),
+        format!("ip netns exec {NETNS} ip addr add {VETH_CLIENT}/30 dev {VETH_NS}"),
+        format!("ip netns exec {NETNS} ip link set {VETH_NS} up"),
+        format!("ip netns exec {NETNS} ip link set lo up"),
+        // No segmentation offloads on the veth: the kernel receiver then
+        // sees and acknowledges wire-sized segments, as the TUN host does.
+        format!("ethtool -K {VETH_ROOT} tso off gso off gro off 2>/dev/null || true"),
+        format!("ip netns exec {NETNS} sh -c 'ethtool -K {VETH_NS} tso off gso off gro off 2>/dev/null || true'"),
+    ] {
+        sh(&cmd)?;
+    }
+    let old_cc = sh("sysctl -n net.ipv4.tcp_congestion_control")?
+        .trim()
+        .to_string();
+    let available = sh("sysctl -n net.ipv4.tcp_available_congestion_control")?;
+    let data: Vec<u8> = (0..bytes).map(|i| (i % 251) as u8).collect();
+    let mut rows = Vec::new();
+    let result = (|| -> Result<(), String> {
+        for rate in &rates {
+            sh(&tbf(VETH_ROOT, rate))?;
+            sh(&tbf(TUN, rate))?;
+            for cc in ["cubic", "reno", "bbr"] {
+                if !available.split_whitespace().any(|a| a == cc) {
+                    eprintln!("{cc}: not available here, skipped");
+                    continue;
+                }
+                sh(&format!(
+                    "sysctl -q -w net.ipv4.tcp_congestion_control={cc}"
+                ))?;
+                let mut times = Vec::new();
+                let mut acks = Vec::new();
+                for _ in 0..repeat {
+                    let (t, a) = kernel_receiver(&data)?;
+                    times.push(t);
+                    acks.push(a);
+                }
+                rows.push(Row {
+                    rate: rate.clone(),
+                    cc: cc.into(),
+                    receiver: "kernel".into(),
+                    completion_s: median(times),
+                    acks: median(acks),
+                });
+                for name in RECEIVERS {
+                    let mut times = Vec::new();
+                    let mut acks = Vec::new();
+                    for _ in 0..repeat {
+                        let (t, a) = ackwise_receiver(&mut host, name, &data)?;
+                        times.push(t);
+                        acks.push(a);
+                    }
+                    rows.push(Row {
+                        rate: rate.clone(),
+                        cc: cc.into(),
+                        receiver: name.into(),
+                        completion_s: median(times),
+                        acks: median(acks),
+                    });
+                    let r = rows.last().expect("just pushed");
+                    eprintln!(
+                        "{rate} {cc} {name}: {:.3} s, {:.0} ACKs",
+                        r.completion_s, r.acks
+                    );
+                }
+            }
+        }
+        Ok(())
+    })();
+    let _ = sh(&format!(
+        "sysctl -q -w net.ipv4.tcp_congestion_control={old_cc}"
+    ));
+    cleanup();
+    result?;
+    let page = page(&rows, &rates.join(","), bytes, limit_ms, repeat);
+    std::fs::write(&out, page).map_err(|e| format!("{out}: {e}"))?;
+    eprintln!("wrote {out}");
+    Ok(())
+}
+
+/// One download by the kernel client in the namespace: (completion s,
+/// the receiver's pure ACKs).
+fn kernel_receiver(data: &[u8]) -> Result<(f64, f64), String> {
+    let listener = TcpListener::bind((VETH_KERNEL, 0)).map_err(|e| e.to_string())?;
+    let port = listener.local_addr().map_err(|e| e.to_string())?.port();
+    let served = data.to_vec();
+    let server = std::thread::spawn(move || -> Result<f64, String> {
+        let (mut s, _) = listener.accept().map_err(|e| e.to_string())?;
+        s.write_all(&served).map_err(|e| e.to_string())?;
+        let mut sink = [0u8; 64];
+        while s.read(&mut sink).map_err(|e| e.to_string())? > 0 {}
+        // The client read everything and closed: what the sender's socket
+        // took in is the receiver's ACKs, plus the handshake's ACK and
+        // the FIN.
+        let ss = sh(&format!("ss -tinH state close-wait '( sport = :{port} )'"))?;
+        let segs_in = ss
+            .split_whitespace()
+            .find_map(|w| w.strip_prefix("segs_in:"))
+            .and_then(|n| n.parse::<f64>().ok())
+            .ok_or_else(|| format!("no segs_in in `ss` output: {ss}"))?;
+        Ok(segs_in - 2.0)
+    });
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let out = sh(&format!(
+        "ip netns exec {NETNS} {} fetch {VETH_KERNEL}:{port} {}",
+        exe.display(),
+        data.len()
+    ))?;
+    let acks = server.join().map_err(|_| "server thread failed")??;
+    let mut parts = out.split_whitespace();
+    let secs: f64 = parts
+        .next()
+        .and_then(|s| s.parse().ok())
+        .ok_or("bad fetch output")?;
+    let got: usize = parts
+        .next()
+        .and_then(|s| s.parse().ok())
+        .ok_or("bad fetch output")?;
+    if got != data.len() {
+        return Err(format!(
+            "the kernel client got {got} of {} bytes",
+            data.len()
+        ));
+    }
+    Ok((secs, acks))
+}
+
+/// One download by the ackwise host with receiver policy `name`.
+fn ackwise_receiver(host: &mut TunHost, name: &str, data: &[u8]) -> Result<(f64, f64), String> {
+    let listener = TcpListener::bind((TUN_KERNEL, 0)).map_err(|e| e.to_string())?;
+    let remote = match listener.local_addr().map_err(|e| e.to_string())? {
+        std::net::SocketAddr::V4(a) => a,
+        other => return Err(format!("{other}: not IPv4")),
+    };
+    let served = data.to_vec();
+    let server = std::thread::spawn(move || -> Result<(), String> {
+        let (mut s, _) = listener.accept().map_err(|e| e.to_string())?;
+        s.write_all(&served).map_err(|e| e.to_string())?;
+        let mut sink = [0u8; 64];
+        while s.read(&mut sink).map_err(|e| e.to_string())? > 0 {}
+        Ok(())
+    });
+    let strategy: Strategy = name.parse().map_err(|e| format!("{name}: {e}"))?;
+    let started = Instant::now();
+    let mut conn = host
+        .connect(remote, strategy_config(strategy, 8_960))
+        .map_err(|e| e.to_string())?;
+    let mut got = 0usize;
+    let mut finished: Option<f64> = None;
+    let mut buf = vec![0u8; 1 << 16];
+    host.run(&mut conn, remote, Duration::from_secs(600), |c| {
+        loop {
+            let n = c.read(&mut buf);
+            if n == 0 {
+                break;
+            }
+            got += n;
+        }
+        if got == data.len() && finished.is_none() {
+            // Everything is in: close first, as the kernel client does.
+            finished = Some(started.elapsed().as_secs_f64());
+            c.close();
+        }
+        finished.is_some() && matches!(c.state(), State::TimeWait | State::Closed)
+    })
+    .map_err(|e| format!("{name}: {e}"))?;
+    server.join().map_err(|_| "server thread failed")??;
+    if got != data.len() {
+        return Err(format!("{name}: got {got} of {} bytes", data.len()));
+    }
+    Ok((
+        finished.unwrap_or_else(|| started.elapsed().as_secs_f64()),
+        conn.stats().pure_acks_sent as f64,
+    ))
+}
+
+fn page(rows: &[Row], rates: &str, bytes: usize, limit_ms: u32, repeat: usize) -> String {
+    let mut s = String::new();
+    s.push_str("# ackwise receivers against Linux senders\n\n");
+    s.push_str(&format!(
+        "Generated by `sudo cargo run --release --example tun_interop -- --rates {rates} --bytes {bytes} --limit-ms {limit_ms} --repeat {repeat}` \
+         on one machine: a kernel TCP server sends {bytes} bytes through a tbf qdisc (each rate, queue of {limit_ms} ms) to each receiver, \
+         {repeat} times; medians. The ackwise receivers are behind a TUN interface (`ackwise::tun`), the kernel receiver in a network \
+         namespace behind a veth pair with the same qdisc (segmentation offloads off). There is no added propagation delay (netem is not \
+         available where this page was made): the RTT is the queue's. The kernel receiver's ACKs are its sender's `segs_in` less the \
+         handshake's ACK and the FIN.\n\n",
+    ));
+    s.push_str("| rate | sender cc | receiver | completion s | vs kernel | receiver ACKs | vs kernel |\n|---|---|---|---|---|---|---|\n");
+    for r in rows {
+        let kernel = rows
+            .iter()
+            .find(|k| k.rate == r.rate && k.cc == r.cc && k.receiver == "kernel")
+            .expect("the kernel row comes first");
+        s.push_str(&format!(
+            "| {} | {} | `{}` | {:.3} | {:.3} | {:.0} | {:.3} |\n",
+            r.rate,
+            r.cc,
+            r.receiver,
+            r.completion_s,
+            r.completion_s / kernel.completion_s,
+            r.acks,
+            r.acks / kernel.acks.max(1.0)
+        ));
+    }
+    s.push_str(
+        "\nTarget (issue 15): a smartacking receiver sends at most half the kernel receiver's ACKs with completion within 5% of it.\n\n",
+    );
+    for smart in ["smart", "smart-minrtt"] {
+        let mine: Vec<&Row> = rows.iter().filter(|r| r.receiver == smart).collect();
+        let met: Vec<String> = mine
+            .iter()
+            .filter(|r| {
+                let k = rows
+                    .iter()
+                    .find(|k| k.rate == r.rate && k.cc == r.cc && k.receiver == "kernel")
+                    .expect("kernel row");
+                r.acks <= 0.5 * k.acks && r.completion_s <= 1.05 * k.completion_s
+            })
+            .map(|r| format!("{} {}", r.rate, r.cc))
+            .collect();
+        s.push_str(&format!(
+            "- `{smart}` meets it on {} of {} paths{}.\n",
+            met.len(),
+            mine.len(),
+            if met.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", met.join(", "))
+            }
+        ));
+    }
+    s
+}
