@@ -64,6 +64,7 @@ pub mod connection;
 #[cfg(feature = "emu")]
 pub mod emu;
 pub mod estimators;
+pub mod fuzzing;
 #[cfg(feature = "lab")]
 pub mod lab;
 #[cfg(feature = "tokio")]

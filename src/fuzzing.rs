@@ -1,0 +1,329 @@
+//! Fuzz harnesses, shared by the cargo-fuzz targets under `fuzz/` (run
+//! on nightly for hours) and by `tests/fuzz_corpus.rs`, which replays the
+//! checked-in corpus and a few thousand seeded inputs through the same
+//! functions on stable, so that every CI run exercises every target.
+//!
+//! Each harness takes arbitrary bytes, must never panic, and checks what
+//! can be checked whatever the input:
+//!
+//! - [`connection`]: a live connection between two [`Connection`]s driven
+//!   by the input as a program (writes, reads, closes, aborts, time
+//!   steps, deliveries, drops, duplicates, mutated and forged segments):
+//!   with no forged or mutated segment, every byte read is the byte the
+//!   peer wrote at that offset; with them, the connections must still
+//!   never panic and never hold more than their buffers.
+//! - [`reassembly`]: arbitrary inserts and reads against a byte-per-offset
+//!   model of the receive buffer.
+//! - [`segment`]: parse, and emit then parse again unchanged.
+//! - `scenario_toml` (feature `lab`): a scenario file is parsed and
+//!   checked or refused with an error.
+//! - `transfer_header` (features `lab` and `tokio`): a file-transfer
+//!   header is read or refused, and what is read encodes back to the
+//!   bytes it came from.
+
+use crate::connection::{Config, Connection};
+use crate::receiver::Reassembly;
+use crate::testing::TestRng;
+use crate::time::{Duration, Instant};
+use crate::wire::{Checksum, SegmentRepr};
+use std::collections::VecDeque;
+
+/// Byte `i` of what each side writes: both sides' streams are known, so
+/// a read can be checked without keeping what was written.
+fn stream_byte(side: usize, offset: u64) -> u8 {
+    ((offset.wrapping_mul(31)).wrapping_add(side as u64 * 101) % 251) as u8
+}
+
+/// The input, read as a program: one byte at a time, zero when it runs
+/// out.
+struct Program<'a> {
+    data: &'a [u8],
+    at: usize,
+}
+
+impl Program<'_> {
+    fn byte(&mut self) -> u8 {
+        let b = self.data.get(self.at).copied().unwrap_or(0);
+        self.at += 1;
+        b
+    }
+    fn done(&self) -> bool {
+        self.at >= self.data.len()
+    }
+}
+
+/// A live connection driven by `data`; see the module docs. Returns the
+/// bytes read by both sides together.
+pub fn connection(data: &[u8]) -> u64 {
+    let mut p = Program { data, at: 0 };
+    let mut config = Config {
+        send_buffer: 64 * 1024,
+        recv_buffer: 64 * 1024,
+        idle_timeout: None,
+        ..Config::default()
+    };
+    // The first byte picks a few settings, so the corpus covers them.
+    let flags = p.byte();
+    config.mss = 200 + u16::from(flags & 0x0f) * 100;
+    config.nagle = flags & 0x10 != 0;
+    let mut rng = TestRng::seed_from_u64(u64::from(flags));
+    let mut now = Instant::from_millis(1);
+    let Ok(client) = Connection::connect(config.clone(), now, 40_000, 80, &mut rng) else {
+        return 0;
+    };
+    let mut conns: [Option<Connection>; 2] = [Some(client), None];
+    // Segments in flight towards side 0 and side 1.
+    let mut wires: [VecDeque<Vec<u8>>; 2] = [VecDeque::new(), VecDeque::new()];
+    let mut written = [0u64; 2];
+    let mut read = [0u64; 2];
+    let mut forged = false;
+    let mut buf = vec![0u8; 70_000];
+    while !p.done() {
+        let op = p.byte();
+        let side = usize::from(op >> 7);
+        match op & 0x0f {
+            // Write a run of the side's stream.
+            0 | 1 => {
+                if let Some(c) = conns[side].as_mut() {
+                    let len = usize::from(p.byte()) * 64;
+                    let chunk: Vec<u8> = (0..len as u64)
+                        .map(|i| stream_byte(side, written[side] + i))
+                        .collect();
+                    written[side] += c.write(&chunk) as u64;
+                }
+            }
+            // Read, checking every byte against the peer's stream.
+            2 | 3 => {
+                if let Some(c) = conns[side].as_mut() {
+                    let n = c.read(&mut buf[..usize::from(p.byte()) * 64 + 1]);
+                    if !forged {
+                        for (i, &b) in buf[..n].iter().enumerate() {
+                            let at = read[side] + i as u64;
+                            assert_eq!(b, stream_byte(1 - side, at), "byte {at} of side {side}");
+                        }
+                    }
+                    read[side] += n as u64;
+                    assert!(
+                        read[side] <= written[1 - side] || forged,
+                        "read past the peer's writes"
+                    );
+                }
+            }
+            // Collect what a side has to send.
+            4 | 5 => {
+                if let Some(c) = conns[side].as_mut() {
+                    while let Some(n) = c.poll_transmit(now, &mut buf) {
+                        wires[1 - side].push_back(buf[..n].to_vec());
+                        if wires[1 - side].len() > 4096 {
+                            break;
+                        }
+                    }
+                }
+            }
+            // Deliver, drop, duplicate or reorder the next segment
+            // towards a side.
+            6 | 7 => {
+                let how = p.byte();
+                let Some(seg) = wires[side].pop_front() else {
+                    continue;
+                };
+                match how & 3 {
+                    0 => {}
+                    1 => wires[side].push_back(seg.clone()),
+                    2 => {
+                        wires[side].push_back(seg);
+                        continue;
+                    }
+                    _ => {}
+                }
+                if how & 3 == 3 {
+                    continue; // dropped
+                }
+                deliver(&mut conns, side, &config, now, &seg, &mut rng);
+            }
+            // Let time pass, firing due timers on both sides.
+            8 => {
+                now = now
+                    .checked_add(Duration::from_millis(u64::from(p.byte()) * 8))
+                    .unwrap_or(now);
+                for c in conns.iter_mut().flatten() {
+                    if c.poll_timeout().is_some_and(|t| t <= now) {
+                        c.handle_timeout(now);
+                    }
+                }
+            }
+            // A mutated copy of the next segment towards a side.
+            9 => {
+                if let Some(mut seg) = wires[side].front().cloned() {
+                    let at = usize::from(p.byte()) % seg.len().max(1);
+                    if let Some(b) = seg.get_mut(at) {
+                        *b ^= p.byte() | 1;
+                    }
+                    forged = true;
+                    deliver(&mut conns, side, &config, now, &seg, &mut rng);
+                }
+            }
+            // A segment made of the next input bytes.
+            10 => {
+                let len = usize::from(p.byte() % 80);
+                let seg: Vec<u8> = (0..len).map(|_| p.byte()).collect();
+                forged = true;
+                deliver(&mut conns, side, &config, now, &seg, &mut rng);
+            }
+            11 => {
+                if let Some(c) = conns[side].as_mut() {
+                    c.close();
+                }
+            }
+            12 if op & 0x40 != 0 => {
+                if let Some(c) = conns[side].as_mut() {
+                    c.abort();
+                }
+            }
+            _ => {
+                for c in conns.iter_mut().flatten() {
+                    while c.poll_event().is_some() {}
+                }
+            }
+        }
+        for c in conns.iter().flatten() {
+            assert!(
+                c.readable() <= config.recv_buffer,
+                "holds more than its buffer"
+            );
+        }
+    }
+    read[0] + read[1]
+}
+
+/// Hands `seg` to `side`; a SYN for side 1 before it exists opens it.
+fn deliver(
+    conns: &mut [Option<Connection>; 2],
+    side: usize,
+    config: &Config,
+    now: Instant,
+    seg: &[u8],
+    rng: &mut TestRng,
+) {
+    match conns[side].as_mut() {
+        Some(c) => {
+            let _ = c.handle_segment(now, seg);
+        }
+        None => {
+            if let Ok(c) = Connection::accept(config.clone(), now, seg, rng) {
+                conns[side] = Some(c);
+            }
+        }
+    }
+}
+
+/// Inserts and reads driven by `data`, against a model that records the
+/// byte at every offset inserted; see the module docs.
+pub fn reassembly(data: &[u8]) {
+    let mut p = Program { data, at: 0 };
+    let capacity = 64 + usize::from(p.byte()) * 64;
+    let mut r = Reassembly::new(capacity, 1 + usize::from(p.byte() % 8));
+    let byte_at = |o: u64| (o.wrapping_mul(7) % 253) as u8;
+    let mut delivered = 0u64;
+    let mut out = vec![0u8; 20_000];
+    while !p.done() {
+        if p.byte() & 1 == 0 {
+            let offset = delivered + u64::from(p.byte()) * 16 + u64::from(p.byte());
+            // Some inserts start below what was read (retransmissions).
+            let offset = offset.saturating_sub(u64::from(p.byte() % 4) * 200);
+            let len = usize::from(p.byte()) * 8;
+            let seg: Vec<u8> = (0..len as u64).map(|i| byte_at(offset + i)).collect();
+            let before = r.next_offset();
+            let outcome = r.insert(offset, &seg);
+            assert_eq!(r.next_offset(), before + outcome.advanced);
+            assert!(r.readable() <= r.capacity());
+        } else {
+            let want = usize::from(p.byte()) * 64 + 1;
+            let n = r.read(&mut out[..want]);
+            for (i, &b) in out[..n].iter().enumerate() {
+                assert_eq!(
+                    b,
+                    byte_at(delivered + i as u64),
+                    "offset {}",
+                    delivered + i as u64
+                );
+            }
+            delivered += n as u64;
+        }
+        let mut blocks = [(0u64, 0u64); 4];
+        let k = r.sack_blocks(&mut blocks);
+        for &(lo, hi) in &blocks[..k] {
+            assert!(
+                lo < hi && lo > r.next_offset(),
+                "SACK block {lo}..{hi} at {}",
+                r.next_offset()
+            );
+        }
+    }
+}
+
+/// Parse, and emit then parse again unchanged.
+pub fn segment(data: &[u8]) {
+    let Ok(repr) = SegmentRepr::parse(data, Checksum::Ignore) else {
+        return;
+    };
+    let mut buf = vec![0u8; repr.buffer_len()];
+    let n = repr
+        .emit(&mut buf, Checksum::Ignore)
+        .expect("a parsed segment must emit");
+    assert_eq!(n, buf.len(), "emit length disagrees with buffer_len");
+    let again = SegmentRepr::parse(&buf, Checksum::Ignore).expect("re-parse");
+    assert_eq!(again, repr, "parse/emit not idempotent");
+}
+
+/// A scenario file: parsed and checked, or refused with an error.
+#[cfg(feature = "lab")]
+pub fn scenario_toml(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    if let Ok(file) = crate::lab::scenario::ScenarioFile::from_toml(text) {
+        let _ = file.to_scenario();
+    }
+}
+
+/// A file-transfer header: read or refused; a header that reads encodes
+/// back to the bytes it was read from (at the current version).
+#[cfg(all(feature = "lab", feature = "tokio"))]
+pub fn transfer_header(data: &[u8]) {
+    use crate::net::transfer::protocol;
+    let Ok(rt) = tokio::runtime::Builder::new_current_thread().build() else {
+        return;
+    };
+    let mut reader = data;
+    let read = rt.block_on(protocol::read_header(&mut reader));
+    if let Ok(Ok(Some(header))) = read {
+        let used = data.len() - reader.len();
+        if data.get(4) == Some(&protocol::VERSION) {
+            let again = protocol::encode_header(&header).expect("a header read encodes");
+            assert_eq!(again, data[..used], "read/encode not idempotent");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A program that opens the connection and moves data both ways
+    /// without forging anything: the checks must see bytes arrive.
+    #[test]
+    fn an_honest_program_moves_bytes_and_checks_them() {
+        let mut prog = vec![0x00];
+        // handshake: client sends SYN, server answers, client ACKs
+        prog.extend_from_slice(&[4, 0x86, 0, 0x85, 7, 0]);
+        for _ in 0..20 {
+            prog.extend_from_slice(&[
+                0, 8, 0x80, 8, 4, 0x85, 0x86, 0, 0x86, 0, 7, 0, 7, 0, 2, 200, 0x82, 200, 8, 5,
+            ]);
+        }
+        assert!(connection(&prog) > 10_000);
+        reassembly(&[3, 2, 0, 0, 0, 0, 10, 1, 5]);
+        segment(&[0; 20]);
+    }
+}

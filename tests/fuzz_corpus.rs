@@ -1,0 +1,216 @@
+//! Every fuzz target on stable: the checked-in corpus under
+//! `fuzz/corpus/TARGET/` goes through the same harness the cargo-fuzz
+//! target runs (`ackwise::fuzzing`), and so do seeded pseudo-random
+//! inputs, some of them mutations of corpus entries. A failure names the
+//! file or the seed and input index that broke it.
+//!
+//! `ACKWISE_WRITE_CORPUS=1 cargo test --release --test fuzz_corpus` writes
+//! the seed corpus again (what is checked in came from it; cargo-fuzz adds
+//! to it when run longer, see the README).
+#![cfg(feature = "cli")]
+
+use ackwise::fuzzing;
+use ackwise::testing::TestRng;
+use rand_core::RngCore;
+use std::path::PathBuf;
+
+const SEED: u64 = 0xf022;
+
+fn corpus_dir(target: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("fuzz/corpus")
+        .join(target)
+}
+
+fn corpus(target: &str) -> Vec<(String, Vec<u8>)> {
+    let dir = corpus_dir(target);
+    let mut files: Vec<(String, Vec<u8>)> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| {
+            let path = e.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            (name, std::fs::read(&path).unwrap())
+        })
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "{}: empty corpus", dir.display());
+    files
+}
+
+/// Runs `harness` over the corpus and `extra` seeded inputs: fresh
+/// random ones and corpus entries with a few bytes changed.
+fn replay(target: &str, extra: usize, max_len: usize, harness: impl Fn(&[u8])) {
+    let files = corpus(target);
+    for (name, data) in &files {
+        eprintln!("{target}/{name}");
+        harness(data);
+    }
+    let mut rng = TestRng::seed_from_u64(SEED);
+    for i in 0..extra {
+        let input = if i % 2 == 0 {
+            let mut v = vec![0u8; (rng.next_u32() as usize) % max_len];
+            rng.fill_bytes(&mut v);
+            v
+        } else {
+            let mut v = files[i / 2 % files.len()].1.clone();
+            for _ in 0..1 + rng.next_u32() % 8 {
+                if v.is_empty() {
+                    break;
+                }
+                let at = rng.next_u32() as usize % v.len();
+                v[at] ^= 1 << (rng.next_u32() % 8);
+            }
+            v
+        };
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| harness(&input)));
+        if result.is_err() {
+            panic!("{target}: seeded input {i} (seed {SEED:#x}) failed: {input:02x?}");
+        }
+    }
+}
+
+#[test]
+fn segment_corpus() {
+    replay("parse_segment", 100_000, 80, fuzzing::segment);
+}
+
+#[test]
+fn connection_corpus() {
+    replay("connection", 4_000, 3_000, |d| {
+        fuzzing::connection(d);
+    });
+}
+
+#[test]
+fn reassembly_corpus() {
+    replay("reassembly", 30_000, 400, fuzzing::reassembly);
+}
+
+#[test]
+fn scenario_toml_corpus() {
+    replay("scenario_toml", 20_000, 400, fuzzing::scenario_toml);
+}
+
+#[test]
+fn transfer_header_corpus() {
+    replay("transfer_header", 10_000, 300, fuzzing::transfer_header);
+}
+
+/// Writes the seed corpus when `ACKWISE_WRITE_CORPUS` is set; otherwise
+/// checks that the honest connection program still moves data, so the
+/// corpus entry keeps exercising a live connection.
+#[test]
+fn seed_corpus() {
+    let honest = honest_program();
+    let moved = fuzzing::connection(&honest);
+    assert!(moved > 50_000, "the honest program moved {moved} bytes");
+    if std::env::var_os("ACKWISE_WRITE_CORPUS").is_none() {
+        return;
+    }
+    let write = |target: &str, name: &str, data: &[u8]| {
+        let dir = corpus_dir(target);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(name), data).unwrap();
+    };
+    write("connection", "honest-both-ways", &honest);
+    let mut lossy = honest.clone();
+    // Drop some deliveries.
+    for i in (0..lossy.len() - 1).step_by(7) {
+        if lossy[i] & 0x0f == 6 || lossy[i] & 0x0f == 7 {
+            lossy[i + 1] = 3;
+        }
+    }
+    write("connection", "honest-with-drops", &lossy);
+    let mut forged = honest[..honest.len() / 2].to_vec();
+    forged.extend_from_slice(&[9, 20, 0x40, 10, 40]);
+    forged.extend((0..40).map(|i| i as u8 * 7));
+    forged.extend_from_slice(&honest[honest.len() / 2..]);
+    write("connection", "forged-midway", &forged);
+    // Segments as a connection emits them: SYN, SYN-ACK and data with
+    // options, taken from a live run.
+    for (i, seg) in live_segments().iter().enumerate() {
+        write("parse_segment", &format!("live-{i}"), seg);
+    }
+    write(
+        "reassembly",
+        "in-order",
+        &[4, 3, 0, 0, 0, 0, 20, 1, 10, 0, 0, 160, 0, 20, 1, 40],
+    );
+    write(
+        "reassembly",
+        "holes",
+        &[
+            2, 4, 0, 1, 0, 0, 10, 0, 0, 0, 0, 10, 0, 0, 200, 0, 10, 1, 9, 0, 0, 100, 0, 30, 1, 50,
+        ],
+    );
+    for (name, text) in [
+        ("dumbbell", "name = \"t\"\nstrategies = [\"ae\", \"4w\"]\n[bottleneck]\nrate = \"1.5mbit\"\ndelay = \"50ms\"\nbuffer_packets = 19\n[[flows]]\nbytes = 200000\n"),
+        ("parking-lot", "name = \"p\"\ntopology = \"parking-lot\"\n[bottleneck]\nrate = \"10mbit\"\ndelay = \"10ms\"\nbuffer_packets = 50\n[[flows]]\ncount = 3\nstart = \"0s\"\nstagger = \"1s\"\n"),
+        ("cross", "name = \"c\"\n[bottleneck]\nrate = \"2mbit\"\ndelay = \"20ms\"\nbuffer_packets = 20\n[[flows]]\nbytes = 100000\n[[cross]]\nrate = \"500kbit\"\n"),
+    ] {
+        write("scenario_toml", name, text.as_bytes());
+    }
+    let header = |version: u8, name: &str, len: u64, strategy: &str| {
+        let mut h = b"AWFT".to_vec();
+        h.push(version);
+        h.extend_from_slice(&(name.len() as u16).to_be_bytes());
+        h.extend_from_slice(name.as_bytes());
+        h.extend_from_slice(&len.to_be_bytes());
+        if version >= 2 {
+            h.push(strategy.len() as u8);
+            h.extend_from_slice(strategy.as_bytes());
+        }
+        h
+    };
+    write(
+        "transfer_header",
+        "v2",
+        &header(2, "file.bin", 123_456, "4w-adaptive"),
+    );
+    write("transfer_header", "v1", &header(1, "old.txt", 7, ""));
+    write(
+        "transfer_header",
+        "bad-name",
+        &header(2, "../etc/passwd", 1, "ae"),
+    );
+    write("transfer_header", "auth-offer", b"AWAU\x01abcdefghijklmnop");
+}
+
+/// Opens a connection and moves data both ways for a while, honestly.
+fn honest_program() -> Vec<u8> {
+    let mut prog = vec![0x00, 4, 0x86, 0, 0x85, 7, 0];
+    for _ in 0..60 {
+        prog.extend_from_slice(&[
+            0, 16, 0x80, 16, 4, 0x85, 0x86, 0, 0x86, 0, 0x86, 0, 7, 0, 7, 0, 7, 0, 2, 255, 0x82,
+            255, 8, 3,
+        ]);
+    }
+    prog.extend_from_slice(&[11, 0x8b, 4, 0x85, 0x86, 0, 7, 0, 8, 255, 8, 255]);
+    prog
+}
+
+/// The first segments of a live transfer between two connections.
+fn live_segments() -> Vec<Vec<u8>> {
+    use ackwise::connection::{Config, Connection};
+    use ackwise::time::Instant;
+    let mut rng = TestRng::seed_from_u64(1);
+    let now = Instant::from_millis(1);
+    let config = Config {
+        mss: 536,
+        ..Config::default()
+    };
+    let mut a = Connection::connect(config.clone(), now, 40_000, 80, &mut rng).unwrap();
+    let mut buf = vec![0u8; 2048];
+    let mut out = Vec::new();
+    let n = a.poll_transmit(now, &mut buf).unwrap();
+    out.push(buf[..n].to_vec());
+    let mut b = Connection::accept(config, now, &buf[..n], &mut rng).unwrap();
+    let n = b.poll_transmit(now, &mut buf).unwrap();
+    out.push(buf[..n].to_vec());
+    a.handle_segment(now, &buf[..n]).unwrap();
+    a.write(&[7u8; 2000]);
+    while let Some(n) = a.poll_transmit(now, &mut buf) {
+        out.push(buf[..n].to_vec());
+    }
+    out
+}
