@@ -20,6 +20,12 @@
 //! - `transfer_header` (features `lab` and `tokio`): a file-transfer
 //!   header is read or refused, and what is read encodes back to the
 //!   bytes it came from.
+//! - `relay_datagrams` (features `lab` and `tokio`): the relay's two
+//!   emulated links, with ACK filtering or ACK delay control on the
+//!   reverse one as the input chooses, fed arbitrary datagrams and pure
+//!   ACKs of several clients: a datagram leaves unchanged and to the
+//!   client it came for, or not at all, and queues stay within their
+//!   buffers.
 
 use crate::connection::{Config, Connection};
 use crate::receiver::Reassembly;
@@ -304,6 +310,125 @@ pub fn transfer_header(data: &[u8]) {
             assert_eq!(again, data[..used], "read/encode not idempotent");
         }
     }
+}
+
+/// The relay's datagram path; see the module docs. Returns how many
+/// datagrams left the links.
+#[cfg(all(feature = "lab", feature = "tokio"))]
+pub fn relay_datagrams(data: &[u8]) -> u64 {
+    use crate::relay::ack_management::{delay_control_hook, filter_queue};
+    use crate::relay::link::EmulatedLink;
+    use crate::relay::{parse_ack_filter, AckManagement, LinkConfig, QueueKind, RelayConfig};
+    use std::collections::HashMap;
+    use std::net::SocketAddr;
+
+    let mut p = Program { data, at: 0 };
+    let setup = p.byte();
+    let filters = ["classic", "delayed", "per-flow", "per-flow-rr", "static:4"];
+    let filter = (setup & 0x08 != 0)
+        .then(|| parse_ack_filter("--ack-filter", filters[usize::from(setup) % filters.len()]).ok())
+        .flatten();
+    let delay_control = (setup & 0x10 != 0)
+        .then(|| crate::relay::parse_delay_control("--ack-delay-control", "3kB,0.5").ok())
+        .flatten();
+    let link = |rate_bps: u64, buffer: usize| LinkConfig {
+        queue: if setup & 0x20 != 0 {
+            QueueKind::Red
+        } else {
+            QueueKind::DropTail
+        },
+        loss: if setup & 0x40 != 0 { 0.05 } else { 0.0 },
+        reorder: if setup & 0x80 != 0 { 0.05 } else { 0.0 },
+        ..LinkConfig::new(rate_bps, Duration::from_millis(5), buffer)
+    };
+    let config = RelayConfig {
+        listen: SocketAddr::from(([127, 0, 0, 1], 9000)),
+        to: SocketAddr::from(([127, 0, 0, 1], 9001)),
+        forward: link(10_000_000, 4 + usize::from(p.byte() % 60)),
+        reverse: link(
+            64_000 + u64::from(p.byte()) * 10_000,
+            2 + usize::from(p.byte() % 30),
+        ),
+        seed: u64::from(setup),
+        ack_management: AckManagement {
+            filter,
+            delay_control,
+        },
+    };
+    let mut hook = delay_control_hook(&config);
+    let mut forward = EmulatedLink::new(config.forward.clone(), config.seed, false);
+    let mut reverse = EmulatedLink::new(config.reverse.clone(), config.seed ^ 1, hook.is_some());
+    if let Some(q) = filter_queue(&config) {
+        reverse.set_discipline(q);
+    }
+    let clients: Vec<SocketAddr> = (0..3)
+        .map(|i| SocketAddr::from(([127, 0, 0, 2 + i], 40_000)))
+        .collect();
+    // What arrived and has not left, per (client, bytes), per direction.
+    let mut pending: [HashMap<(SocketAddr, Vec<u8>), u32>; 2] = [HashMap::new(), HashMap::new()];
+    let mut now = Instant::from_millis(1);
+    let mut delivered = 0u64;
+    while !p.done() {
+        let op = p.byte();
+        let client = clients[usize::from(op >> 6) % clients.len()];
+        let reverse_side = op & 0x20 != 0;
+        match op & 0x07 {
+            // A pure ACK: filtering and delay control act on these.
+            0..=2 => {
+                let mut seg = vec![0u8; 20];
+                seg[0..2].copy_from_slice(&80u16.to_be_bytes());
+                seg[2..4].copy_from_slice(&(40_000 + u16::from(op >> 6)).to_be_bytes());
+                seg[8..12].copy_from_slice(&(u32::from(p.byte()) * 1448).to_be_bytes());
+                seg[12] = 5 << 4;
+                seg[13] = 0x10;
+                seg[14] = 0x40;
+                if p.byte() & 1 == 1 {
+                    // A SACK option now and then.
+                    seg[12] = 8 << 4;
+                    seg.extend_from_slice(&[1, 1, 5, 10]);
+                    seg.extend_from_slice(&(u32::from(p.byte()) * 3000).to_be_bytes());
+                    seg.extend_from_slice(&(u32::from(p.byte()) * 3000 + 1448).to_be_bytes());
+                }
+                *pending[1].entry((client, seg.clone())).or_default() += 1;
+                let fq = (forward.queue_packets(), forward.queue_bytes());
+                reverse.arrive(now, client, seg, hook.as_deref_mut(), fq);
+            }
+            // Arbitrary bytes, either way.
+            3 | 4 => {
+                let len = usize::from(p.byte() % 96);
+                let bytes: Vec<u8> = (0..len).map(|_| p.byte()).collect();
+                let side = usize::from(reverse_side);
+                *pending[side].entry((client, bytes.clone())).or_default() += 1;
+                if reverse_side {
+                    let fq = (forward.queue_packets(), forward.queue_bytes());
+                    reverse.arrive(now, client, bytes, hook.as_deref_mut(), fq);
+                } else {
+                    forward.arrive(now, client, bytes, None, (0, 0));
+                }
+            }
+            _ => {
+                now = now
+                    .checked_add(Duration::from_micros(u64::from(p.byte()) * 500))
+                    .unwrap_or(now);
+            }
+        }
+        forward.advance(now, None);
+        reverse.advance(now, hook.as_deref_mut());
+        for (side, l) in [(0usize, &mut forward), (1, &mut reverse)] {
+            while let Some((to, bytes)) = l.pop_due(now) {
+                let left = pending[side]
+                    .get_mut(&(to, bytes))
+                    .expect("a datagram left that did not arrive, or changed on the way");
+                *left = left
+                    .checked_sub(1)
+                    .expect("a datagram left more often than it arrived");
+                delivered += 1;
+            }
+        }
+        assert!(forward.queue_packets() <= config.forward.buffer_packets);
+        assert!(reverse.queue_packets() <= config.reverse.buffer_packets);
+    }
+    delivered
 }
 
 #[cfg(test)]

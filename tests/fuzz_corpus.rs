@@ -92,21 +92,42 @@ fn scenario_toml_corpus() {
 }
 
 #[test]
+fn relay_datagrams_corpus() {
+    replay("relay_datagrams", 10_000, 600, |d| {
+        fuzzing::relay_datagrams(d);
+    });
+}
+
+#[test]
 fn transfer_header_corpus() {
     replay("transfer_header", 10_000, 300, fuzzing::transfer_header);
 }
 
-/// Writes the seed corpus when `ACKWISE_WRITE_CORPUS` is set; otherwise
-/// checks that the honest connection program still moves data, so the
-/// corpus entry keeps exercising a live connection.
+/// Writes the seed corpus again when `ACKWISE_WRITE_CORPUS` is set, then
+/// checks that the honest seeds still move data (the connection program
+/// its bytes, the relay programs their datagrams), so that they keep
+/// exercising live paths as the code changes.
 #[test]
 fn seed_corpus() {
+    if std::env::var_os("ACKWISE_WRITE_CORPUS").is_some() {
+        write_seeds();
+    }
     let honest = honest_program();
     let moved = fuzzing::connection(&honest);
     assert!(moved > 50_000, "the honest program moved {moved} bytes");
-    if std::env::var_os("ACKWISE_WRITE_CORPUS").is_none() {
-        return;
+    // The relay seeds must carry datagrams through the links.
+    for (name, data) in corpus("relay_datagrams")
+        .into_iter()
+        .filter(|(n, _)| n.starts_with("acks-"))
+    {
+        let left = fuzzing::relay_datagrams(&data);
+        assert!(left > 40, "{name}: {left} datagrams left the links");
     }
+}
+
+/// The seed corpus, written again.
+fn write_seeds() {
+    let honest = honest_program();
     let write = |target: &str, name: &str, data: &[u8]| {
         let dir = corpus_dir(target);
         std::fs::create_dir_all(&dir).unwrap();
@@ -174,6 +195,29 @@ fn seed_corpus() {
         &header(2, "../etc/passwd", 1, "ae"),
     );
     write("transfer_header", "auth-offer", b"AWAU\x01abcdefghijklmnop");
+    // The relay: each setup byte (filters, delay control, RED, loss,
+    // reordering) with a train of ACKs of three clients, some data, and
+    // time passing.
+    for setup in [0x00u8, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x10, 0x18, 0x28, 0xc8] {
+        // Forward buffer 24, reverse 300 kbit/s with a 10-packet buffer.
+        let mut prog = vec![setup, 20, 24, 8];
+        for k in 0..60u8 {
+            // A pure ACK of client k % 3, a SACK block on every other.
+            prog.extend_from_slice(&[(k % 3) << 6 | 0x20, k, k & 1]);
+            if k & 1 == 1 {
+                prog.extend_from_slice(&[k, k + 1]);
+            }
+            if k % 4 == 0 {
+                // Ten bytes of data towards the server.
+                prog.extend_from_slice(&[0x03, 10]);
+                prog.extend((0..10).map(|i| i * k));
+            }
+            // 1.5 ms pass.
+            prog.extend_from_slice(&[0x05, 3]);
+        }
+        prog.extend_from_slice(&[0x05, 255, 0x05, 255]);
+        write("relay_datagrams", &format!("acks-{setup:02x}"), &prog);
+    }
 }
 
 /// Opens a connection and moves data both ways for a while, honestly.

@@ -15,7 +15,7 @@ const MIN_RATE_WINDOW: Duration = Duration::from_millis(10);
 
 /// The filtering buffer `--ack-filter` asks for on `reverse`, its rate
 /// window the relay's round-trip propagation delay.
-pub(super) fn filter_queue(config: &RelayConfig) -> Option<Box<dyn LinkQueue + Send>> {
+pub(crate) fn filter_queue(config: &RelayConfig) -> Option<Box<dyn LinkQueue + Send>> {
     let (filter, service) = config.ack_management.filter?;
     let reverse: &LinkConfig = &config.reverse;
     let window = (config.forward.delay + reverse.delay).max(MIN_RATE_WINDOW);
@@ -32,7 +32,7 @@ pub(super) fn filter_queue(config: &RelayConfig) -> Option<Box<dyn LinkQueue + S
 }
 
 /// The delay-control hook `--ack-delay-control` asks for.
-pub(super) fn delay_control_hook(config: &RelayConfig) -> Option<Box<dyn ReverseHook>> {
+pub(crate) fn delay_control_hook(config: &RelayConfig) -> Option<Box<dyn ReverseHook>> {
     let AckManagement {
         delay_control: Some(setting),
         ..

@@ -52,10 +52,10 @@
 //! # Ok(()) }
 //! ```
 
-mod ack_management;
+pub(crate) mod ack_management;
 mod config;
 mod hook;
-mod link;
+pub(crate) mod link;
 mod stats;
 
 pub use ack_management::DelayControlHook;
