@@ -275,7 +275,7 @@ impl TunHost {
             let accepted = match ip::unframe(&self.rx[..n]) {
                 // SYN set, ACK and RST clear.
                 Ok(u)
-                    if u.dst == local
+                    if u.dst == IpAddr::V4(local)
                         && ports(u.segment).is_some_and(|(_, dst)| dst == port)
                         && u.segment.get(13).is_some_and(|f| f & 0x16 == 0x02) =>
                 {
@@ -284,7 +284,10 @@ impl TunHost {
                         crate::testing::TestRng::seed_from_u64(wall_nanos() ^ u64::from(src_port));
                     Connection::accept(config.clone(), now, u.segment, &mut rng)
                         .ok()
-                        .map(|c| (c, SocketAddrV4::new(u.src, src_port)))
+                        .and_then(|c| match u.src {
+                            IpAddr::V4(src) => Some((c, SocketAddrV4::new(src, src_port))),
+                            IpAddr::V6(_) => None,
+                        })
                 }
                 _ => None,
             };
@@ -363,8 +366,8 @@ impl TunHost {
                 self.record(Some(n))?;
                 match ip::unframe(&self.rx[..n]) {
                     Ok(u)
-                        if u.dst == self.local
-                            && u.src == *remote.ip()
+                        if u.dst == IpAddr::V4(self.local)
+                            && u.src == IpAddr::V4(*remote.ip())
                             && ports(u.segment) == Some((remote.port(), conn.local_port())) =>
                     {
                         self.stats.packets_received += 1;

@@ -5,9 +5,9 @@
 //! an IPv4 or IPv6 packet between two addresses, with the IPv4 header
 //! checksum and the TCP checksum computed over that packet's
 //! pseudo-header (RFC 9293 section 3.1, RFC 8200 section 8.1), whatever
-//! the segment carried. [`unframe`] goes the other way for IPv4: it checks
-//! the header, refuses fragments and other protocols, verifies the TCP
-//! checksum and hands back the segment.
+//! the segment carried. [`unframe`] goes the other way for IPv4 and IPv6:
+//! it checks the header, refuses fragments, extension headers and other
+//! protocols, verifies the TCP checksum and hands back the segment.
 
 use core::fmt;
 use smoltcp::phy::ChecksumCapabilities;
@@ -24,12 +24,13 @@ pub const IPV6_HEADER_LEN: usize = 40;
 pub enum IpError {
     /// The segment does not fit one packet (65 535 bytes).
     TooLarge,
-    /// Not a well-formed IPv4 packet (short, bad length or header
-    /// checksum, not version 4).
+    /// Not a well-formed IPv4 or IPv6 packet (short, bad length or
+    /// header checksum, another version).
     Malformed,
     /// An IPv4 fragment: the carriers set DF and never reassemble.
     Fragment,
-    /// Another protocol than TCP.
+    /// Another protocol than TCP (for IPv6 also TCP behind extension
+    /// headers, which the carriers never send).
     NotTcp,
     /// The TCP checksum over the pseudo-header does not match.
     BadChecksum,
@@ -39,7 +40,7 @@ impl fmt::Display for IpError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
             IpError::TooLarge => "segment too large for one IP packet",
-            IpError::Malformed => "malformed IPv4 packet",
+            IpError::Malformed => "malformed IP packet",
             IpError::Fragment => "IPv4 fragment",
             IpError::NotTcp => "not TCP",
             IpError::BadChecksum => "bad TCP checksum",
@@ -145,22 +146,30 @@ fn v6(a: IpAddr) -> Ipv6Addr {
     }
 }
 
-/// A TCP segment taken out of an IPv4 packet.
+/// A TCP segment taken out of an IP packet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Unframed<'a> {
     /// Source address.
-    pub src: Ipv4Addr,
+    pub src: IpAddr,
     /// Destination address.
-    pub dst: Ipv4Addr,
+    pub dst: IpAddr,
     /// The ECN codepoint of the IP header.
     pub ecn: u8,
     /// The TCP segment, checksum verified.
     pub segment: &'a [u8],
 }
 
-/// Takes the TCP segment out of an IPv4 `packet` (see the module docs for
-/// what is checked). Bytes past the IP total length are ignored.
+/// Takes the TCP segment out of an IPv4 or IPv6 `packet` (see the module
+/// docs for what is checked). Bytes past the IP length are ignored.
 pub fn unframe(packet: &[u8]) -> Result<Unframed<'_>, IpError> {
+    match packet.first().map(|b| b >> 4) {
+        Some(4) => unframe_v4(packet),
+        Some(6) => unframe_v6(packet),
+        _ => Err(IpError::Malformed),
+    }
+}
+
+fn unframe_v4(packet: &[u8]) -> Result<Unframed<'_>, IpError> {
     let ip = Ipv4Packet::new_checked(packet).map_err(|_| IpError::Malformed)?;
     if ip.version() != 4 || !ip.verify_checksum() {
         return Err(IpError::Malformed);
@@ -180,9 +189,48 @@ pub fn unframe(packet: &[u8]) -> Result<Unframed<'_>, IpError> {
         return Err(IpError::BadChecksum);
     }
     Ok(Unframed {
-        src,
-        dst,
+        src: src.into(),
+        dst: dst.into(),
         ecn: ip.ecn(),
+        segment,
+    })
+}
+
+fn unframe_v6(packet: &[u8]) -> Result<Unframed<'_>, IpError> {
+    let header = packet.get(..IPV6_HEADER_LEN).ok_or(IpError::Malformed)?;
+    let len = usize::from(u16::from_be_bytes([header[4], header[5]]));
+    let segment = packet
+        .get(IPV6_HEADER_LEN..IPV6_HEADER_LEN + len)
+        .ok_or(IpError::Malformed)?;
+    if header[6] != 6 {
+        return Err(IpError::NotTcp);
+    }
+    if segment.len() < 20 {
+        return Err(IpError::Malformed);
+    }
+    let octets = |at: usize| -> [u8; 16] {
+        let mut a = [0u8; 16];
+        a.copy_from_slice(&header[at..at + 16]);
+        a
+    };
+    let (src, dst) = (Ipv6Addr::from(octets(8)), Ipv6Addr::from(octets(24)));
+    // Summing the pseudo-header and the segment, its checksum included,
+    // gives all ones when the checksum is right.
+    let sum = checksum::combine(&[
+        checksum::data(&src.octets()),
+        checksum::data(&dst.octets()),
+        checksum::data(&(len as u32).to_be_bytes()),
+        checksum::data(&[0, 0, 0, 6]),
+        checksum::data(segment),
+    ]);
+    if sum != 0xffff {
+        return Err(IpError::BadChecksum);
+    }
+    let first = u32::from_be_bytes([header[0], header[1], header[2], header[3]]);
+    Ok(Unframed {
+        src: src.into(),
+        dst: dst.into(),
+        ecn: ((first >> 20) & 3) as u8,
         segment,
     })
 }
@@ -207,7 +255,7 @@ mod tests {
         let mut out = Vec::new();
         frame(&mut out, 9, a.into(), b.into(), 2, &segment()).unwrap();
         let u = unframe(&out).unwrap();
-        assert_eq!((u.src, u.dst, u.ecn), (a, b, 2));
+        assert_eq!((u.src, u.dst, u.ecn), (a.into(), b.into(), 2));
         assert_eq!(&u.segment[20..], b"payload");
         let ip = Ipv4Packet::new_checked(&out[..]).unwrap();
         assert!(ip.dont_frag());
@@ -215,6 +263,19 @@ mod tests {
         // Trailing bytes (Ethernet padding, say) are not part of it.
         let mut padded = out.clone();
         padded.extend_from_slice(&[0; 6]);
+        assert_eq!(unframe(&padded).unwrap().segment.len(), 27);
+    }
+
+    #[test]
+    fn ipv6_frames_round_trip_with_checksums() {
+        let (a, b): (IpAddr, IpAddr) = ("fd00::2".parse().unwrap(), "fd00::1".parse().unwrap());
+        let mut out = Vec::new();
+        frame(&mut out, 0, a, b, 3, &segment()).unwrap();
+        let u = unframe(&out).unwrap();
+        assert_eq!((u.src, u.dst, u.ecn), (a, b, 3));
+        assert_eq!(&u.segment[20..], b"payload");
+        let mut padded = out.clone();
+        padded.extend_from_slice(&[0; 3]);
         assert_eq!(unframe(&padded).unwrap().segment.len(), 27);
     }
 
@@ -255,7 +316,15 @@ mod tests {
         )
         .unwrap();
         assert_eq!(v6[0] >> 4, 6);
-        assert_eq!(unframe(&v6), Err(IpError::Malformed));
+        let mut v6_bad = v6.clone();
+        v6_bad[50] ^= 1;
+        assert_eq!(unframe(&v6_bad), Err(IpError::BadChecksum));
+        let mut v6_udp = v6.clone();
+        v6_udp[6] = 17;
+        assert_eq!(unframe(&v6_udp), Err(IpError::NotTcp));
+        assert_eq!(unframe(&v6[..50]), Err(IpError::Malformed));
+        assert_eq!(unframe(&[0x50; 40]), Err(IpError::Malformed));
+        assert_eq!(unframe(&[]), Err(IpError::Malformed));
         assert_eq!(
             frame(&mut v6, 0, a.into(), b.into(), 0, &vec![0; 70_000]),
             Err(IpError::TooLarge)
