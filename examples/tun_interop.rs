@@ -216,35 +216,48 @@ fn run(args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
+/// The kernel server of one download: accepts one client, sends it
+/// `data` and waits for its FIN. With `keep_open` the socket comes back
+/// still open (for `ss` to read); otherwise it closes at once, which the
+/// client may be waiting for.
+fn serve(
+    listener: TcpListener,
+    data: &[u8],
+    keep_open: bool,
+) -> std::thread::JoinHandle<Result<Option<std::net::TcpStream>, String>> {
+    let served = data.to_vec();
+    std::thread::spawn(move || {
+        let (mut s, _) = listener.accept().map_err(|e| e.to_string())?;
+        s.write_all(&served).map_err(|e| e.to_string())?;
+        let mut sink = [0u8; 64];
+        while s.read(&mut sink).map_err(|e| e.to_string())? > 0 {}
+        Ok(keep_open.then_some(s))
+    })
+}
+
 /// One download by the kernel client in the namespace: (completion s,
 /// the receiver's pure ACKs).
 fn kernel_receiver(data: &[u8]) -> Result<(f64, f64), String> {
     let listener = TcpListener::bind((VETH_KERNEL, 0)).map_err(|e| e.to_string())?;
     let port = listener.local_addr().map_err(|e| e.to_string())?.port();
-    let served = data.to_vec();
-    let server = std::thread::spawn(move || -> Result<f64, String> {
-        let (mut s, _) = listener.accept().map_err(|e| e.to_string())?;
-        s.write_all(&served).map_err(|e| e.to_string())?;
-        let mut sink = [0u8; 64];
-        while s.read(&mut sink).map_err(|e| e.to_string())? > 0 {}
-        // The client read everything and closed: what the sender's socket
-        // took in is the receiver's ACKs, plus the handshake's ACK and
-        // the FIN.
-        let ss = sh(&format!("ss -tinH state close-wait '( sport = :{port} )'"))?;
-        let segs_in = ss
-            .split_whitespace()
-            .find_map(|w| w.strip_prefix("segs_in:"))
-            .and_then(|n| n.parse::<f64>().ok())
-            .ok_or_else(|| format!("no segs_in in `ss` output: {ss}"))?;
-        Ok(segs_in - 2.0)
-    });
+    let server = serve(listener, data, true);
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let out = sh(&format!(
         "ip netns exec {NETNS} {} fetch {VETH_KERNEL}:{port} {}",
         exe.display(),
         data.len()
     ))?;
-    let acks = server.join().map_err(|_| "server thread failed")??;
+    // Held open (in CLOSE-WAIT) while `ss` reads its counters.
+    let _socket = server.join().map_err(|_| "server thread failed")??;
+    // The client read everything and closed: what the sender's socket took
+    // in is the receiver's ACKs, plus the handshake's ACK and the FIN.
+    let ss = sh(&format!("ss -tinH state close-wait '( sport = :{port} )'"))?;
+    let acks = ss
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix("segs_in:"))
+        .and_then(|n| n.parse::<f64>().ok())
+        .ok_or_else(|| format!("no segs_in in `ss` output: {ss}"))?
+        - 2.0;
     let mut parts = out.split_whitespace();
     let secs: f64 = parts
         .next()
@@ -270,14 +283,7 @@ fn ackwise_receiver(host: &mut TunHost, name: &str, data: &[u8]) -> Result<(f64,
         std::net::SocketAddr::V4(a) => a,
         other => return Err(format!("{other}: not IPv4")),
     };
-    let served = data.to_vec();
-    let server = std::thread::spawn(move || -> Result<(), String> {
-        let (mut s, _) = listener.accept().map_err(|e| e.to_string())?;
-        s.write_all(&served).map_err(|e| e.to_string())?;
-        let mut sink = [0u8; 64];
-        while s.read(&mut sink).map_err(|e| e.to_string())? > 0 {}
-        Ok(())
-    });
+    let server = serve(listener, data, false);
     let strategy: Strategy = name.parse().map_err(|e| format!("{name}: {e}"))?;
     let started = Instant::now();
     let mut conn = host

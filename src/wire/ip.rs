@@ -127,16 +127,23 @@ fn frame_v6(
     if segment.len() >= 20 {
         let tcp = &mut out[IPV6_HEADER_LEN..];
         tcp[16..18].fill(0);
-        let sum = !checksum::combine(&[
-            checksum::data(&src.octets()),
-            checksum::data(&dst.octets()),
-            checksum::data(&u32::from(len).to_be_bytes()),
-            checksum::data(&[0, 0, 0, 6]),
-            checksum::data(tcp),
-        ]);
+        let sum = !tcp_sum_v6(src, dst, tcp);
         tcp[16..18].copy_from_slice(&sum.to_be_bytes());
     }
     Ok(())
+}
+
+/// The ones' complement sum of the IPv6 pseudo-header (RFC 8200 section
+/// 8.1: both addresses, the upper-layer length, next header 6) and `tcp`,
+/// before the final complement.
+fn tcp_sum_v6(src: Ipv6Addr, dst: Ipv6Addr, tcp: &[u8]) -> u16 {
+    checksum::combine(&[
+        checksum::data(&src.octets()),
+        checksum::data(&dst.octets()),
+        checksum::data(&(tcp.len() as u32).to_be_bytes()),
+        checksum::data(&[0, 0, 0, 6]),
+        checksum::data(tcp),
+    ])
 }
 
 fn v6(a: IpAddr) -> Ipv6Addr {
@@ -216,14 +223,7 @@ fn unframe_v6(packet: &[u8]) -> Result<Unframed<'_>, IpError> {
     let (src, dst) = (Ipv6Addr::from(octets(8)), Ipv6Addr::from(octets(24)));
     // Summing the pseudo-header and the segment, its checksum included,
     // gives all ones when the checksum is right.
-    let sum = checksum::combine(&[
-        checksum::data(&src.octets()),
-        checksum::data(&dst.octets()),
-        checksum::data(&(len as u32).to_be_bytes()),
-        checksum::data(&[0, 0, 0, 6]),
-        checksum::data(segment),
-    ]);
-    if sum != 0xffff {
+    if tcp_sum_v6(src, dst, segment) != 0xffff {
         return Err(IpError::BadChecksum);
     }
     let first = u32::from_be_bytes([header[0], header[1], header[2], header[3]]);

@@ -219,8 +219,7 @@ where
         let why = format!(
             "authentication version {version} unknown here (this side speaks {AUTH_VERSION})"
         );
-        let _ = protocol::write_verdict(stream, &Verdict::Unauthenticated(why.clone())).await;
-        return Err(TransferError::Authentication(why));
+        return Err(refuse(stream, &why, why.clone()).await);
     }
     let nr = nonce()?;
     let mut reply = Vec::with_capacity(3 + NONCE_BYTES + 32);
@@ -238,11 +237,22 @@ where
         .await
         .map_err(TransferError::from_stream)?;
     if !same(&proof, &hmac(&key.0, &[b"ackwise auth 1 sender", &ns, &nr])) {
-        let why = "the sender does not hold this receiver's key".to_string();
-        let _ = protocol::write_verdict(stream, &Verdict::Unauthenticated(why.clone())).await;
-        return Err(TransferError::Authentication(why));
+        let why = "the sender does not hold this receiver's key";
+        return Err(refuse(stream, why, why.into()).await);
     }
     Ok(Session::new(key, &ns, &nr))
+}
+
+/// Refuses the sender: tells it `told` as a verdict, closes this side,
+/// and returns the receiver's own error, saying `error`.
+pub(crate) async fn refuse<S: AsyncWrite + Unpin>(
+    stream: &mut S,
+    told: &str,
+    error: String,
+) -> TransferError {
+    let _ = protocol::write_verdict(stream, &Verdict::Unauthenticated(told.into())).await;
+    let _ = stream.shutdown().await;
+    TransferError::Authentication(error)
 }
 
 /// Reads a header's tag and checks it.

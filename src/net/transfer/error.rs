@@ -168,6 +168,19 @@ impl TransferError {
             .map_err(TransferError::from_stream)
     }
 
+    /// [`within`](Self::within) for a step that has its own transfer
+    /// errors (the key exchange, a tag check): running out of time is
+    /// [`TransferError::Stalled`] doing `what`.
+    pub(crate) async fn within_step<T>(
+        idle: Duration,
+        what: &'static str,
+        op: impl std::future::Future<Output = Result<T, TransferError>>,
+    ) -> Result<T, TransferError> {
+        tokio::time::timeout(idle, op)
+            .await
+            .map_err(|_| TransferError::Stalled { what, after: idle })?
+    }
+
     /// Classifies an error opening or reading a file to send.
     pub(crate) fn from_read(path: &str, e: io::Error) -> TransferError {
         let path = path.to_string();

@@ -175,19 +175,9 @@ where
         };
         if let Some(s) = session.as_mut() {
             let read = auth::check_header_tag(stream, s, &header);
-            let good =
-                tokio::time::timeout(idle, read)
-                    .await
-                    .map_err(|_| TransferError::Stalled {
-                        what: "waiting for a header",
-                        after: idle,
-                    })??;
-            if !good {
+            if !TransferError::within_step(idle, "waiting for a header", read).await? {
                 let why = "a header did not carry the key's tag (changed on the way?)";
-                let _ =
-                    protocol::write_verdict(stream, &Verdict::Unauthenticated(why.into())).await;
-                let _ = stream.shutdown().await;
-                return Err(TransferError::Authentication(why.into()));
+                return Err(auth::refuse(stream, why, why.into()).await);
             }
         }
         let report = receive_one(stream, header, options, session.as_mut(), observer).await?;
@@ -222,20 +212,17 @@ where
     )
     .await?;
     if magic != auth::AUTH_MAGIC {
-        let why = "this receiver takes files only from senders holding its key: \
-                   give the sender --key-file with the same key";
-        let _ = protocol::write_verdict(stream, &Verdict::Unauthenticated(why.into())).await;
-        let _ = stream.shutdown().await;
-        return Err(TransferError::Authentication(
-            "the sender did not authenticate (started without --key-file?)".into(),
-        ));
+        let told = "this receiver takes files only from senders holding its key: \
+                    give the sender --key-file with the same key";
+        let error = "the sender did not authenticate (started without --key-file?)";
+        return Err(auth::refuse(stream, told, error.into()).await);
     }
-    tokio::time::timeout(idle, auth::authenticate_receiver(stream, key))
-        .await
-        .map_err(|_| TransferError::Stalled {
-            what: "authenticating",
-            after: idle,
-        })?
+    TransferError::within_step(
+        idle,
+        "authenticating",
+        auth::authenticate_receiver(stream, key),
+    )
+    .await
 }
 
 async fn answer<S: AsyncWrite + Unpin>(

@@ -158,14 +158,13 @@ where
     let mut watch = SendWatch::new(&*stream, options.idle_timeout, observer);
     let mut reports = Vec::with_capacity(files.len());
     let mut session = match &options.key {
-        Some(key) => Some(
-            tokio::time::timeout(options.idle_timeout, auth::authenticate_sender(stream, key))
-                .await
-                .map_err(|_| TransferError::Stalled {
-                    what: "authenticating",
-                    after: options.idle_timeout,
-                })??,
-        ),
+        Some(key) => {
+            let exchange = auth::authenticate_sender(stream, key);
+            Some(
+                TransferError::within_step(options.idle_timeout, "authenticating", exchange)
+                    .await?,
+            )
+        }
         None => None,
     };
     for file in files {
