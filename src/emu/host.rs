@@ -4,6 +4,7 @@
 //! has closed. The flow also carries its counters for the run result.
 
 use super::scenario::{FlowSpec, FlowTransport};
+use super::smoltcp_host::{SmolHost, SmoltcpEnd};
 use crate::connection::{Config, Connection};
 use crate::time::Instant;
 
@@ -55,6 +56,73 @@ pub(crate) struct FlowState {
     /// The QUIC endpoints of a [`FlowTransport::Quic`] flow, once started.
     #[cfg(feature = "quic")]
     pub quic: Option<Box<crate::quic::emu_host::QuicFlow>>,
+    /// The smoltcp end of a [`FlowTransport::Smoltcp`] flow, once started.
+    pub smol: Option<Box<SmolHost>>,
+}
+
+/// What the emulated applications need of either end of a TCP flow, an
+/// ackwise connection or smoltcp.
+trait AppEnd {
+    /// Queues bytes; how many were taken.
+    fn write(&mut self, data: &[u8]) -> usize;
+    /// The handshake is over, so a close sends a FIN after the data.
+    fn can_close(&self) -> bool;
+    /// Closes the sending half.
+    fn close(&mut self);
+    /// Every byte written was acknowledged.
+    fn all_acked(&self) -> bool;
+    /// Reads in-order bytes.
+    fn read(&mut self, buf: &mut [u8]) -> usize;
+    /// The peer closed and everything before its FIN was read.
+    fn peer_closed(&self) -> bool;
+    /// Drops what the end reported since the last call: the applications
+    /// read state directly.
+    fn discard_events(&mut self) {}
+}
+
+impl AppEnd for Connection {
+    fn write(&mut self, data: &[u8]) -> usize {
+        Connection::write(self, data)
+    }
+    fn can_close(&self) -> bool {
+        self.is_established()
+    }
+    fn close(&mut self) {
+        Connection::close(self)
+    }
+    fn all_acked(&self) -> bool {
+        self.sender().all_data_acked()
+    }
+    fn read(&mut self, buf: &mut [u8]) -> usize {
+        Connection::read(self, buf)
+    }
+    fn peer_closed(&self) -> bool {
+        Connection::peer_closed(self)
+    }
+    fn discard_events(&mut self) {
+        while self.poll_event().is_some() {}
+    }
+}
+
+impl AppEnd for SmolHost {
+    fn write(&mut self, data: &[u8]) -> usize {
+        SmolHost::write(self, data)
+    }
+    fn can_close(&self) -> bool {
+        self.may_send()
+    }
+    fn close(&mut self) {
+        SmolHost::close(self)
+    }
+    fn all_acked(&self) -> bool {
+        SmolHost::all_acked(self)
+    }
+    fn read(&mut self, buf: &mut [u8]) -> usize {
+        SmolHost::read(self, buf)
+    }
+    fn peer_closed(&self) -> bool {
+        SmolHost::peer_closed(self)
+    }
 }
 
 impl FlowState {
@@ -87,12 +155,33 @@ impl FlowState {
             transport: spec.transport.clone(),
             #[cfg(feature = "quic")]
             quic: None,
+            smol: None,
         }
     }
 
-    /// The flow runs ackwise's TCP-style connections.
+    /// The flow's packets are TCP segments (ackwise's connections, with
+    /// or without smoltcp at one end).
     pub fn is_tcp(&self) -> bool {
-        matches!(self.transport, FlowTransport::Tcp)
+        matches!(
+            self.transport,
+            FlowTransport::Tcp | FlowTransport::Smoltcp(_)
+        )
+    }
+
+    /// Which end smoltcp plays, for a smoltcp flow.
+    pub fn smoltcp_end(&self) -> Option<SmoltcpEnd> {
+        match self.transport {
+            FlowTransport::Smoltcp(end) => Some(end),
+            _ => None,
+        }
+    }
+
+    /// The smoltcp end when it is the flow's `server` side (or client).
+    pub fn smol_at(&mut self, server: bool) -> Option<&mut SmolHost> {
+        match self.smoltcp_end() {
+            Some(end) if end.is_server() == server => self.smol.as_deref_mut(),
+            _ => None,
+        }
     }
 
     /// The sender's congestion window and slow-start threshold, bytes
@@ -122,7 +211,15 @@ impl FlowState {
             }
             return false;
         }
-        if let Some(c) = self.client.as_mut() {
+        let smol = self.smol.as_deref_mut().map(|s| s as &mut dyn AppEnd);
+        let client = self.client.as_mut().map(|c| c as &mut dyn AppEnd);
+        let server = self.server.as_mut().map(|c| c as &mut dyn AppEnd);
+        let (client, server) = match &self.transport {
+            FlowTransport::Smoltcp(SmoltcpEnd::Sender) => (smol, server),
+            FlowTransport::Smoltcp(SmoltcpEnd::Receiver) => (client, smol),
+            _ => (client, server),
+        };
+        if let Some(c) = client {
             while self.written < self.bytes {
                 let want = (self.bytes - self.written).min(CHUNK as u64) as usize;
                 let n = c.write(pattern_at(pattern, self.written, want));
@@ -131,20 +228,16 @@ impl FlowState {
                 }
                 self.written += n as u64;
             }
-            if self.written == self.bytes && !self.client_closed && c.is_established() {
+            c.discard_events();
+            if self.written == self.bytes && !self.client_closed && c.can_close() {
                 c.close();
                 self.client_closed = true;
             }
-            // Events carry nothing the client needs: state is read directly.
-            while c.poll_event().is_some() {}
-            if self.last_ack_at.is_none()
-                && self.written == self.bytes
-                && c.sender().all_data_acked()
-            {
+            if self.last_ack_at.is_none() && self.written == self.bytes && c.all_acked() {
                 self.last_ack_at = Some(now);
             }
         }
-        if let Some(s) = self.server.as_mut() {
+        if let Some(s) = server {
             loop {
                 let n = s.read(scratch);
                 if n == 0 {
@@ -157,7 +250,7 @@ impl FlowState {
                 }
                 self.read += n as u64;
             }
-            while s.poll_event().is_some() {}
+            s.discard_events();
             if !self.server_closed && s.peer_closed() {
                 s.close();
                 self.server_closed = true;

@@ -75,6 +75,7 @@ pub mod pcap;
 pub mod queue;
 mod scenario;
 mod sim;
+mod smoltcp_host;
 mod topology;
 
 pub use error::EmuError;
@@ -91,6 +92,7 @@ pub use scenario::{
     Period, Scenario,
 };
 pub use sim::Simulator;
+pub use smoltcp_host::SmoltcpEnd;
 pub use topology::{
     DumbbellSpec, FlowParams, HopSpec, ParkingLotRoutes, DUMBBELL_MIDDLE, PARKING_LOT_HOPS,
 };

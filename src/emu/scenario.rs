@@ -71,6 +71,10 @@ pub enum FlowTransport {
     /// are not written to pcap captures, which frame TCP only.
     #[cfg(feature = "quic")]
     Quic(Box<crate::quic::QuicFlowConfig>),
+    /// One end is smoltcp's TCP (see [`SmoltcpEnd`](super::SmoltcpEnd)),
+    /// the other an ackwise connection configured by the flow's client or
+    /// server config as usual. Packets are TCP segments like `Tcp`'s.
+    Smoltcp(super::SmoltcpEnd),
 }
 
 /// How long an on or off period lasts.

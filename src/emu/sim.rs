@@ -13,16 +13,16 @@ use super::middlebox::{HookAction, LinkHook, PacketInfo};
 use super::packet::{classify, Owner, PacketKind, Pool};
 use super::pcap::{host_address, PcapWriter};
 use super::queue::{QueuedPacket, Verdict};
-#[cfg(feature = "quic")]
 use super::scenario::FlowTransport;
 use super::scenario::{LinkId, Scenario};
+use super::smoltcp_host::{SmolHost, SmolParams, SmoltcpEnd};
 use super::EmuError;
 use crate::ack_path::{DelayControl, PureAck, Removal};
 use crate::connection::Connection;
 use crate::time::{Duration, Instant};
 use crate::wire::{Checksum, SegmentRepr};
 use rand_chacha::ChaCha8Rng;
-use rand_core::SeedableRng;
+use rand_core::{RngCore, SeedableRng};
 use std::fs::File;
 use std::io::BufWriter;
 
@@ -251,6 +251,9 @@ impl Simulator {
                 if let Some(q) = fl.quic.as_mut() {
                     q.handle_timeout(at, server);
                 }
+                if let Some(h) = fl.smol_at(server) {
+                    h.handle_timeout(at);
+                }
                 let conn = if server {
                     fl.server.as_mut()
                 } else {
@@ -285,6 +288,29 @@ impl Simulator {
                     return Ok(());
                 }
                 let port = CLIENT_PORT_BASE.wrapping_add(f as u16);
+                if let Some(end) = fl.smoltcp_end() {
+                    let server = end.is_server();
+                    let config = if server {
+                        &fl.server_config
+                    } else {
+                        &fl.client_config
+                    };
+                    let params = SmolParams {
+                        local: host_address(f, server),
+                        remote: host_address(f, !server),
+                        local_port: if server { SERVER_PORT } else { port },
+                        remote_port: SERVER_PORT,
+                        mss: config.mss,
+                        recv_buffer: config.recv_buffer,
+                        send_buffer: config.send_buffer,
+                        seed: self.rng.next_u64(),
+                    };
+                    fl.smol = Some(Box::new(SmolHost::new(params, server, at)));
+                    if !server {
+                        self.after_activity(f as usize, false);
+                        return Ok(());
+                    }
+                }
                 let c = Connection::connect(
                     fl.client_config.clone(),
                     at,
@@ -565,10 +591,13 @@ impl Simulator {
             self.after_activity(flow as usize, to_server);
             return;
         }
-        if to_server {
-            if pkt.ce && pkt.kind == PacketKind::Data {
-                f.ce_marks += 1;
-            }
+        if to_server && pkt.ce && pkt.kind == PacketKind::Data {
+            f.ce_marks += 1;
+        }
+        if let Some(h) = f.smol_at(to_server) {
+            // smoltcp does not negotiate ECN: a CE mark reaches it unseen.
+            h.deliver(now, bytes);
+        } else if to_server {
             match f.server.as_mut() {
                 Some(s) => {
                     let _ = s.handle_segment_with_ce(now, bytes, ce);
@@ -611,19 +640,23 @@ impl Simulator {
             } else {
                 fl.client.as_mut()
             };
+            let smol = match &fl.transport {
+                FlowTransport::Smoltcp(end) if end.is_server() == server => fl.smol.as_deref_mut(),
+                _ => None,
+            };
+            let tcp = match smol {
+                Some(h) => h.poll_transmit(self.now, &mut pkt.buf),
+                None => conn.and_then(|c| c.poll_transmit(self.now, &mut pkt.buf)),
+            };
             #[cfg(feature = "quic")]
             let polled = match fl.quic.as_mut() {
                 Some(q) => q
                     .poll_transmit(self.now, server, &mut pkt.buf)
                     .map(|(n, class)| (n, quic_kind(class))),
-                None => conn
-                    .and_then(|c| c.poll_transmit(self.now, &mut pkt.buf))
-                    .map(|n| (n, classify(&pkt.buf[..n]))),
+                None => tcp.map(|n| (n, classify(&pkt.buf[..n]))),
             };
             #[cfg(not(feature = "quic"))]
-            let polled = conn
-                .and_then(|c| c.poll_transmit(self.now, &mut pkt.buf))
-                .map(|n| (n, classify(&pkt.buf[..n])));
+            let polled = tcp.map(|n| (n, classify(&pkt.buf[..n])));
             let Some((n, kind)) = polled else {
                 self.pool.release(p);
                 return;
@@ -672,13 +705,20 @@ impl Simulator {
         } else {
             fl.client.as_ref()
         };
+        let now = self.now;
+        let tcp = match fl.smoltcp_end() {
+            Some(end) if end.is_server() == server => {
+                fl.smol.as_deref_mut().and_then(|h| h.poll_timeout(now))
+            }
+            _ => conn.and_then(|c| c.poll_timeout()),
+        };
         #[cfg(feature = "quic")]
         let next = match fl.quic.as_mut() {
             Some(q) => q.poll_timeout(server),
-            None => conn.and_then(|c| c.poll_timeout()),
+            None => tcp,
         };
         #[cfg(not(feature = "quic"))]
-        let next = conn.and_then(|c| c.poll_timeout());
+        let next = tcp;
         let Some(t) = next else {
             return;
         };
@@ -823,6 +863,10 @@ impl FlowCounters {
         };
         #[cfg(not(feature = "quic"))]
         let retransmissions = stats.retransmissions;
+        let retransmissions = match (f.smoltcp_end(), f.smol.as_ref()) {
+            (Some(SmoltcpEnd::Sender), Some(h)) => h.retransmissions,
+            _ => retransmissions,
+        };
         FlowCounters {
             read: f.read,
             data_packets: f.data_packets,

@@ -8,7 +8,7 @@ use super::scenario::{
 };
 use super::strategy::{NetAck, Strategy};
 use super::LabError;
-use crate::emu::LossModel;
+use crate::emu::{LossModel, SmoltcpEnd};
 use crate::time::Duration;
 
 /// One point of a sweep.
@@ -94,7 +94,7 @@ fn point(params: Vec<(&'static str, f64)>, scenario: LabScenario) -> Point {
 type Builder = fn() -> Preset;
 
 /// Every built-in preset: name, builder.
-const PRESETS: [(&str, Builder); 24] = [
+const PRESETS: [(&str, Builder); 25] = [
     ("default", default),
     ("p003-fig3", p003_fig3),
     ("p003-fig6", p003_fig6),
@@ -119,6 +119,7 @@ const PRESETS: [(&str, Builder); 24] = [
     ("ack-mgmt", ack_mgmt),
     ("shared-medium", shared_medium),
     ("quic", quic),
+    ("smoltcp", smoltcp),
 ];
 
 /// The names of every preset, in `lab list` order.
@@ -162,6 +163,48 @@ fn default() -> Preset {
             Strategy::W4,
             Strategy::W4AF,
             Strategy::W4_ADAPTIVE,
+        ],
+        points,
+    }
+}
+
+/// ackwise against smoltcp, an independent TCP implementation, on paper
+/// 004's 1-0 path (one 10 000-segment flow, 100 ms RTT, 1 BDP drop-tail)
+/// at 1.5, 10 and 100 Mbit/s: an unmodified smoltcp sender acknowledged
+/// by ackwise's receiver policies (the deployment paper 004's receiver-only
+/// smartacking is for), and ackwise senders against smoltcp's receiver
+/// (polling not negotiated); ackwise at both ends beside them.
+fn smoltcp() -> Preset {
+    let points = [1_500_000u64, 10_000_000, 100_000_000]
+        .into_iter()
+        .map(|rate| {
+            let s = LabScenario {
+                forward: link(rate, ms(50), bdp_packets(rate, ms(100), 1.0)),
+                flows: vec![group(1, P004_BYTES, Duration::ZERO, Duration::ZERO)],
+                ..LabScenario::default()
+            };
+            point(vec![("rate_mbps", rate as f64 / 1e6)], s)
+        })
+        .collect();
+    let sender = |s: Strategy| s.with_smoltcp(SmoltcpEnd::Sender);
+    let receiver = |s: Strategy| s.with_smoltcp(SmoltcpEnd::Receiver);
+    Preset {
+        name: "smoltcp".into(),
+        description: "smoltcp senders and receivers against ackwise's, 1-0 path, 1.5-100 Mbit/s",
+        strategies: vec![
+            Strategy::AE,
+            Strategy::DA,
+            Strategy::SMART_MINRTT,
+            Strategy::W4_ADAPTIVE,
+            sender(Strategy::AE),
+            sender(Strategy::DA),
+            sender(Strategy::SMART),
+            sender(Strategy::SMART_MINRTT),
+            sender(Strategy::ACC),
+            receiver(Strategy::AE),
+            receiver(Strategy::DAL2),
+            receiver(Strategy::W4),
+            receiver(Strategy::W4_ADAPTIVE),
         ],
         points,
     }

@@ -12,8 +12,9 @@ use crate::ack_path::{AckBufferConfig, DelayControlConfig, Filter, Service};
 use crate::connection::Config;
 use crate::emu::Reorder;
 use crate::emu::{
-    CrossTrafficSpec, DelayControlSpec, DumbbellSpec, FlowParams, HopSpec, Jitter, LossModel,
-    MediumSpec, ParkingLotRoutes, Period, QueueSpec, RedParams, Scenario, DUMBBELL_MIDDLE,
+    CrossTrafficSpec, DelayControlSpec, DumbbellSpec, FlowParams, FlowTransport, HopSpec, Jitter,
+    LossModel, MediumSpec, ParkingLotRoutes, Period, QueueSpec, RedParams, Scenario,
+    DUMBBELL_MIDDLE,
 };
 use crate::time::Duration;
 use serde::Deserialize;
@@ -413,6 +414,21 @@ impl LabScenario {
         strategy.apply(&base, self.delayed_ack, self.poll_fallback)
     }
 
+    /// What carries a flow of `strategy`: ackwise's connections, with
+    /// smoltcp at one end, or QUIC.
+    fn transport(&self, strategy: Strategy, config: &Config) -> FlowTransport {
+        if let Some(end) = strategy.options.smoltcp {
+            return FlowTransport::Smoltcp(end);
+        }
+        #[cfg(feature = "quic")]
+        return super::quic::transport(strategy, self, config);
+        #[cfg(not(feature = "quic"))]
+        {
+            let _ = config;
+            FlowTransport::Tcp
+        }
+    }
+
     /// The emulator scenario for `strategy` and `seed`.
     pub fn to_emu(&self, strategy: Strategy, seed: u64) -> Scenario {
         let ecn = self.forward.ecn() || self.reverse_link().ecn();
@@ -429,14 +445,10 @@ impl LabScenario {
                 config.recv_buffer =
                     (w as usize * usize::from(self.segment_bytes)).max(usize::from(config.mss));
             }
-            #[cfg(feature = "quic")]
-            let transport = super::quic::transport(g.strategy.unwrap_or(strategy), self, &config);
+            let transport = self.transport(g.strategy.unwrap_or(strategy), &config);
             for k in 0..g.count {
                 let mut f = FlowParams::new(config.clone(), g.bytes.unwrap_or(LONG_LIVED_BYTES));
-                #[cfg(feature = "quic")]
-                {
-                    f.transport = transport.clone();
-                }
+                f.transport = transport.clone();
                 f.start = g.start + g.stagger * k;
                 f.access_delay = g.access_delay_of(k);
                 f.reverse = g.reverse;

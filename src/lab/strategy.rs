@@ -7,6 +7,7 @@
 use super::options::apply_option;
 use crate::ack_path::{Filter, Service};
 use crate::connection::{AckPolicyConfig, AckRequestConfig, Config, SmartParams, SmartRtt};
+use crate::emu::SmoltcpEnd;
 use crate::time::Duration;
 use std::fmt;
 use std::str::FromStr;
@@ -278,6 +279,10 @@ pub struct Options {
     /// byte counting (`quic::AckwiseReno`, L matched to its ACK
     /// frequency) instead of quinn's NewReno; QUIC bases only.
     pub ackwise_cc: bool,
+    /// `+smoltcp-sender` / `+smoltcp-receiver`: smoltcp's TCP plays that
+    /// end of each flow of this strategy, unmodified, against ackwise's
+    /// other end (see `emu::SmoltcpEnd`); TCP-style bases only.
+    pub smoltcp: Option<SmoltcpEnd>,
 }
 
 /// In-network ACK management a strategy puts on the path.
@@ -352,7 +357,7 @@ impl NetAck {
 }
 
 impl Options {
-    const NAMES: [&'static str; 15] = [
+    const NAMES: [&'static str; 17] = [
         "ss-every",
         "pacing",
         "beta27",
@@ -368,6 +373,8 @@ impl Options {
         "af-perflow-rr",
         "adc",
         "ackwise-cc",
+        "smoltcp-sender",
+        "smoltcp-receiver",
     ];
 
     const NONE: Options = Options {
@@ -381,6 +388,7 @@ impl Options {
         fq: false,
         net_ack: None,
         ackwise_cc: false,
+        smoltcp: None,
     };
 }
 
@@ -493,6 +501,14 @@ impl Strategy {
     pub const fn with_fq(self) -> Strategy {
         let mut s = self;
         s.options.fq = true;
+        s
+    }
+
+    /// This strategy with smoltcp's TCP at `end` (`+smoltcp-sender` or
+    /// `+smoltcp-receiver`).
+    pub const fn with_smoltcp(self, end: SmoltcpEnd) -> Strategy {
+        let mut s = self;
+        s.options.smoltcp = Some(end);
         s
     }
 
@@ -707,6 +723,11 @@ impl fmt::Display for Strategy {
         if o.ackwise_cc {
             f.write_str("+ackwise-cc")?;
         }
+        match o.smoltcp {
+            Some(SmoltcpEnd::Sender) => f.write_str("+smoltcp-sender")?,
+            Some(SmoltcpEnd::Receiver) => f.write_str("+smoltcp-receiver")?,
+            None => {}
+        }
         Ok(())
     }
 }
@@ -751,6 +772,16 @@ impl FromStr for Strategy {
                 "fq" => options.fq = true,
                 // Only a QUIC sender takes a quinn-proto controller.
                 "ackwise-cc" if base.is_quic() => options.ackwise_cc = true,
+                // smoltcp speaks TCP: it can face a TCP-style end only.
+                "smoltcp-sender" | "smoltcp-receiver"
+                    if !base.is_quic() && options.smoltcp.is_none() =>
+                {
+                    options.smoltcp = Some(if option == "smoltcp-sender" {
+                        SmoltcpEnd::Sender
+                    } else {
+                        SmoltcpEnd::Receiver
+                    })
+                }
                 other if options.net_ack.is_none() => {
                     options.net_ack = Some(NetAck::parse(other).ok_or_else(unknown)?)
                 }
