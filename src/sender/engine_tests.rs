@@ -577,3 +577,40 @@ fn forged_duplicate_acks_cannot_empty_newreno_pipe() {
         s.cwnd()
     );
 }
+
+/// A sender asking for 4 ACKs per window, with an initial window of
+/// `segments`, data written.
+fn four_per_window(segments: u64) -> Sender {
+    let mut reno = RenoConfig::new(MSS);
+    reno.initial_window = segments * MSS;
+    let mut s = Sender::new(params(false), Box::new(Reno::new(reno)), true, 1 << 20);
+    assert_eq!(s.write(&vec![7u8; 100_000]), 100_000);
+    s.set_ack_requests(Some(crate::sender::Requester::new(
+        Box::new(crate::sender::PerWindow { acks: 4 }),
+        false,
+    )));
+    s
+}
+
+#[test]
+fn a_group_mostly_sent_when_the_window_fills_is_closed_there() {
+    // 22 segments in groups of ceil(22 / 4) = 6: the fourth group has 4
+    // of its 6 segments out when the window fills, so its fourth asks for
+    // the ACK at once rather than waiting two more segments.
+    let mut s = four_per_window(22);
+    let countdowns: Vec<_> = drain(&mut s, t(0)).iter().map(|x| x.ack_request).collect();
+    let mut want: Vec<_> = (0..3).flat_map(|_| (0..6u16).rev().map(Some)).collect();
+    want.extend([Some(5), Some(4), Some(3), Some(0)]);
+    assert_eq!(countdowns, want);
+}
+
+#[test]
+fn a_group_barely_started_when_the_window_fills_stays_open() {
+    // 13 segments in groups of 4: the last group has one segment out, and
+    // earlier requested ACKs are still to come back to release the rest.
+    let mut s = four_per_window(13);
+    let countdowns: Vec<_> = drain(&mut s, t(0)).iter().map(|x| x.ack_request).collect();
+    let mut want: Vec<_> = (0..3).flat_map(|_| (0..4u16).rev().map(Some)).collect();
+    want.push(Some(3));
+    assert_eq!(countdowns, want);
+}
