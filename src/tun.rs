@@ -48,6 +48,7 @@
 use crate::connection::{Config, Connection};
 use crate::time::Instant;
 use crate::wire::ip;
+use std::collections::VecDeque;
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, SocketAddrV4};
 use std::time::Duration;
@@ -166,6 +167,13 @@ pub struct TunHost {
     rx: Vec<u8>,
     stats: TunStats,
     capture: Option<crate::pcap::PcapWriter<std::io::BufWriter<std::fs::File>>>,
+    /// One-way propagation delay added to each direction.
+    delay: Duration,
+    /// Framed packets waiting for their time to reach the kernel.
+    outbound: VecDeque<(std::time::Instant, Vec<u8>)>,
+    /// Packets read from the kernel, waiting for their time to reach the
+    /// connection.
+    inbound: VecDeque<(std::time::Instant, Vec<u8>)>,
 }
 
 impl TunHost {
@@ -185,7 +193,20 @@ impl TunHost {
             rx: vec![0; 65_536],
             stats: TunStats::default(),
             capture: None,
+            delay: Duration::ZERO,
+            outbound: VecDeque::new(),
+            inbound: VecDeque::new(),
         }
+    }
+
+    /// Gives the path a propagation delay: from now on every packet this
+    /// host sends reaches the kernel `one_way` later, and every packet the
+    /// kernel sends reaches the connection `one_way` later, so both ends
+    /// see `2 x one_way` more round-trip time, as a delay on both sides of
+    /// a link would add (netem is not everywhere). Packets keep their
+    /// order; captures record them when they cross the interface.
+    pub fn set_delay(&mut self, one_way: Duration) {
+        self.delay = one_way;
     }
 
     /// Writes every packet this host sends or reads from now on to the
@@ -203,19 +224,6 @@ impl TunHost {
         match self.capture.take() {
             Some(w) => w.finish().map(drop),
             None => Ok(()),
-        }
-    }
-
-    fn record(&mut self, packet_at: Option<usize>) -> io::Result<()> {
-        let Some(w) = &mut self.capture else {
-            return Ok(());
-        };
-        let at = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap_or_default();
-        match packet_at {
-            None => w.write_packet(at, &self.frame),
-            Some(n) => w.write_packet(at, &self.rx[..n]),
         }
     }
 
@@ -269,7 +277,7 @@ impl TunHost {
             let Some(n) = self.dev.recv(&mut self.rx, left.min(POLL_CAP))? else {
                 continue;
             };
-            self.record(Some(n))?;
+            record(&mut self.capture, &self.rx[..n])?;
             let now = self.now();
             let local = self.local;
             let accepted = match ip::unframe(&self.rx[..n]) {
@@ -294,6 +302,9 @@ impl TunHost {
             match accepted {
                 Some(found) => {
                     self.stats.packets_received += 1;
+                    // The SYN reaches the host a propagation delay after
+                    // the kernel sent it; nothing else is open meanwhile.
+                    std::thread::sleep(self.delay);
                     return Ok(found);
                 }
                 None => self.stats.packets_ignored += 1,
@@ -344,11 +355,17 @@ impl TunHost {
                     &self.segment[..n],
                 )
                 .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
-                self.dev.send(&self.frame)?;
-                self.record(None)?;
-                self.stats.packets_sent += 1;
+                let due = std::time::Instant::now() + self.delay;
+                self.outbound.push_back((due, self.frame.clone()));
             }
+            self.send_due()?;
             if done {
+                // What the connection sent last (its final ACK or FIN)
+                // still has to reach the kernel.
+                while let Some(&(due, _)) = self.outbound.front() {
+                    std::thread::sleep(due.saturating_duration_since(std::time::Instant::now()));
+                    self.send_due()?;
+                }
                 return Ok(());
             }
             if std::time::Instant::now() >= give_up {
@@ -357,14 +374,32 @@ impl TunHost {
                     format!("the connection to {remote} did not finish within {limit:?}"),
                 ));
             }
+            let wall = std::time::Instant::now();
+            let held = [self.outbound.front(), self.inbound.front()]
+                .into_iter()
+                .flatten()
+                .map(|&(due, _)| due.saturating_duration_since(wall))
+                .min();
             let wait = conn
                 .poll_timeout()
                 .map_or(POLL_CAP, |t| t.saturating_duration_since(now))
+                .min(held.unwrap_or(POLL_CAP))
                 .min(POLL_CAP);
             if let Some(n) = self.dev.recv(&mut self.rx, wait)? {
+                record(&mut self.capture, &self.rx[..n])?;
+                let due = std::time::Instant::now() + self.delay;
+                self.inbound.push_back((due, self.rx[..n].to_vec()));
+            }
+            while self
+                .inbound
+                .front()
+                .is_some_and(|&(due, _)| due <= std::time::Instant::now())
+            {
+                let Some((_, packet)) = self.inbound.pop_front() else {
+                    break;
+                };
                 let now = self.now();
-                self.record(Some(n))?;
-                match ip::unframe(&self.rx[..n]) {
+                match ip::unframe(&packet) {
                     Ok(u)
                         if u.dst == IpAddr::V4(self.local)
                             && u.src == IpAddr::V4(*remote.ip())
@@ -384,6 +419,37 @@ impl TunHost {
             }
         }
     }
+
+    /// Writes to the interface every held packet whose delay is over.
+    fn send_due(&mut self) -> io::Result<()> {
+        while self
+            .outbound
+            .front()
+            .is_some_and(|&(due, _)| due <= std::time::Instant::now())
+        {
+            let Some((_, packet)) = self.outbound.pop_front() else {
+                break;
+            };
+            self.dev.send(&packet)?;
+            record(&mut self.capture, &packet)?;
+            self.stats.packets_sent += 1;
+        }
+        Ok(())
+    }
+}
+
+/// Appends `packet` to the capture, if any, stamped with the wall clock.
+fn record(
+    capture: &mut Option<crate::pcap::PcapWriter<std::io::BufWriter<std::fs::File>>>,
+    packet: &[u8],
+) -> io::Result<()> {
+    let Some(w) = capture else {
+        return Ok(());
+    };
+    let at = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    w.write_packet(at, packet)
 }
 
 fn wall_nanos() -> u64 {

@@ -256,3 +256,46 @@ fn kernel_clients_upload_to_and_download_from_an_ackwise_server() {
     assert!(client.join().unwrap() == data);
     assert!(!out.conn.negotiated().ack_requests);
 }
+
+#[test]
+fn a_delay_line_gives_the_path_its_round_trip_time() {
+    // 15 ms each way through the host's delay line: both ends measure a
+    // round trip of at least 30 ms on an interface that has none.
+    let Some((mut host, kernel)) = link(3) else {
+        return;
+    };
+    host.set_delay(Duration::from_millis(15));
+    let data: Vec<u8> = content()[..1_000_000].to_vec();
+    let listener = TcpListener::bind((kernel, 0)).unwrap();
+    let remote = match listener.local_addr().unwrap() {
+        std::net::SocketAddr::V4(a) => a,
+        other => panic!("{other}"),
+    };
+    let served = data.clone();
+    let server = std::thread::spawn(move || {
+        let (mut s, _) = listener.accept().unwrap();
+        s.write_all(&served).unwrap();
+        s.shutdown(std::net::Shutdown::Write).unwrap();
+        let mut sink = [0u8; 64];
+        while s.read(&mut sink).unwrap_or(0) > 0 {}
+    });
+    let strategy: Strategy = "smart-minrtt".parse().unwrap();
+    let started = std::time::Instant::now();
+    let conn = host
+        .connect(remote, strategy_config(strategy, 8_960))
+        .unwrap();
+    let out = drive(&mut host, remote, conn, &[]);
+    server.join().unwrap();
+    assert!(
+        out.received == data,
+        "{} bytes, or different",
+        out.received.len()
+    );
+    let srtt = out.conn.stats().srtt.expect("an RTT was measured");
+    assert!(
+        (Duration::from_millis(30)..Duration::from_millis(300)).contains(&srtt),
+        "smoothed RTT {srtt:?}"
+    );
+    // Handshake, request and close each take a round trip at least.
+    assert!(started.elapsed() >= Duration::from_millis(60));
+}
