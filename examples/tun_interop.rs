@@ -1,13 +1,15 @@
 //! ackwise receivers against unmodified Linux senders on a shaped path,
-//! beside the kernel's own receiver on an identically shaped path; writes
-//! `docs/results/interop.md` (or `--out FILE`).
+//! beside the kernel's own receiver on an identically shaped path, and
+//! ackwise senders against Linux's receiver beside Linux's own senders;
+//! writes `docs/results/interop.md` (or `--out FILE`).
 //!
 //! ```text
 //! sudo cargo run --release --example tun_interop -- [--rates 20mbit,100mbit] [--bytes 8000000]
 //!     [--limit-ms 50] [--repeat 3] [--out docs/results/interop.md]
 //! ```
 //!
-//! Needs root, /dev/net/tun, `ip` and `tc` (tbf). Two paths leave a
+//! Needs root, /dev/net/tun, `ip`, `tc` (tbf, ingress, mirred) and the
+//! ifb link type. Downloads: two paths leave a
 //! kernel TCP server in the root namespace, each shaped by the same tbf
 //! qdisc (rate, queue of `--limit-ms` at that rate) on the sending side:
 //!
@@ -23,6 +25,13 @@
 //! count of the receiver's pure ACKs (ackwise's own counter; for the
 //! kernel receiver the sender's `segs_in` less the handshake's and the
 //! FIN's), each beside the kernel receiver's.
+//!
+//! Uploads: a kernel receiver in the root namespace reads `--bytes` from
+//! an ackwise sender through the TUN interface (its traffic into the
+//! kernel redirected to an ifb device carrying the same tbf), and from a
+//! kernel sender in the namespace (this program run there with `push`,
+//! the tbf on its side of the veth pair), with each of Linux's congestion
+//! controls. Completion runs from the receiver's accept to its last byte.
 
 use ackwise::connection::State;
 use ackwise::lab::Strategy;
@@ -41,7 +50,9 @@ const VETH_KERNEL: Ipv4Addr = Ipv4Addr::new(10, 213, 0, 1);
 const VETH_CLIENT: Ipv4Addr = Ipv4Addr::new(10, 213, 0, 2);
 const TUN_KERNEL: Ipv4Addr = Ipv4Addr::new(10, 214, 0, 1);
 const TUN_HOST: Ipv4Addr = Ipv4Addr::new(10, 214, 0, 2);
+const IFB: &str = "ackwif0";
 const RECEIVERS: [&str; 5] = ["ae", "da", "smart", "smart-minrtt", "acc"];
+const SENDERS: [&str; 4] = ["4w-adaptive", "4w", "da", "ae"];
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -63,6 +74,18 @@ fn main() {
             total += n as u64;
         }
         println!("{} {}", started.elapsed().as_secs_f64(), total);
+        return;
+    }
+    if args.get(1).map(String::as_str) == Some("push") {
+        // A kernel sender, inside the namespace.
+        let addr: SocketAddrV4 = args[2].parse().expect("push ADDR BYTES");
+        let bytes: usize = args[3].parse().expect("push ADDR BYTES");
+        let data: Vec<u8> = (0..bytes).map(|i| (i % 251) as u8).collect();
+        let mut s = std::net::TcpStream::connect(addr).expect("connect");
+        s.write_all(&data).expect("write");
+        s.shutdown(std::net::Shutdown::Write).expect("shutdown");
+        let mut sink = [0u8; 64];
+        while s.read(&mut sink).unwrap_or(0) > 0 {}
         return;
     }
     if let Err(e) = run(&args[1..]) {
@@ -96,6 +119,7 @@ fn sh(cmd: &str) -> Result<String, String> {
 fn cleanup() {
     let _ = sh(&format!("ip netns del {NETNS} 2>/dev/null"));
     let _ = sh(&format!("ip link del {VETH_ROOT} 2>/dev/null"));
+    let _ = sh(&format!("ip link del {IFB} 2>/dev/null"));
 }
 
 struct Row {
@@ -145,6 +169,13 @@ fn run(args: &[String]) -> Result<(), String> {
         // sees and acknowledges wire-sized segments, as the TUN host does.
         format!("ethtool -K {VETH_ROOT} tso off gso off gro off 2>/dev/null || true"),
         format!("ip netns exec {NETNS} sh -c 'ethtool -K {VETH_NS} tso off gso off gro off 2>/dev/null || true'"),
+        // What the ackwise host sends into the kernel goes through the
+        // ifb device and its tbf, as the namespace's sender's packets go
+        // through the tbf on its end of the veth pair.
+        format!("ip link add {IFB} type ifb"),
+        format!("ip link set {IFB} up"),
+        format!("tc qdisc add dev {TUN} handle ffff: ingress"),
+        format!("tc filter add dev {TUN} parent ffff: protocol all u32 match u32 0 0 action mirred egress redirect dev {IFB}"),
     ] {
         sh(&cmd)?;
     }
@@ -154,10 +185,13 @@ fn run(args: &[String]) -> Result<(), String> {
     let available = sh("sysctl -n net.ipv4.tcp_available_congestion_control")?;
     let data: Vec<u8> = (0..bytes).map(|i| (i % 251) as u8).collect();
     let mut rows = Vec::new();
+    let mut uploads = Vec::new();
     let result = (|| -> Result<(), String> {
         for rate in &rates {
             sh(&tbf(VETH_ROOT, rate))?;
             sh(&tbf(TUN, rate))?;
+            sh(&tbf(IFB, rate))?;
+            sh(&format!("ip netns exec {NETNS} {}", tbf(VETH_NS, rate)))?;
             for cc in ["cubic", "reno", "bbr"] {
                 if !available.split_whitespace().any(|a| a == cc) {
                     eprintln!("{cc}: not available here, skipped");
@@ -180,6 +214,17 @@ fn run(args: &[String]) -> Result<(), String> {
                     completion_s: median(times),
                     acks: median(acks),
                 });
+                let times = (0..repeat)
+                    .map(|_| kernel_sender(&data))
+                    .collect::<Result<Vec<_>, _>>()?;
+                uploads.push(Row {
+                    rate: rate.clone(),
+                    cc: cc.into(),
+                    receiver: format!("kernel {cc}"),
+                    completion_s: median(times),
+                    acks: 0.0,
+                });
+                eprintln!("{rate} upload kernel {cc}: {:.3} s", median_of(&uploads));
                 for name in RECEIVERS {
                     let mut times = Vec::new();
                     let mut acks = Vec::new();
@@ -202,6 +247,19 @@ fn run(args: &[String]) -> Result<(), String> {
                     );
                 }
             }
+            for name in SENDERS {
+                let times = (0..repeat)
+                    .map(|_| ackwise_sender(&mut host, name, &data))
+                    .collect::<Result<Vec<_>, _>>()?;
+                uploads.push(Row {
+                    rate: rate.clone(),
+                    cc: String::new(),
+                    receiver: name.into(),
+                    completion_s: median(times),
+                    acks: 0.0,
+                });
+                eprintln!("{rate} upload {name}: {:.3} s", median_of(&uploads));
+            }
         }
         Ok(())
     })();
@@ -210,7 +268,8 @@ fn run(args: &[String]) -> Result<(), String> {
     ));
     cleanup();
     result?;
-    let page = page(&rows, &rates.join(","), bytes, limit_ms, repeat);
+    let mut page = page(&rows, &rates.join(","), bytes, limit_ms, repeat);
+    page.push_str(&uploads_section(&uploads, bytes));
     std::fs::write(&out, page).map_err(|e| format!("{out}: {e}"))?;
     eprintln!("wrote {out}");
     Ok(())
@@ -316,6 +375,137 @@ fn ackwise_receiver(host: &mut TunHost, name: &str, data: &[u8]) -> Result<(f64,
         finished.unwrap_or_else(|| started.elapsed().as_secs_f64()),
         conn.stats().pure_acks_sent as f64,
     ))
+}
+
+fn median_of(rows: &[Row]) -> f64 {
+    rows.last().map_or(0.0, |r| r.completion_s)
+}
+
+/// The kernel receiver's side of one upload: accepts one sender, reads to
+/// its FIN, checks the bytes; seconds from the accept to the last byte.
+fn receive(listener: TcpListener, data: &[u8]) -> std::thread::JoinHandle<Result<f64, String>> {
+    let want = data.to_vec();
+    std::thread::spawn(move || {
+        let (mut s, _) = listener.accept().map_err(|e| e.to_string())?;
+        let started = Instant::now();
+        let mut got = Vec::with_capacity(want.len());
+        s.read_to_end(&mut got).map_err(|e| e.to_string())?;
+        let secs = started.elapsed().as_secs_f64();
+        if got != want {
+            return Err(format!(
+                "the kernel receiver got {} bytes, or different",
+                got.len()
+            ));
+        }
+        Ok(secs)
+    })
+}
+
+/// One upload from a kernel sender in the namespace to a kernel receiver
+/// in the root namespace, through the shaped veth pair.
+fn kernel_sender(data: &[u8]) -> Result<f64, String> {
+    let listener = TcpListener::bind((VETH_KERNEL, 0)).map_err(|e| e.to_string())?;
+    let port = listener.local_addr().map_err(|e| e.to_string())?.port();
+    let receiver = receive(listener, data);
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    sh(&format!(
+        "ip netns exec {NETNS} {} push {VETH_KERNEL}:{port} {}",
+        exe.display(),
+        data.len()
+    ))?;
+    receiver.join().map_err(|_| "receiver thread failed")?
+}
+
+/// One upload from the ackwise host with strategy `name` to a kernel
+/// receiver, through the TUN interface and the ifb's tbf.
+fn ackwise_sender(host: &mut TunHost, name: &str, data: &[u8]) -> Result<f64, String> {
+    let listener = TcpListener::bind((TUN_KERNEL, 0)).map_err(|e| e.to_string())?;
+    let remote = match listener.local_addr().map_err(|e| e.to_string())? {
+        std::net::SocketAddr::V4(a) => a,
+        other => return Err(format!("{other}: not IPv4")),
+    };
+    let receiver = receive(listener, data);
+    let strategy: Strategy = name.parse().map_err(|e| format!("{name}: {e}"))?;
+    let mut conn = host
+        .connect(remote, strategy_config(strategy, 8_960))
+        .map_err(|e| e.to_string())?;
+    let mut written = 0usize;
+    let mut closed = false;
+    host.run(&mut conn, remote, Duration::from_secs(600), |c| {
+        if c.is_established() {
+            while written < data.len() {
+                let n = c.write(&data[written..]);
+                if n == 0 {
+                    break;
+                }
+                written += n;
+            }
+            if written == data.len() && !closed {
+                c.close();
+                closed = true;
+            }
+        }
+        while c.poll_event().is_some() {}
+        closed && matches!(c.state(), State::TimeWait | State::Closed)
+    })
+    .map_err(|e| format!("{name}: {e}"))?;
+    receiver.join().map_err(|_| "receiver thread failed")?
+}
+
+/// The uploads' table and the target's verdict.
+fn uploads_section(uploads: &[Row], bytes: usize) -> String {
+    let mut s = String::from(
+        "
+## ackwise senders against Linux's receiver
+
+",
+    );
+    s.push_str(&format!(
+        "A kernel receiver reads {bytes} bytes from each sender through the same tbf (for the ackwise sender, its packets into the kernel \
+         redirected through an ifb device carrying the qdisc; for a kernel sender in the namespace, the qdisc on its end of the veth pair). \
+         Linux's receiver ignores ackwise's ACK-request option, so every ackwise sender runs on the kernel's own ACKs. Completion runs from \
+         the receiver's accept to its last byte; medians.\n\n"
+    ));
+    s.push_str("| rate | sender | completion s | vs fastest kernel sender |\n|---|---|---|---|\n");
+    let best_kernel = |rate: &str| {
+        uploads
+            .iter()
+            .filter(|r| r.rate == rate && r.receiver.starts_with("kernel"))
+            .map(|r| r.completion_s)
+            .fold(f64::INFINITY, f64::min)
+    };
+    for r in uploads {
+        s.push_str(&format!(
+            "| {} | `{}` | {:.3} | {:.3} |\n",
+            r.rate,
+            r.receiver,
+            r.completion_s,
+            r.completion_s / best_kernel(&r.rate)
+        ));
+    }
+    let slow: Vec<String> = uploads
+        .iter()
+        .filter(|r| {
+            !r.receiver.starts_with("kernel") && r.completion_s > 1.10 * best_kernel(&r.rate)
+        })
+        .map(|r| {
+            format!(
+                "{} at {} ({:.3}x)",
+                r.receiver,
+                r.rate,
+                r.completion_s / best_kernel(&r.rate)
+            )
+        })
+        .collect();
+    s.push_str(&format!(
+        "\nTarget (issue 15): an ackwise sender is never more than 10% slower than a kernel sender to the same receiver: {}.\n",
+        if slow.is_empty() {
+            "met on every rate".to_string()
+        } else {
+            format!("missed by {}", slow.join(", "))
+        }
+    ));
+    s
 }
 
 fn page(rows: &[Row], rates: &str, bytes: usize, limit_ms: u32, repeat: usize) -> String {
