@@ -5,7 +5,9 @@
 //! read or write is one IP packet). [`TunHost`] is one userspace TCP host
 //! behind it, with an address of its own on the interface's subnet: it
 //! drives sans-IO [`Connection`]s with real time, frames each segment in
-//! IPv4 with the checksums the kernel checks ([`crate::wire::ip`]), takes
+//! IPv4, or IPv6 once both sides have an IPv6 address
+//! ([`TunDevice::add_ipv6`], [`TunHost::set_ipv6`]), with the checksums
+//! the kernel checks ([`crate::wire::ip`]), takes
 //! the segments addressed to it out of what the kernel sends, and leaves
 //! everything else (the kernel's IPv6 router solicitations, say) alone.
 //! The connection's MSS is capped by the interface MTU, and ECN bits pass
@@ -50,7 +52,7 @@ use crate::time::Instant;
 use crate::wire::ip;
 use std::collections::VecDeque;
 use std::io;
-use std::net::{IpAddr, Ipv4Addr, SocketAddrV4};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::time::Duration;
 use tun_device::AbstractDevice;
 
@@ -61,6 +63,8 @@ const POLL_CAP: Duration = Duration::from_millis(50);
 /// Bytes of IPv4 and TCP header without options, taken off the MTU for
 /// the MSS.
 const HEADERS_BYTES: u32 = 40;
+/// The same over IPv6 (its fixed header is 40 bytes).
+const HEADERS_BYTES_V6: u32 = 60;
 
 /// An open TUN interface (through the `tun` crate).
 pub struct TunDevice {
@@ -102,6 +106,33 @@ impl TunDevice {
         })?;
         let name = dev.tun_name().unwrap_or_else(|_| name.to_string());
         Ok(TunDevice { dev, name })
+    }
+
+    /// Gives the kernel the IPv6 address `kernel` on a subnet of
+    /// `prefix_len` bits too (without duplicate address detection, so it
+    /// is usable at once). The `tun` crate sets IPv4 addresses only, so
+    /// this runs `ip -6 addr add`; it needs the `ip` tool (iproute2) and
+    /// IPv6 enabled on the interface.
+    pub fn add_ipv6(&self, kernel: Ipv6Addr, prefix_len: u8) -> io::Result<()> {
+        if !(1..=126).contains(&prefix_len) {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("IPv6 prefix length {prefix_len}: 1 to 126 (room for two hosts)"),
+            ));
+        }
+        let address = format!("{kernel}/{prefix_len}");
+        let out = std::process::Command::new("ip")
+            .args(["-6", "addr", "add", &address, "dev", &self.name, "nodad"])
+            .output()
+            .map_err(|e| io::Error::other(format!("running `ip -6 addr add`: {e}")))?;
+        if !out.status.success() {
+            return Err(io::Error::other(format!(
+                "ip -6 addr add {address} dev {}: {}",
+                self.name,
+                String::from_utf8_lossy(&out.stderr).trim()
+            )));
+        }
+        Ok(())
     }
 
     /// The interface's name.
@@ -159,6 +190,7 @@ pub struct TunStats {
 pub struct TunHost {
     dev: TunDevice,
     local: Ipv4Addr,
+    local_v6: Option<Ipv6Addr>,
     epoch: std::time::Instant,
     ident: u16,
     next_port: u16,
@@ -185,6 +217,7 @@ impl TunHost {
         TunHost {
             dev,
             local,
+            local_v6: None,
             epoch,
             ident: 0,
             next_port: 49_152 + (seed % 16_000) as u16,
@@ -196,6 +229,26 @@ impl TunHost {
             delay: Duration::ZERO,
             outbound: VecDeque::new(),
             inbound: VecDeque::new(),
+        }
+    }
+
+    /// Gives the host the IPv6 address `local` as well, on the subnet of
+    /// the kernel's ([`TunDevice::add_ipv6`]): connections to IPv6 peers
+    /// then go out from it, and SYNs to it are answered.
+    pub fn set_ipv6(&mut self, local: Ipv6Addr) {
+        self.local_v6 = Some(local);
+    }
+
+    /// This host's address for talking to `remote`: of the same family.
+    fn local_for(&self, remote: IpAddr) -> io::Result<IpAddr> {
+        match remote {
+            IpAddr::V4(_) => Ok(IpAddr::V4(self.local)),
+            IpAddr::V6(_) => self.local_v6.map(IpAddr::V6).ok_or_else(|| {
+                io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!("{remote}: this host has no IPv6 address (TunHost::set_ipv6)"),
+                )
+            }),
         }
     }
 
@@ -242,11 +295,12 @@ impl TunHost {
     }
 
     /// `config` as this carrier runs it: the MSS capped by the interface
-    /// MTU, checksums left to the carrier (it computes and checks them
-    /// over the real addresses).
-    fn carrier_config(&self, config: Config) -> io::Result<Config> {
+    /// MTU less the headers of the family (`v6`), checksums left to the
+    /// carrier (it computes and checks them over the real addresses).
+    fn carrier_config(&self, config: Config, v6: bool) -> io::Result<Config> {
         let mtu = self.dev.mtu()?;
-        let cap = u16::try_from(mtu.saturating_sub(HEADERS_BYTES)).unwrap_or(u16::MAX);
+        let headers = if v6 { HEADERS_BYTES_V6 } else { HEADERS_BYTES };
+        let cap = u16::try_from(mtu.saturating_sub(headers)).unwrap_or(u16::MAX);
         Ok(Config {
             mss: config.mss.min(cap),
             checksums: false,
@@ -254,17 +308,18 @@ impl TunHost {
         })
     }
 
-    /// Waits up to `limit` for a SYN to this host's `port` and answers it:
-    /// the connection (its SYN-ACK goes out in [`run`](Self::run)) and the
-    /// peer. Other packets that arrive meanwhile are dropped, as a host
-    /// with nothing else open would.
+    /// Waits up to `limit` for a SYN to this host's `port` (at either of
+    /// its addresses) and answers it: the connection (its SYN-ACK goes out
+    /// in [`run`](Self::run)) and the peer. Other packets that arrive
+    /// meanwhile are dropped, as a host with nothing else open would.
     pub fn accept(
         &mut self,
         port: u16,
         config: Config,
         limit: Duration,
-    ) -> io::Result<(Connection, SocketAddrV4)> {
-        let config = self.carrier_config(config)?;
+    ) -> io::Result<(Connection, SocketAddr)> {
+        let v4 = self.carrier_config(config.clone(), false)?;
+        let v6 = self.carrier_config(config, true)?;
         let give_up = std::time::Instant::now() + limit;
         loop {
             let left = give_up.saturating_duration_since(std::time::Instant::now());
@@ -279,23 +334,20 @@ impl TunHost {
             };
             record(&mut self.capture, &self.rx[..n])?;
             let now = self.now();
-            let local = self.local;
             let accepted = match ip::unframe(&self.rx[..n]) {
                 // SYN set, ACK and RST clear.
                 Ok(u)
-                    if u.dst == IpAddr::V4(local)
+                    if self.local_for(u.src).is_ok_and(|local| local == u.dst)
                         && ports(u.segment).is_some_and(|(_, dst)| dst == port)
                         && u.segment.get(13).is_some_and(|f| f & 0x16 == 0x02) =>
                 {
                     let src_port = ports(u.segment).map_or(0, |p| p.0);
                     let mut rng =
                         crate::testing::TestRng::seed_from_u64(wall_nanos() ^ u64::from(src_port));
+                    let config = if u.src.is_ipv6() { &v6 } else { &v4 };
                     Connection::accept(config.clone(), now, u.segment, &mut rng)
                         .ok()
-                        .and_then(|c| match u.src {
-                            IpAddr::V4(src) => Some((c, SocketAddrV4::new(src, src_port))),
-                            IpAddr::V6(_) => None,
-                        })
+                        .map(|c| (c, SocketAddr::new(u.src, src_port)))
                 }
                 _ => None,
             };
@@ -312,11 +364,18 @@ impl TunHost {
         }
     }
 
-    /// Opens a connection to `remote` from a fresh local port, with
-    /// `config` as the carrier runs it (MSS capped by the MTU, checksums
-    /// over the real addresses). The SYN goes out in [`run`](Self::run).
-    pub fn connect(&mut self, remote: SocketAddrV4, config: Config) -> io::Result<Connection> {
-        let config = self.carrier_config(config)?;
+    /// Opens a connection to `remote` (IPv4, or IPv6 once the host has an
+    /// IPv6 address) from a fresh local port, with `config` as the
+    /// carrier runs it (MSS capped by the MTU, checksums over the real
+    /// addresses). The SYN goes out in [`run`](Self::run).
+    pub fn connect(
+        &mut self,
+        remote: impl Into<SocketAddr>,
+        config: Config,
+    ) -> io::Result<Connection> {
+        let remote = remote.into();
+        self.local_for(remote.ip())?;
+        let config = self.carrier_config(config, remote.is_ipv6())?;
         let port = self.next_port;
         self.next_port = if port == u16::MAX { 49_152 } else { port + 1 };
         // Initial sequence numbers need only differ between connections
@@ -335,10 +394,12 @@ impl TunHost {
     pub fn run(
         &mut self,
         conn: &mut Connection,
-        remote: SocketAddrV4,
+        remote: impl Into<SocketAddr>,
         limit: Duration,
         mut app: impl FnMut(&mut Connection) -> bool,
     ) -> io::Result<()> {
+        let remote = remote.into();
+        let local = self.local_for(remote.ip())?;
         let give_up = std::time::Instant::now() + limit;
         loop {
             let done = app(conn);
@@ -349,8 +410,8 @@ impl TunHost {
                 ip::frame(
                     &mut self.frame,
                     self.ident,
-                    IpAddr::V4(self.local),
-                    IpAddr::V4(*remote.ip()),
+                    local,
+                    remote.ip(),
                     ecn,
                     &self.segment[..n],
                 )
@@ -401,8 +462,8 @@ impl TunHost {
                 let now = self.now();
                 match ip::unframe(&packet) {
                     Ok(u)
-                        if u.dst == IpAddr::V4(self.local)
-                            && u.src == IpAddr::V4(*remote.ip())
+                        if u.dst == local
+                            && u.src == remote.ip()
                             && ports(u.segment) == Some((remote.port(), conn.local_port())) =>
                     {
                         self.stats.packets_received += 1;

@@ -13,7 +13,7 @@ use ackwise::lab::Strategy;
 use ackwise::net::transfer::strategy_config;
 use ackwise::tun::{TunDevice, TunHost};
 use std::io::{Read, Write};
-use std::net::{Ipv4Addr, SocketAddrV4, TcpListener};
+use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, TcpListener};
 use std::time::Duration;
 
 const BYTES: usize = 3_000_000;
@@ -50,7 +50,13 @@ struct Outcome {
     conn: Connection,
 }
 
-fn drive(host: &mut TunHost, remote: SocketAddrV4, mut conn: Connection, upload: &[u8]) -> Outcome {
+fn drive(
+    host: &mut TunHost,
+    remote: impl Into<SocketAddr>,
+    mut conn: Connection,
+    upload: &[u8],
+) -> Outcome {
+    let remote = remote.into();
     let mut received = Vec::new();
     let mut written = 0;
     let mut closed = false;
@@ -224,7 +230,7 @@ fn kernel_clients_upload_to_and_download_from_an_ackwise_server() {
                 Duration::from_secs(10),
             )
             .unwrap();
-        assert_eq!(*peer.ip(), kernel);
+        assert_eq!(peer.ip(), std::net::IpAddr::V4(kernel));
         let out = drive(&mut host, peer, conn, &[]);
         client.join().unwrap();
         assert!(
@@ -298,4 +304,65 @@ fn a_delay_line_gives_the_path_its_round_trip_time() {
     );
     // Handshake, request and close each take a round trip at least.
     assert!(started.elapsed() >= Duration::from_millis(60));
+}
+
+#[test]
+fn downloads_and_uploads_over_ipv6() {
+    let Some((mut host, _)) = link(4) else {
+        return;
+    };
+    let pid = std::process::id();
+    let kernel = Ipv6Addr::new(0xfd00, 0xac, (pid & 0xffff) as u16, 4, 0, 0, 0, 1);
+    let local = Ipv6Addr::new(0xfd00, 0xac, (pid & 0xffff) as u16, 4, 0, 0, 0, 2);
+    if let Err(e) = host.device().add_ipv6(kernel, 126) {
+        assert!(
+            std::env::var_os("ACKWISE_REQUIRE_TUN").is_none(),
+            "ACKWISE_REQUIRE_TUN is set but IPv6 cannot be set up on TUN: {e}"
+        );
+        eprintln!("skipping the IPv6 TUN test: {e}");
+        return;
+    }
+    host.set_ipv6(local);
+    let mtu = host.device().mtu().unwrap();
+    let data: Vec<u8> = content()[..1_000_000].to_vec();
+    // Download: a kernel server sends, ackwise receives.
+    let listener = TcpListener::bind((kernel, 0)).unwrap();
+    let remote = listener.local_addr().unwrap();
+    let served = data.clone();
+    let server = std::thread::spawn(move || {
+        let (mut s, _) = listener.accept().unwrap();
+        s.write_all(&served).unwrap();
+        s.shutdown(std::net::Shutdown::Write).unwrap();
+        let mut sink = [0u8; 64];
+        while s.read(&mut sink).unwrap_or(0) > 0 {}
+    });
+    let smart: Strategy = "smart-minrtt".parse().unwrap();
+    let conn = host.connect(remote, strategy_config(smart, 8_960)).unwrap();
+    let out = drive(&mut host, remote, conn, &[]);
+    server.join().unwrap();
+    assert!(
+        out.received == data,
+        "{} bytes, or different",
+        out.received.len()
+    );
+    let n = out.conn.negotiated();
+    assert!(n.sack && n.timestamps && n.window_scaling, "{n:?}");
+    // The IPv6 header is 20 bytes longer than IPv4's.
+    assert!(u32::from(n.peer_mss) <= mtu - 60, "{n:?}");
+    // Upload: ackwise sends, a kernel receiver checks.
+    let listener = TcpListener::bind((kernel, 0)).unwrap();
+    let remote = listener.local_addr().unwrap();
+    let receiver = std::thread::spawn(move || {
+        let (mut s, peer) = listener.accept().unwrap();
+        let mut got = Vec::new();
+        s.read_to_end(&mut got).unwrap();
+        (got, peer)
+    });
+    let conn = host
+        .connect(remote, strategy_config(Strategy::DEFAULT, 8_960))
+        .unwrap();
+    drive(&mut host, remote, conn, &data);
+    let (got, peer) = receiver.join().unwrap();
+    assert!(got == data, "{} bytes, or different", got.len());
+    assert_eq!(peer.ip(), std::net::IpAddr::V6(local));
 }
