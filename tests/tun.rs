@@ -308,6 +308,13 @@ fn a_delay_line_gives_the_path_its_round_trip_time() {
 
 #[test]
 fn downloads_and_uploads_over_ipv6() {
+    // IPv6 switched off on the machine is a setting, not a fault.
+    let ipv6_off = std::fs::read_to_string("/proc/sys/net/ipv6/conf/all/disable_ipv6")
+        .map_or(true, |s| s.trim() == "1");
+    if ipv6_off {
+        eprintln!("skipping the IPv6 TUN test: IPv6 is disabled on this machine");
+        return;
+    }
     let Some((mut host, _)) = link(4) else {
         return;
     };
