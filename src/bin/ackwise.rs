@@ -361,6 +361,16 @@ struct LabArgs {
     /// report gauntlet: read this merged gauntlet file instead of running.
     #[arg(long, value_name = "FILE")]
     from: Option<String>,
+    /// bench: run one scaling point with this many flows (with --rate and
+    /// --seconds; --json FILE writes its record, peak memory included).
+    #[arg(long, value_name = "N")]
+    flows: Option<usize>,
+    /// bench: the scaling point's bottleneck rate, e.g. `1gbit`.
+    #[arg(long, value_name = "RATE")]
+    rate: Option<String>,
+    /// bench: the scaling point's simulated seconds.
+    #[arg(long, value_name = "S")]
+    seconds: Option<u64>,
     /// No progress output.
     #[arg(long, short)]
     quiet: bool,
@@ -958,6 +968,39 @@ fn bench() -> Result<(), LabError> {
     Ok(())
 }
 
+/// `lab bench --flows N --rate R --seconds S [--json FILE]`: one scaling
+/// point in this process, so that its peak memory is the point's own.
+fn bench_point(args: &LabArgs) -> Result<(), LabError> {
+    let reference = lab::bench::ScalePoint::REFERENCE;
+    let rate_bps = match &args.rate {
+        Some(r) => lab::units::parse_rate(r).map_err(|problem| LabError::Field {
+            field: "--rate".into(),
+            problem,
+        })?,
+        None => reference.rate_bps,
+    };
+    let flows = args.flows.unwrap_or(reference.flows);
+    let seconds = args.seconds.unwrap_or(reference.simulated.as_secs());
+    if !(1..=100_000).contains(&flows) || seconds == 0 || rate_bps == 0 {
+        return Err(LabError::Field {
+            field: "--flows/--rate/--seconds".into(),
+            problem: "flows 1-100000, a positive rate and seconds".into(),
+        });
+    }
+    let point = lab::bench::ScalePoint {
+        flows,
+        rate_bps,
+        simulated: std::time::Duration::from_secs(seconds),
+    };
+    let r = lab::bench::run_point(&point)?;
+    let record = lab::bench::PointRecord::new(&point, &r, lab::bench::peak_rss_bytes());
+    println!("{}", record.summary());
+    if let Some(path) = &args.json {
+        write_file(path, &record.to_json())?;
+    }
+    Ok(())
+}
+
 fn write_file(path: &str, text: &str) -> Result<(), LabError> {
     std::fs::write(path, text).map_err(|source| LabError::Io {
         path: path.to_string(),
@@ -1141,6 +1184,10 @@ fn lab_command(args: LabArgs) -> Result<ExitCode, LabError> {
     if target == "list" {
         list();
         return Ok(ExitCode::SUCCESS);
+    }
+    if target == "bench" && (args.flows.is_some() || args.rate.is_some() || args.seconds.is_some())
+    {
+        return bench_point(&args).map(|()| ExitCode::SUCCESS);
     }
     if target == "bench" {
         return bench().map(|()| ExitCode::SUCCESS);

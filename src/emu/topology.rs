@@ -274,6 +274,19 @@ impl Scenario {
         s
     }
 
+    /// Every flow of `flows` over the same pair of links (link 0 forward,
+    /// link 1 reverse), no access links: [`single_link`](Self::single_link)
+    /// shared.
+    pub fn shared_link(forward: &HopSpec, reverse: &HopSpec, flows: &[FlowParams]) -> Scenario {
+        let mut s = Scenario::default();
+        let f = add_hop(&mut s, "fwd".into(), forward);
+        let r = add_hop(&mut s, "rev".into(), reverse);
+        for (i, flow) in flows.iter().enumerate() {
+            s.flows.push(flow_spec(i, flow, vec![f], vec![r]));
+        }
+        s
+    }
+
     /// A single flow over one bottleneck in each direction, no access
     /// links: the smallest useful scenario (paper 004's 1-0 configuration
     /// without edge hops). Link 0 is forward, link 1 reverse.

@@ -147,16 +147,23 @@ pub(crate) fn bench(d: &Ns2Dumbbell) -> String {
     );
     let _ = writeln!(s, "$ns queue-limit $a $b {}", d.queue_limit_packets);
     let _ = writeln!(s, "$ns queue-limit $b $a {}", d.queue_limit_packets);
-    s.push_str("set tcp [new Agent/TCP/Sack1]\n");
-    sender_settings(&mut s, "$tcp", d);
-    let _ = writeln!(s, "set sink [new {}]", sink_class(d.sink));
-    s.push_str("$ns attach-agent $a $tcp\n$ns attach-agent $b $sink\n$ns connect $tcp $sink\n");
-    let _ = writeln!(s, "$ns at 0 \"$tcp advance {}\"", d.segments);
-    // A proc, so that the counter is read at the horizon and not when the
-    // event is scheduled.
     let _ = writeln!(
         s,
-        "proc finish {{}} {{\n    global tcp\n    puts \"{BENCH_LINE} [$tcp set ndatapack_]\"\n    exit 0\n}}"
+        "for {{set i 0}} {{$i < {}}} {{incr i}} {{",
+        d.flows.max(1)
+    );
+    s.push_str("    set tcp($i) [new Agent/TCP/Sack1]\n");
+    sender_settings(&mut s, "$tcp($i)", d);
+    let _ = writeln!(s, "    set sink($i) [new {}]", sink_class(d.sink));
+    s.push_str("    $ns attach-agent $a $tcp($i)\n    $ns attach-agent $b $sink($i)\n");
+    s.push_str("    $ns connect $tcp($i) $sink($i)\n");
+    let _ = writeln!(s, "    $ns at 0 \"$tcp($i) advance {}\"", d.segments);
+    s.push_str("}\n");
+    // A proc, so that the counters are read at the horizon and not when
+    // the event is scheduled.
+    let _ = writeln!(
+        s,
+        "proc finish {{}} {{\n    global tcp\n    set n 0\n    foreach i [array names tcp] {{ incr n [$tcp($i) set ndatapack_] }}\n    puts \"{BENCH_LINE} $n\"\n    exit 0\n}}"
     );
     let _ = writeln!(s, "$ns at {} finish", secs(d.horizon));
     s.push_str("$ns run\n");

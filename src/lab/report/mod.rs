@@ -17,6 +17,7 @@ mod paper_003;
 mod paper_004;
 #[cfg(feature = "quic")]
 mod quic;
+mod speed;
 #[cfg(test)]
 mod tests;
 
@@ -25,12 +26,13 @@ use paper_003::paper_003;
 use paper_004::paper_004;
 
 /// The pages `ackwise lab report` can write.
-pub const PAGES: [&str; 5] = [
+pub const PAGES: [&str; 6] = [
     "paper-003",
     "paper-004",
     "ack-management",
     "gauntlet",
     "quic",
+    "speed",
 ];
 
 /// What to write and how to run it.
@@ -333,6 +335,7 @@ pub fn write_report(plan: &ReportPlan) -> Result<PathBuf, LabError> {
         "paper-003" => paper_003(plan),
         "paper-004" => paper_004(plan),
         "ack-management" => ack_management(plan),
+        "speed" => speed::speed_page(plan),
         "gauntlet" => super::gauntlet::page::write_report(&plan.into()),
         #[cfg(feature = "quic")]
         "quic" => quic::quic_page(plan),
