@@ -78,7 +78,19 @@ trait AppEnd {
     /// Drops what the end reported since the last call: the applications
     /// read state directly.
     fn discard_events(&mut self) {}
+    /// How much more the application should write now, at most: `None`
+    /// for as much as the end takes.
+    fn write_budget(&self) -> Option<u64> {
+        None
+    }
 }
+
+/// Unsent bytes an emulated application keeps queued beyond twice the
+/// congestion window: enough that the sender never waits for data between
+/// two calls of the application (each ACK, timer or packet calls it before
+/// the sender transmits, and no ACK releases more than a window), while
+/// the memory a flow holds follows its window, not its transfer size.
+const BACKLOG_SLACK_BYTES: u64 = 64 * 1024;
 
 impl AppEnd for Connection {
     fn write(&mut self, data: &[u8]) -> usize {
@@ -101,6 +113,14 @@ impl AppEnd for Connection {
     }
     fn discard_events(&mut self) {
         while self.poll_event().is_some() {}
+    }
+    fn write_budget(&self) -> Option<u64> {
+        let s = self.sender();
+        let want = s
+            .cwnd()
+            .saturating_mul(2)
+            .saturating_add(BACKLOG_SLACK_BYTES);
+        Some(want.saturating_sub(s.unsent_bytes()))
     }
 }
 
@@ -220,9 +240,11 @@ impl FlowState {
             _ => (client, server),
         };
         if let Some(c) = client {
-            while self.written < self.bytes {
-                let want = (self.bytes - self.written).min(CHUNK as u64) as usize;
+            let mut budget = c.write_budget().unwrap_or(u64::MAX);
+            while self.written < self.bytes && budget > 0 {
+                let want = (self.bytes - self.written).min(CHUNK as u64).min(budget) as usize;
                 let n = c.write(pattern_at(pattern, self.written, want));
+                budget = budget.saturating_sub(n as u64);
                 if n == 0 {
                     break;
                 }

@@ -322,6 +322,11 @@ impl Sender {
         self.buffer.write(data)
     }
 
+    /// Bytes written but not yet sent once.
+    pub fn unsent_bytes(&self) -> u64 {
+        self.buffer.end().saturating_sub(self.board.high_data())
+    }
+
     /// Room in the send buffer.
     pub fn free_space(&self) -> usize {
         if self.fin_queued {
