@@ -58,9 +58,10 @@ struct Range {
 /// sorted, disjoint and separated by at least one missing byte.
 #[derive(Debug)]
 pub struct Reassembly {
-    /// The ring: empty until the first byte arrives, then `capacity`
-    /// long, so that a connection that never receives data (a half-open
-    /// one, a pure sender) holds no receive memory.
+    /// The ring: empty until the first byte arrives, then as long as the
+    /// data held so far needed (see `reserve_to`), at most `capacity`, so
+    /// that a connection that never receives data (a half-open one, a pure
+    /// sender) holds no receive memory and one with a small window little.
     buf: Vec<u8>,
     /// Size of the ring in bytes.
     capacity: usize,
@@ -197,9 +198,7 @@ impl Reassembly {
             return outcome;
         }
 
-        if self.buf.is_empty() {
-            self.buf = vec![0; self.capacity];
-        }
+        self.reserve_to(end);
         let top_start = self.ranges.last().map(|r| r.start);
         let Reassembly { buf, ranges, .. } = self;
         let mut cursor = start;
@@ -298,12 +297,49 @@ impl Reassembly {
         written
     }
 
+    /// Grows the ring so that it holds every offset from the first unread
+    /// byte up to `end` (at most the capacity beyond it, which the window
+    /// guarantees). The ring starts at [`INITIAL_RING_BYTES`] (or the
+    /// capacity, if smaller) and doubles, so a connection holds memory for
+    /// the most data it ever had between the application and the window's
+    /// edge, not its whole receive buffer: a 16 MiB buffer behind a 2 MB
+    /// window costs 2-4 MiB. Growth copies the held span to its slots in
+    /// the larger ring (amortized once per byte of the largest window).
+    fn reserve_to(&mut self, end: u64) {
+        let need = usize::try_from(end.saturating_sub(self.read_offset)).unwrap_or(usize::MAX);
+        if need <= self.buf.len() {
+            return;
+        }
+        let mut len = self
+            .buf
+            .len()
+            .max(INITIAL_RING_BYTES.min(self.capacity))
+            .max(1);
+        while len < need {
+            len = len.saturating_mul(2).min(self.capacity.max(need));
+        }
+        let mut grown = vec![0; len];
+        let old = self.buf.len();
+        let held_end = self.highest.max(self.next);
+        let mut at = self.read_offset;
+        while old > 0 && at < held_end {
+            let idx = ring_index(old, at);
+            let n = slice_index(held_end - at).min(old - idx);
+            write_ring(&mut grown, at, &self.buf[idx..idx + n]);
+            at += n as u64;
+        }
+        self.buf = grown;
+    }
+
     /// The byte held at stream offset `offset` (tests only).
     #[cfg(test)]
     fn byte_at(&self, offset: u64) -> u8 {
         self.buf[ring_index(self.buf.len(), offset)]
     }
 }
+
+/// The ring's first size: it doubles from here as the window needs.
+const INITIAL_RING_BYTES: usize = 64 * 1024;
 
 /// Ring slot of stream offset `offset`; `capacity` must be non-zero.
 fn ring_index(capacity: usize, offset: u64) -> usize {

@@ -476,3 +476,50 @@ proptest! {
         prop_assert!(!r.has_gaps());
     }
 }
+
+#[test]
+fn the_ring_grows_with_the_window_and_keeps_every_held_byte() {
+    // A 1 MiB buffer starts with a 64 KiB ring and grows as segments land
+    // further out, out of order and while the application reads: every
+    // byte must come out as sent, across growth and wrap-around.
+    let cap = 1 << 20;
+    let total = 4 * cap;
+    let data: Vec<u8> = (0..total).map(|i| (i * 7 % 251) as u8).collect();
+    let mut r = Reassembly::new(cap, 1024);
+    let mut out = Vec::with_capacity(total);
+    let mut buf = vec![0u8; 200_000];
+    let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut step = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    r.insert(0, &data[..1000]);
+    assert_eq!(r.buf.len(), 64 * 1024, "the ring starts small");
+    while out.len() < total {
+        for _ in 0..20 {
+            let next = r.next_offset() as usize;
+            let room = r.window();
+            if next >= total || room == 0 {
+                break;
+            }
+            let ahead = (step() as usize) % room.min(total - next);
+            let at = next + ahead;
+            let len = 1 + (step() as usize) % 3000;
+            let end = (at + len).min(total);
+            r.insert(at as u64, &data[at..end]);
+        }
+        // The hole at RCV.NXT is filled now and then.
+        let next = r.next_offset() as usize;
+        if next < total && step() % 3 == 0 {
+            let end = (next + 1 + (step() as usize) % 5000).min(total);
+            r.insert(next as u64, &data[next..end]);
+        }
+        let want = (step() as usize) % buf.len();
+        let n = r.read(&mut buf[..want]);
+        out.extend_from_slice(&buf[..n]);
+    }
+    assert!(out == data, "{} bytes out, or different", out.len());
+    assert_eq!(r.buf.len(), cap, "the ring grew to the window it needed");
+}
