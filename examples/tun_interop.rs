@@ -224,7 +224,10 @@ fn run(args: &[String]) -> Result<(), String> {
                     completion_s: median(times),
                     acks: 0.0,
                 });
-                eprintln!("{rate} upload kernel {cc}: {:.3} s", median_of(&uploads));
+                eprintln!(
+                    "{rate} upload kernel {cc}: {:.3} s",
+                    last_completion(&uploads)
+                );
                 for name in RECEIVERS {
                     let mut times = Vec::new();
                     let mut acks = Vec::new();
@@ -258,7 +261,7 @@ fn run(args: &[String]) -> Result<(), String> {
                     completion_s: median(times),
                     acks: 0.0,
                 });
-                eprintln!("{rate} upload {name}: {:.3} s", median_of(&uploads));
+                eprintln!("{rate} upload {name}: {:.3} s", last_completion(&uploads));
             }
         }
         Ok(())
@@ -377,7 +380,8 @@ fn ackwise_receiver(host: &mut TunHost, name: &str, data: &[u8]) -> Result<(f64,
     ))
 }
 
-fn median_of(rows: &[Row]) -> f64 {
+/// The completion of the row just pushed, for the progress line.
+fn last_completion(rows: &[Row]) -> f64 {
     rows.last().map_or(0.0, |r| r.completion_s)
 }
 

@@ -202,10 +202,10 @@ pub struct TunHost {
     /// One-way propagation delay added to each direction.
     delay: Duration,
     /// Framed packets waiting for their time to reach the kernel.
-    outbound: VecDeque<(std::time::Instant, Vec<u8>)>,
+    outbound: DelayLine,
     /// Packets read from the kernel, waiting for their time to reach the
     /// connection.
-    inbound: VecDeque<(std::time::Instant, Vec<u8>)>,
+    inbound: DelayLine,
 }
 
 impl TunHost {
@@ -227,8 +227,8 @@ impl TunHost {
             stats: TunStats::default(),
             capture: None,
             delay: Duration::ZERO,
-            outbound: VecDeque::new(),
-            inbound: VecDeque::new(),
+            outbound: DelayLine::default(),
+            inbound: DelayLine::default(),
         }
     }
 
@@ -416,14 +416,13 @@ impl TunHost {
                     &self.segment[..n],
                 )
                 .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
-                let due = std::time::Instant::now() + self.delay;
-                self.outbound.push_back((due, self.frame.clone()));
+                self.outbound.push(&self.frame, self.delay);
             }
             self.send_due()?;
             if done {
                 // What the connection sent last (its final ACK or FIN)
                 // still has to reach the kernel.
-                while let Some(&(due, _)) = self.outbound.front() {
+                while let Some(due) = self.outbound.next_due() {
                     std::thread::sleep(due.saturating_duration_since(std::time::Instant::now()));
                     self.send_due()?;
                 }
@@ -436,10 +435,10 @@ impl TunHost {
                 ));
             }
             let wall = std::time::Instant::now();
-            let held = [self.outbound.front(), self.inbound.front()]
+            let held = [self.outbound.next_due(), self.inbound.next_due()]
                 .into_iter()
                 .flatten()
-                .map(|&(due, _)| due.saturating_duration_since(wall))
+                .map(|due| due.saturating_duration_since(wall))
                 .min();
             let wait = conn
                 .poll_timeout()
@@ -448,17 +447,9 @@ impl TunHost {
                 .min(POLL_CAP);
             if let Some(n) = self.dev.recv(&mut self.rx, wait)? {
                 record(&mut self.capture, &self.rx[..n])?;
-                let due = std::time::Instant::now() + self.delay;
-                self.inbound.push_back((due, self.rx[..n].to_vec()));
+                self.inbound.push(&self.rx[..n], self.delay);
             }
-            while self
-                .inbound
-                .front()
-                .is_some_and(|&(due, _)| due <= std::time::Instant::now())
-            {
-                let Some((_, packet)) = self.inbound.pop_front() else {
-                    break;
-                };
+            while let Some(packet) = self.inbound.pop_due() {
                 let now = self.now();
                 match ip::unframe(&packet) {
                     Ok(u)
@@ -473,6 +464,7 @@ impl TunHost {
                     }
                     _ => self.stats.packets_ignored += 1,
                 }
+                self.inbound.recycle(packet);
             }
             let now = self.now();
             if conn.poll_timeout().is_some_and(|t| t <= now) {
@@ -483,19 +475,51 @@ impl TunHost {
 
     /// Writes to the interface every held packet whose delay is over.
     fn send_due(&mut self) -> io::Result<()> {
-        while self
-            .outbound
-            .front()
-            .is_some_and(|&(due, _)| due <= std::time::Instant::now())
-        {
-            let Some((_, packet)) = self.outbound.pop_front() else {
-                break;
-            };
+        while let Some(packet) = self.outbound.pop_due() {
             self.dev.send(&packet)?;
             record(&mut self.capture, &packet)?;
             self.stats.packets_sent += 1;
+            self.outbound.recycle(packet);
         }
         Ok(())
+    }
+}
+
+/// Packets held back for a propagation delay, in order. Buffers of
+/// packets that left are reused, so a steady flow allocates nothing per
+/// packet.
+#[derive(Debug, Default)]
+struct DelayLine {
+    held: VecDeque<(std::time::Instant, Vec<u8>)>,
+    spare: Vec<Vec<u8>>,
+}
+
+impl DelayLine {
+    /// Holds a copy of `packet` until `delay` from now.
+    fn push(&mut self, packet: &[u8], delay: Duration) {
+        let mut buf = self.spare.pop().unwrap_or_default();
+        buf.clear();
+        buf.extend_from_slice(packet);
+        self.held
+            .push_back((std::time::Instant::now() + delay, buf));
+    }
+
+    /// When the first held packet is due.
+    fn next_due(&self) -> Option<std::time::Instant> {
+        self.held.front().map(|&(due, _)| due)
+    }
+
+    /// The first held packet, if its time has come.
+    fn pop_due(&mut self) -> Option<Vec<u8>> {
+        if self.next_due()? > std::time::Instant::now() {
+            return None;
+        }
+        self.held.pop_front().map(|(_, packet)| packet)
+    }
+
+    /// Takes back a packet's buffer for reuse.
+    fn recycle(&mut self, buf: Vec<u8>) {
+        self.spare.push(buf);
     }
 }
 

@@ -7,6 +7,17 @@ use ackwise::lab::{self, Point, Preset, RunPlan, RunRecord, ScenarioFile, Strate
 
 /// Runs `toml` (a scenario file's text) with `strategies`, seed 1.
 fn run(toml: &str, strategies: &str) -> Vec<RunRecord> {
+    run_sampled(toml, strategies, 1, None)
+}
+
+/// Runs `toml` with `strategies` and `seed`, recording time series every
+/// `sample_interval` if given.
+fn run_sampled(
+    toml: &str,
+    strategies: &str,
+    seed: u64,
+    sample_interval: Option<std::time::Duration>,
+) -> Vec<RunRecord> {
     let file = ScenarioFile::from_toml(toml).expect("scenario parses");
     let scenario = file.to_scenario().expect("scenario is valid");
     let preset = Preset {
@@ -18,18 +29,27 @@ fn run(toml: &str, strategies: &str) -> Vec<RunRecord> {
             scenario,
         }],
     };
-    run_preset(preset, strategies)
+    run_plan(preset, strategies, seed, sample_interval)
 }
 
 /// Runs every point of `preset` with `strategies`, seed 1.
 fn run_preset(preset: Preset, strategies: &str) -> Vec<RunRecord> {
+    run_plan(preset, strategies, 1, None)
+}
+
+fn run_plan(
+    preset: Preset,
+    strategies: &str,
+    seed: u64,
+    sample_interval: Option<std::time::Duration>,
+) -> Vec<RunRecord> {
     let plan = RunPlan {
         preset,
         strategies: Strategy::parse_list(strategies).expect("known strategies"),
-        seed: 1,
+        seed,
         jobs: 1,
         shard: None,
-        sample_interval: None,
+        sample_interval,
         pcap_dir: None,
     };
     lab::run::run(&plan, false).expect("run")
@@ -287,26 +307,7 @@ fn per_window_acks_keep_congestion_avoidance_at_a_segment_per_rtt() {
         [[flows]]
         bytes = 100000000
     "#;
-    let file = ScenarioFile::from_toml(toml).expect("scenario parses");
-    let preset = Preset {
-        name: "avoidance-growth".into(),
-        description: "test",
-        strategies: Vec::new(),
-        points: vec![Point {
-            params: Vec::new(),
-            scenario: file.to_scenario().expect("scenario is valid"),
-        }],
-    };
-    let plan = RunPlan {
-        preset,
-        strategies: Strategy::parse_list("ae,4w").expect("known strategies"),
-        seed: 3,
-        jobs: 1,
-        shard: None,
-        sample_interval: Some(std::time::Duration::from_secs(1)),
-        pcap_dir: None,
-    };
-    let records = lab::run::run(&plan, false).expect("run");
+    let records = run_sampled(toml, "ae,4w", 3, Some(std::time::Duration::from_secs(1)));
     // 1000-byte segments, 200 ms RTT: 5 segments per second.
     for r in &records {
         let series = r.series.as_ref().expect("series recorded");

@@ -99,6 +99,25 @@ fn drive(
     Outcome { received, conn }
 }
 
+/// A kernel TCP server at `addr` (port 0: any) that sends `data` to its
+/// one client, then waits for the client's FIN: its address and thread.
+fn kernel_server(
+    addr: impl Into<std::net::IpAddr>,
+    data: &[u8],
+) -> (SocketAddr, std::thread::JoinHandle<()>) {
+    let listener = TcpListener::bind((addr.into(), 0)).unwrap();
+    let remote = listener.local_addr().unwrap();
+    let served = data.to_vec();
+    let server = std::thread::spawn(move || {
+        let (mut s, _) = listener.accept().unwrap();
+        s.write_all(&served).unwrap();
+        s.shutdown(std::net::Shutdown::Write).unwrap();
+        let mut sink = [0u8; 64];
+        while s.read(&mut sink).unwrap_or(0) > 0 {}
+    });
+    (remote, server)
+}
+
 #[test]
 fn downloads_from_the_kernel_with_every_receiver_policy() {
     let Some((mut host, kernel)) = link(0) else {
@@ -108,20 +127,7 @@ fn downloads_from_the_kernel_with_every_receiver_policy() {
     let data = content();
     let mut acks = Vec::new();
     for name in ["ae", "da", "smart", "smart-minrtt", "acc"] {
-        let listener = TcpListener::bind((kernel, 0)).unwrap();
-        let remote = match listener.local_addr().unwrap() {
-            std::net::SocketAddr::V4(a) => a,
-            other => panic!("{other}"),
-        };
-        let served = data.clone();
-        let server = std::thread::spawn(move || {
-            let (mut s, _) = listener.accept().unwrap();
-            s.write_all(&served).unwrap();
-            s.shutdown(std::net::Shutdown::Write).unwrap();
-            // Wait for the client's FIN.
-            let mut sink = [0u8; 64];
-            while s.read(&mut sink).unwrap_or(0) > 0 {}
-        });
+        let (remote, server) = kernel_server(kernel, &data);
         let strategy: Strategy = name.parse().unwrap();
         let conn = host
             .connect(remote, strategy_config(strategy, 8_960))
@@ -272,19 +278,7 @@ fn a_delay_line_gives_the_path_its_round_trip_time() {
     };
     host.set_delay(Duration::from_millis(15));
     let data: Vec<u8> = content()[..1_000_000].to_vec();
-    let listener = TcpListener::bind((kernel, 0)).unwrap();
-    let remote = match listener.local_addr().unwrap() {
-        std::net::SocketAddr::V4(a) => a,
-        other => panic!("{other}"),
-    };
-    let served = data.clone();
-    let server = std::thread::spawn(move || {
-        let (mut s, _) = listener.accept().unwrap();
-        s.write_all(&served).unwrap();
-        s.shutdown(std::net::Shutdown::Write).unwrap();
-        let mut sink = [0u8; 64];
-        while s.read(&mut sink).unwrap_or(0) > 0 {}
-    });
+    let (remote, server) = kernel_server(kernel, &data);
     let strategy: Strategy = "smart-minrtt".parse().unwrap();
     let started = std::time::Instant::now();
     let conn = host
@@ -333,16 +327,7 @@ fn downloads_and_uploads_over_ipv6() {
     let mtu = host.device().mtu().unwrap();
     let data: Vec<u8> = content()[..1_000_000].to_vec();
     // Download: a kernel server sends, ackwise receives.
-    let listener = TcpListener::bind((kernel, 0)).unwrap();
-    let remote = listener.local_addr().unwrap();
-    let served = data.clone();
-    let server = std::thread::spawn(move || {
-        let (mut s, _) = listener.accept().unwrap();
-        s.write_all(&served).unwrap();
-        s.shutdown(std::net::Shutdown::Write).unwrap();
-        let mut sink = [0u8; 64];
-        while s.read(&mut sink).unwrap_or(0) > 0 {}
-    });
+    let (remote, server) = kernel_server(kernel, &data);
     let smart: Strategy = "smart-minrtt".parse().unwrap();
     let conn = host.connect(remote, strategy_config(smart, 8_960)).unwrap();
     let out = drive(&mut host, remote, conn, &[]);

@@ -349,24 +349,23 @@ impl SmolHost {
         self.socket_mut().close();
     }
 
+    /// The handshake is over (whatever happened since).
+    fn connected(&self) -> bool {
+        !matches!(
+            self.socket().state(),
+            tcp::State::Listen | tcp::State::SynSent | tcp::State::SynReceived
+        )
+    }
+
     /// The peer sent its FIN and every byte before it was read.
     pub fn peer_closed(&self) -> bool {
         let s = self.socket();
-        !s.may_recv()
-            && !s.can_recv()
-            && s.state() != tcp::State::Listen
-            && s.state() != tcp::State::SynSent
-            && s.state() != tcp::State::SynReceived
+        self.connected() && !s.may_recv() && !s.can_recv()
     }
 
     /// Every byte written was acknowledged by the peer.
     pub fn all_acked(&self) -> bool {
-        let s = self.socket();
-        s.send_queue() == 0
-            && !matches!(
-                s.state(),
-                tcp::State::Listen | tcp::State::SynSent | tcp::State::SynReceived
-            )
+        self.connected() && self.socket().send_queue() == 0
     }
 }
 
