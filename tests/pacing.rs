@@ -189,10 +189,11 @@ fn a_pacing_release_is_a_wake_up_not_a_timeout() {
     assert_eq!(stats.retransmissions, 0);
     assert_eq!(stats.data_segments_sent, 10);
     // The window is full: nothing is held, so no pacing wake-up remains,
-    // only the retransmission timer.
+    // only the loss timers: the tail loss probe's, two SRTTs after the
+    // last segment, ahead of the retransmission timer.
     assert!(client.poll_transmit(now, &mut buf).is_none());
-    let rto_at = client.poll_timeout().unwrap();
-    assert!(rto_at >= first + Duration::from_millis(200), "{rto_at:?}");
+    let timer_at = client.poll_timeout().unwrap();
+    assert_eq!(timer_at, *sent_at.last().unwrap() + 2 * srtt);
 }
 
 #[test]

@@ -319,3 +319,44 @@ fn per_window_acks_keep_congestion_avoidance_at_a_segment_per_rtt() {
         );
     }
 }
+
+/// Gauntlet case 2 of seed 1: 1.05 Mbit/s forward with a two-packet
+/// buffer, and a return path 629 times slower (1.7 kbit/s, two packets)
+/// that drops most ACKs. At the very end the last segment is dropped at
+/// the bottleneck and the ACK for the one before it at the return queue:
+/// nothing comes back, and without tail loss probes the timer fires
+/// (cwnd to one segment). With them the first expiry sends a probe of
+/// the last segment instead, and the transfer ends without a timeout.
+#[test]
+fn a_tail_probe_replaces_the_timeout_after_a_lost_last_ack() {
+    let toml = r#"
+        segment_bytes = 1448
+        horizon = "600s"
+        [bottleneck]
+        rate = "1050313"
+        delay = "5482us"
+        buffer_packets = 2
+        [reverse]
+        rate = "1671"
+        delay = "5482us"
+        buffer_packets = 2
+        [[flows]]
+        bytes = 1050713
+        access_delay = "386us"
+    "#;
+    let records = run(toml, "4w-adaptive,4w-adaptive+notlp");
+    let (probed, plain) = (&records[0], &records[1]);
+    assert!(probed.all_finished && plain.all_finished);
+    assert_eq!(
+        timeouts(plain),
+        1,
+        "without probes the path ends in a timeout"
+    );
+    assert_eq!(timeouts(probed), 0);
+    assert!(
+        probed.mean_completion_s().unwrap() < plain.mean_completion_s().unwrap(),
+        "{:?} vs {:?}",
+        probed.mean_completion_s(),
+        plain.mean_completion_s()
+    );
+}

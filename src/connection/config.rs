@@ -256,6 +256,12 @@ pub struct Config {
     /// HyStart++ (RFC 9406): end the initial slow start when the RTT
     /// climbs, before the queue overflows (see `sender::hystart`).
     pub hystart: bool,
+    /// Tail loss probes (RFC 8985 section 7): when no ACK has come for
+    /// about two round trips while data is out, one segment is sent to
+    /// draw an ACK, so a loss at the tail of a burst, or a lost last ACK,
+    /// is repaired by fast recovery rather than by a timeout (see
+    /// `sender::tail_loss_probe`). Needs SACK. On by default.
+    pub tail_loss_probe: bool,
     /// Announce the congestion window, in segments, on every data segment
     /// that carries no ACK request, when the peer understands the
     /// experimental option: paper 004's "explicit assistance", for a
@@ -350,6 +356,7 @@ impl Default for Config {
             abc_skips_sacked: true,
             impatient: false,
             hystart: false,
+            tail_loss_probe: true,
             announce_window: false,
             nagle: true,
             initial_rto: Duration::from_secs(1),
@@ -371,15 +378,17 @@ impl Default for Config {
 impl Config {
     /// The settings of a standard TCP end, as before ackwise's ACK economy:
     /// delayed ACKs (every second segment, 100 ms), no ACK requests asked
-    /// for, RFC 3465 byte counting with L = 2 and no acknowledgment fixes;
-    /// everything else as in [`Config::default`]. What tests and
-    /// cross-checks that model an unmodified stack start from.
+    /// for, RFC 3465 byte counting with L = 2, no acknowledgment fixes and
+    /// no tail loss probes (ns-2's agents, which the cross-checks compare
+    /// with, have none); everything else as in [`Config::default`]. What
+    /// tests and cross-checks that model an unmodified stack start from.
     pub fn standard_tcp() -> Config {
         Config {
             request_acks: AckRequestConfig::None,
             ack_policy: AckPolicyConfig::DELAYED,
             congestion: CongestionConfig::default(),
             ack_fixes: false,
+            tail_loss_probe: false,
             ..Config::default()
         }
     }

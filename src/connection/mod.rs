@@ -267,6 +267,7 @@ impl Connection {
             abc_skips_sacked: config.abc_skips_sacked,
             impatient: config.impatient,
             hystart: config.hystart,
+            tail_loss_probe: config.tail_loss_probe,
         };
         let cc = config.congestion.build(u64::from(config.mss));
         let mut sender = Sender::new(params, cc, config.sack, 0);
@@ -597,6 +598,8 @@ impl Connection {
             timeouts: c.timeouts,
             ecn_reductions: c.ecn_reductions,
             spurious_timeouts: c.spurious_timeouts,
+            tail_loss_probes: c.tail_loss_probes,
+            tail_loss_repairs: c.tail_loss_repairs,
             duplicate_acks_received: c.duplicate_acks,
             cwnd: self.sender.cwnd(),
             ssthresh: self.sender.ssthresh(),

@@ -26,6 +26,10 @@ pub struct Stats {
     /// Timeouts whose window reduction was undone because D-SACK showed
     /// them spurious (see [`SpuriousTimeout`](crate::sender::SpuriousTimeout)).
     pub spurious_timeouts: u64,
+    /// Tail loss probes sent (RFC 8985 section 7).
+    pub tail_loss_probes: u64,
+    /// Tail loss probes that resent data the peer lacked.
+    pub tail_loss_repairs: u64,
     /// Segments we sent that acknowledged without carrying data, SYN or FIN.
     pub pure_acks_sent: u64,
     /// Every segment we sent with a new or repeated acknowledgment,

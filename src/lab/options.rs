@@ -7,7 +7,7 @@ use crate::connection::{Config, Decrease, PacingConfig};
 use crate::lab::UnknownStrategy;
 
 /// Every option: its stable lab name and a line for `ackwise lab list`.
-pub const OPTIONS: [(&str, &str); 5] = [
+pub const OPTIONS: [(&str, &str); 7] = [
     (
         "pacing",
         "pace one window over 0.9 SRTT (paper 004 sec. 4.1)",
@@ -28,6 +28,14 @@ pub const OPTIONS: [(&str, &str); 5] = [
         "hystart",
         "HyStart++ (RFC 9406): the initial slow start ends when the RTT climbs",
     ),
+    (
+        "tlp",
+        "tail loss probes (RFC 8985 sec. 7): one segment after ~2 RTTs without an ACK, instead of waiting for the timeout (4w-adaptive has them)",
+    ),
+    (
+        "notlp",
+        "no tail loss probes (to measure what they do for 4w-adaptive)",
+    ),
 ];
 
 /// Applies the option named `option` (case and surrounding spaces
@@ -47,6 +55,8 @@ pub const OPTIONS: [(&str, &str); 5] = [
 ///   SACK, so it goes with `nosack`.
 /// * `hystart`: [`Config::hystart`], HyStart++ (RFC 9406) in the initial
 ///   slow start.
+/// * `tlp` / `notlp`: [`Config::tail_loss_probe`] on / off, RFC 8985's
+///   tail loss probe.
 ///
 /// Applying an option twice is the same as once. An unknown name is an
 /// error that lists the known ones, and `config` is left untouched.
@@ -57,6 +67,8 @@ pub fn apply_option(option: &str, config: &mut Config) -> Result<(), UnknownStra
         "nosack" => config.sack = false,
         "impatient" => config.impatient = true,
         "hystart" => config.hystart = true,
+        "tlp" => config.tail_loss_probe = true,
+        "notlp" => config.tail_loss_probe = false,
         _ => {
             return Err(UnknownStrategy {
                 name: option.to_string(),

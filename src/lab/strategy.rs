@@ -163,6 +163,13 @@ impl Base {
     #[cfg(not(feature = "quic"))]
     pub const QUIC: [Base; 0] = [];
 
+    /// The base sends tail loss probes (RFC 8985 sec. 7) without being
+    /// asked: only ackwise's own default, `4w-adaptive`. The papers'
+    /// senders had none, so their strategies take them only as `+tlp`.
+    pub fn probes_tails(self) -> bool {
+        self == Base::W4Adaptive
+    }
+
     /// A quinn-proto strategy rather than an ackwise TCP-style one.
     pub fn is_quic(self) -> bool {
         #[cfg(feature = "quic")]
@@ -266,6 +273,11 @@ pub struct Options {
     /// `+hystart`: HyStart++ (RFC 9406) ends the initial slow start when
     /// the RTT climbs.
     pub hystart: bool,
+    /// `+tlp`: tail loss probes (RFC 8985 sec. 7) for a base that has
+    /// none; `4w-adaptive`, ackwise's own default, has them.
+    pub tlp: bool,
+    /// `+notlp`: no tail loss probes, for a base that has them.
+    pub notlp: bool,
     /// `+fq`: round-robin (per-flow) queueing at the bottleneck instead of
     /// the scenario's queue (paper 004 sec. 4.1's "fair queueing"). A
     /// property of the network, not the hosts: the lab scenario applies
@@ -357,7 +369,7 @@ impl NetAck {
 }
 
 impl Options {
-    const NAMES: [&'static str; 17] = [
+    const NAMES: [&'static str; 19] = [
         "ss-every",
         "pacing",
         "beta27",
@@ -365,6 +377,8 @@ impl Options {
         "nosack",
         "impatient",
         "hystart",
+        "tlp",
+        "notlp",
         "fq",
         "af-classic",
         "af-static-N",
@@ -385,6 +399,8 @@ impl Options {
         nosack: false,
         impatient: false,
         hystart: false,
+        tlp: false,
+        notlp: false,
         fq: false,
         net_ack: None,
         ackwise_cc: false,
@@ -443,6 +459,22 @@ impl Strategy {
     pub const W4AF: Strategy = plain(Base::W4af);
     /// `4w-adaptive`.
     pub const W4_ADAPTIVE: Strategy = plain(Base::W4Adaptive);
+    /// `4w-adaptive+notlp`: the default without its tail loss probes.
+    pub const W4_ADAPTIVE_NOTLP: Strategy = Strategy {
+        base: Base::W4Adaptive,
+        options: Options {
+            notlp: true,
+            ..Options::NONE
+        },
+    };
+    /// `ae+tlp`: ACK every segment, its sender with tail loss probes.
+    pub const AE_TLP: Strategy = Strategy {
+        base: Base::Ae,
+        options: Options {
+            tlp: true,
+            ..Options::NONE
+        },
+    };
     /// The strategy `ackwise send` and `recv` use unless told otherwise,
     /// and the one the gauntlet's targets judge: the one that held up
     /// best against `ae` across the gauntlet's random paths (see the
@@ -656,6 +688,8 @@ impl Strategy {
             Base::Quic | Base::QuicAf(_) | Base::QuicPerWindow(_) => (delayed, 2),
         };
         config.ack_fixes = matches!(self.base, Base::W2af | Base::W4af | Base::W4Adaptive);
+        config.tail_loss_probe =
+            (self.base.probes_tails() || self.options.tlp) && !self.options.notlp;
         // Paper 004's NewReno counts ACKs in congestion avoidance; its ABC
         // (`dal2`) and paper 003's senders count bytes.
         config.congestion.ack_counting_avoidance = matches!(
@@ -711,6 +745,8 @@ impl fmt::Display for Strategy {
             (o.nosack, "+nosack"),
             (o.impatient, "+impatient"),
             (o.hystart, "+hystart"),
+            (o.tlp, "+tlp"),
+            (o.notlp, "+notlp"),
             (o.fq, "+fq"),
         ] {
             if on {
@@ -760,7 +796,9 @@ impl FromStr for Strategy {
                 "ss-every" if base.requests(false).is_some() => options.ss_every = true,
                 // quinn-proto always paces and always has SACK-like ACK
                 // ranges; the TCP-style host options mean nothing to it.
-                "pacing" | "nosackabc" | "nosack" | "hystart" if base.is_quic() => {
+                "pacing" | "nosackabc" | "nosack" | "hystart" | "tlp" | "notlp"
+                    if base.is_quic() =>
+                {
                     return Err(unknown())
                 }
                 "pacing" => options.pacing = true,
@@ -769,6 +807,10 @@ impl FromStr for Strategy {
                 "nosack" => options.nosack = true,
                 "impatient" => options.impatient = true,
                 "hystart" => options.hystart = true,
+                // Only what the base does not already do, so that one
+                // configuration has one name.
+                "tlp" if !base.probes_tails() && !options.notlp => options.tlp = true,
+                "notlp" if base.probes_tails() && !options.tlp => options.notlp = true,
                 "fq" => options.fq = true,
                 // Only a QUIC sender takes a quinn-proto controller.
                 "ackwise-cc" if base.is_quic() => options.ackwise_cc = true,
@@ -857,6 +899,20 @@ mod tests {
         assert_eq!(w4.name(), "4w+ss-every");
         // Options a base cannot take, and unknown options, are refused.
         assert!("ae+ss-every".parse::<Strategy>().is_err());
+        // Tail loss probes: 4w-adaptive has them, the papers' bases take
+        // them as an option; a name never asks for what the base does.
+        let d = Config::default();
+        let (delay, fallback) = (Duration::from_millis(100), Duration::from_millis(100));
+        let probes = |name: &str| {
+            let s: Strategy = name.parse().unwrap();
+            assert_eq!(s.name(), name);
+            s.apply(&d, delay, fallback).tail_loss_probe
+        };
+        assert!(probes("4w-adaptive") && probes("ae+tlp") && probes("4w+tlp"));
+        assert!(!probes("4w-adaptive+notlp") && !probes("ae") && !probes("4w"));
+        for refused in ["4w-adaptive+tlp", "ae+notlp", "4w-adaptive+notlp+tlp"] {
+            assert!(refused.parse::<Strategy>().is_err(), "{refused}");
+        }
         assert!("4w+turbo".parse::<Strategy>().is_err());
         let s: Strategy = "dal2+beta27+pacing".parse().unwrap();
         assert_eq!(s.name(), "dal2+pacing+beta27");

@@ -22,6 +22,7 @@
 
 use super::ack_request::{Requester, WindowInfo};
 use super::hystart::HyStart;
+use super::tail_loss_probe::{ProbeVerdict, TailLossProbe, WORST_CASE_ACK_DELAY};
 use super::{AckOutcome, CongestionControl, PriorWindow, Scoreboard, SendBuffer, SpuriousTimeout};
 // Pacing (paper 004 section 4.1).
 use super::pacing::{Pacer, PacingConfig};
@@ -67,6 +68,11 @@ pub struct SenderParams {
     /// HyStart++ (RFC 9406, see `sender::hystart`): the initial slow start
     /// ends when the round-trip time starts to climb.
     pub hystart: bool,
+    /// Tail loss probes (RFC 8985 section 7, see `sender::tail_loss_probe`):
+    /// when no ACK comes for about two round trips, one segment goes out
+    /// to draw one, instead of waiting for the retransmission timer. Acts
+    /// only with SACK.
+    pub tail_loss_probe: bool,
 }
 
 /// One segment the sender wants on the wire.
@@ -141,6 +147,11 @@ pub struct SenderCounters {
     pub spurious_timeouts: u64,
     /// Initial slow starts that HyStart++ ended on a climbing RTT.
     pub hystart_exits: u64,
+    /// Tail loss probes sent.
+    pub tail_loss_probes: u64,
+    /// Tail loss probes that resent data the receiver did not have (each
+    /// answered with one window reduction).
+    pub tail_loss_repairs: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -224,6 +235,8 @@ pub struct Sender {
     /// not reach past it belongs to the same round trip (RFC 3168
     /// section 6.1.2, "at most once per window of data").
     ecn_recover: Option<u64>,
+    /// Tail loss probe (RFC 8985 section 7).
+    tlp: TailLossProbe,
 }
 
 impl Sender {
@@ -272,6 +285,7 @@ impl Sender {
             in_use: WindowInUse::default(),
             limited_transmit_bytes: 0,
             ecn_recover: None,
+            tlp: TailLossProbe::default(),
         }
     }
 
@@ -457,6 +471,7 @@ impl Sender {
             self.rto_deadline,
             self.persist_deadline,
             self.fast_retransmit_at,
+            self.tlp.deadline(),
             self.pacing_wake_at(),
         ]
         .into_iter()
@@ -535,7 +550,106 @@ impl Sender {
                 }
             }
         }
+        if self.tlp.on_ack(input.ack, input.sack) == Some(ProbeVerdict::LossRepaired) {
+            self.on_tail_loss_repaired(now);
+        }
+        if outcome.newly_acked > 0 {
+            self.arm_tail_loss_probe(now);
+        }
         effect
+    }
+
+    /// RFC 8985 section 7.4: the probe resent data the receiver lacked,
+    /// so a segment was lost and the window is reduced once, as fast
+    /// recovery would have done, unless a recovery or timeout of the same
+    /// data already answered it.
+    fn on_tail_loss_repaired(&mut self, now: Instant) {
+        self.counters.tail_loss_repairs += 1;
+        if self.in_recovery() || self.board.snd_una() < self.recover {
+            return;
+        }
+        let base = self.reduction_base();
+        self.cc.on_congestion_event(now, base);
+        self.in_use.restart(self.board.high_data());
+        self.limited_transmit_bytes = 0;
+        self.spurious.on_loss();
+        tracing::debug!(base, "tail loss probe repaired a loss: window reduced");
+    }
+
+    /// Starts or restarts the probe timer (RFC 8985 section 7.2) after new
+    /// data left or an ACK acknowledged new data, when a probe may go:
+    /// SACK on, no loss recovery or timeout repair under way, data
+    /// outstanding and an RTT known.
+    fn arm_tail_loss_probe(&mut self, now: Instant) {
+        let eligible = self.params.tail_loss_probe
+            && self.sack
+            && !self.in_recovery()
+            && self.fast_retransmit_at.is_none()
+            && !self.probing
+            && self.board.snd_una() >= self.recover
+            && self.board.outstanding() > 0;
+        let Some(srtt) = self.rtt.srtt().filter(|_| eligible) else {
+            self.tlp.disarm();
+            return;
+        };
+        // A receiver asked for its ACKs sends the one the probe asks for
+        // at once; any other may hold it for its delayed-ACK timer.
+        let ack_delay = if self.requests.is_some() {
+            Duration::ZERO
+        } else {
+            WORST_CASE_ACK_DELAY
+        };
+        // Due no later than the retransmission timer, as in Linux: where
+        // two round trips outlast the timer, the first expiry at a tail
+        // sends a probe instead of collapsing the window, and the timer
+        // proper runs again from the probe.
+        let mut at = now + TailLossProbe::timeout(srtt, ack_delay);
+        if let Some(rto) = self.rto_deadline {
+            at = at.min(rto);
+        }
+        self.tlp.arm(at);
+    }
+
+    /// The probe itself: one segment of new data if the peer's window
+    /// takes it (cwnd does not limit a probe), else the last segment sent
+    /// again; it asks for an ACK at once.
+    fn send_tail_loss_probe(&mut self, now: Instant, max_payload: usize) -> Option<TxSegment> {
+        let una = self.board.snd_una();
+        let high = self.board.high_data();
+        if una >= high || self.in_recovery() {
+            self.tlp.drop_due();
+            return None;
+        }
+        let mut resent = None;
+        let mut seg = match self.next_new(now, max_payload, true) {
+            Some(seg) => seg,
+            None => {
+                let data_end = self.buffer.end();
+                let start = self.tlp.resend_start(una);
+                let data_high = high.min(data_end);
+                let mut end = (start + max_payload as u64).min(data_high);
+                if high > data_end && end == data_end {
+                    end += 1; // the FIN went out and goes again
+                }
+                if end <= start {
+                    self.tlp.drop_due();
+                    return None;
+                }
+                // A FIN alone carries no bytes a D-SACK could report.
+                resent = (end.min(data_end) > start).then(|| (start, end.min(data_end)));
+                self.emit(now, start, end)
+            }
+        };
+        if let Some(countdown) = seg.ack_request.as_mut() {
+            *countdown = 0;
+            self.last_request_end = self.last_request_end.max(seg.start + seg.len as u64);
+        }
+        // The retransmission timer runs from the probe (RFC 8985 7.3).
+        self.rto_deadline = Some(now + self.rtt.rto());
+        self.tlp.on_probe_sent(self.board.high_data(), resent);
+        self.counters.tail_loss_probes += 1;
+        tracing::debug!(start = seg.start, len = seg.len, "tail loss probe");
+        Some(seg)
     }
 
     /// HyStart++ (RFC 9406) sees an ACK outside recovery. The detector is
@@ -752,6 +866,7 @@ impl Sender {
         self.in_use.restart(point);
         self.limited_transmit_bytes = 0;
         self.board.begin_recovery();
+        self.tlp.cancel();
         self.af_cap = None;
         self.fast_retransmit_at = None;
         self.hystart = None;
@@ -825,11 +940,17 @@ impl Sender {
                 self.probing = true;
             }
         }
+        if self.tlp.on_timer(now) {
+            // The probe goes out from poll_transmit and restarts the
+            // retransmission timer.
+            return false;
+        }
         match self.rto_deadline {
             Some(t) if t <= now => {}
             _ => return false,
         }
         self.rto_deadline = None;
+        self.tlp.cancel();
         if self.board.snd_una() >= self.board.high_data() {
             return false;
         }
@@ -893,6 +1014,11 @@ impl Sender {
             if una < self.board.high_data() {
                 let end = self.record_end(una, max_payload);
                 return Some(self.emit(now, una, end));
+            }
+        }
+        if self.tlp.is_due() {
+            if let Some(seg) = self.send_tail_loss_probe(now, max_payload) {
+                return Some(seg);
             }
         }
         if self.in_recovery() && self.sack {
@@ -1027,6 +1153,9 @@ impl Sender {
         if end > self.max_sent {
             self.max_sent = end;
         }
+        if !retransmission {
+            self.tlp.on_new_data(start);
+        }
         self.counters.data_segments += 1;
         self.counters.data_bytes += len as u64;
         if retransmission {
@@ -1041,6 +1170,9 @@ impl Sender {
         }
         if self.rto_deadline.is_none() {
             self.rto_deadline = Some(now + self.rtt.rto());
+        }
+        if !retransmission {
+            self.arm_tail_loss_probe(now);
         }
         let ack_request = self.next_ack_request(retransmission);
         if ack_request == Some(0) {

@@ -30,6 +30,7 @@ fn params(ack_fixes: bool) -> SenderParams {
         abc_skips_sacked: true,
         impatient: false,
         hystart: false,
+        tail_loss_probe: false,
     }
 }
 
@@ -201,6 +202,7 @@ fn fin_follows_the_last_byte_and_is_retransmitted_with_it() {
         abc_skips_sacked: true,
         impatient: false,
         hystart: false,
+        tail_loss_probe: false,
     };
     let mut s = Sender::new(
         params,
@@ -613,4 +615,108 @@ fn a_group_barely_started_when_the_window_fills_stays_open() {
     let mut want: Vec<_> = (0..3).flat_map(|_| (0..4u16).rev().map(Some)).collect();
     want.push(Some(3));
     assert_eq!(countdowns, want);
+}
+
+/// A SACK sender with tail loss probes that has sent four segments, all
+/// it has, and heard the ACK for the first three at 100 ms (SRTT 100 ms,
+/// RTO 300 ms): the ACK for the last one never comes.
+fn tail_with_last_ack_missing(tlp: bool) -> Sender {
+    let mut p = params(false);
+    p.tail_loss_probe = tlp;
+    let mut s = sender_from(true, p);
+    s.write(&[7u8; 4 * MSS as usize]);
+    assert_eq!(drain(&mut s, t(0)).len(), 4);
+    ack(&mut s, t(100), 3 * MSS, &[]);
+    assert!(drain(&mut s, t(100)).is_empty());
+    s
+}
+
+#[test]
+fn a_missing_last_ack_draws_a_probe_instead_of_a_timeout() {
+    // Without probes the timer fires and cwnd collapses to one segment.
+    let mut plain = tail_with_last_ack_missing(false);
+    let at = plain.poll_timeout().unwrap();
+    assert!(plain.handle_timeout(at));
+    assert_eq!(plain.cwnd(), MSS);
+    // With them the same expiry (two SRTTs plus the delayed-ACK allowance
+    // outlast the 300 ms timer, so the probe takes the timer's place)
+    // resends the last segment, asking for an ACK, and nothing collapses.
+    let mut s = tail_with_last_ack_missing(true);
+    assert_eq!(s.poll_timeout(), Some(at));
+    let cwnd = s.cwnd();
+    assert!(!s.handle_timeout(at), "a probe, not a timeout");
+    let probe = drain(&mut s, at);
+    assert_eq!(probe.len(), 1, "{probe:?}");
+    assert_eq!((probe[0].start, probe[0].len), (3 * MSS, MSS as usize));
+    assert!(probe[0].retransmission);
+    assert_eq!(s.counters().timeouts, 0);
+    assert_eq!(s.counters().tail_loss_probes, 1);
+    // The timer runs again from the probe; no second probe is armed.
+    assert!(s.poll_timeout().unwrap() > at);
+    // The receiver had the segment: its ACK D-SACKs the probe, no loss.
+    ack(
+        &mut s,
+        at + Duration::from_millis(100),
+        4 * MSS,
+        &[(3 * MSS, 4 * MSS)],
+    );
+    assert_eq!(s.ssthresh(), u64::MAX);
+    assert!(s.cwnd() > cwnd, "still in slow start");
+    assert_eq!(s.counters().tail_loss_repairs, 0);
+    assert_eq!(s.poll_timeout(), None);
+}
+
+#[test]
+fn a_probe_that_repairs_a_lost_segment_reduces_the_window_once() {
+    let mut s = tail_with_last_ack_missing(true);
+    let cwnd = s.cwnd();
+    let at = s.poll_timeout().unwrap();
+    s.handle_timeout(at);
+    assert_eq!(drain(&mut s, at).len(), 1);
+    // No D-SACK: the original was lost and the probe filled the hole.
+    ack(&mut s, at + Duration::from_millis(100), 4 * MSS, &[]);
+    assert_eq!(s.counters().tail_loss_repairs, 1);
+    // Halved from the four segments in use (cwnd had grown to six).
+    assert_eq!(cwnd, 6 * MSS);
+    assert_eq!(s.ssthresh(), 2 * MSS);
+    assert_eq!(s.cwnd(), 2 * MSS);
+    assert_eq!(s.counters().timeouts, 0);
+}
+
+#[test]
+fn a_probe_sends_new_data_past_cwnd_when_there_is_some() {
+    let mut p = params(false);
+    p.tail_loss_probe = true;
+    let mut s = sender_from(true, p);
+    s.write(&[7u8; 20 * MSS as usize]);
+    assert_eq!(drain(&mut s, t(0)).len(), 4);
+    ack(&mut s, t(100), MSS, &[]);
+    let burst = drain(&mut s, t(100));
+    let high = burst.last().unwrap().start + MSS;
+    // Every ACK after that is lost.
+    let at = s.poll_timeout().unwrap();
+    assert!(!s.handle_timeout(at));
+    let probe = drain(&mut s, at);
+    assert_eq!(probe.len(), 1, "one segment beyond cwnd: {probe:?}");
+    assert_eq!(probe[0].start, high);
+    assert!(!probe[0].retransmission);
+    // Its ACK, covering everything, settles the episode without a
+    // reduction, and probes are armed again for the next tail.
+    let cwnd = s.cwnd();
+    ack(&mut s, at + Duration::from_millis(100), high + MSS, &[]);
+    assert_eq!(s.counters().tail_loss_repairs, 0);
+    assert!(s.cwnd() >= cwnd);
+}
+
+#[test]
+fn no_probe_without_sack_or_during_recovery() {
+    let mut p = params(false);
+    p.tail_loss_probe = true;
+    let mut s = sender_from(false, p);
+    s.write(&[7u8; 4 * MSS as usize]);
+    drain(&mut s, t(0));
+    ack(&mut s, t(100), 3 * MSS, &[]);
+    let at = s.poll_timeout().unwrap();
+    assert!(s.handle_timeout(at), "NewReno has no probe: a timeout");
+    assert_eq!(s.counters().tail_loss_probes, 0);
 }

@@ -9,6 +9,7 @@ pub mod pacing;
 mod scoreboard;
 mod send_buffer;
 mod spurious_timeout;
+pub mod tail_loss_probe;
 mod window_in_use;
 
 pub use ack_request::{

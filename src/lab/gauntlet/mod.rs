@@ -37,15 +37,19 @@ use metrics::GauntletRecord;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-/// The strategies judged when `--strategies` is not given, AE first.
-pub const DEFAULT_STRATEGIES: [Strategy; 10] = [
+/// The strategies judged when `--strategies` is not given, AE first;
+/// `ae+tlp` and `4w-adaptive+notlp` show what tail loss probes do on
+/// their own, apart from the ACK economy.
+pub const DEFAULT_STRATEGIES: [Strategy; 12] = [
     Strategy::AE,
+    Strategy::AE_TLP,
     Strategy::DA,
     Strategy::DAL2,
     Strategy::W2AF,
     Strategy::W4,
     Strategy::W4AF,
     Strategy::W4_ADAPTIVE,
+    Strategy::W4_ADAPTIVE_NOTLP,
     Strategy::SMART,
     Strategy::SMART_MINRTT,
     Strategy::ACC,
