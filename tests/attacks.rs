@@ -6,10 +6,10 @@
 //! ACK-counting and duplicate-ACK rules are exposed.
 #![cfg(feature = "lab")]
 
-use ackwise::connection::{Config, Connection};
+use ackwise::connection::{AckNonceMode, Config, Connection};
 use ackwise::lab::Strategy;
 use ackwise::time::{Duration, Instant};
-use ackwise::wire::{Checksum, Flags, SegmentRepr};
+use ackwise::wire::{Checksum, Flags, SegmentRepr, SeqNum};
 use rand_chacha::ChaCha8Rng;
 use rand_core::SeedableRng;
 use std::cmp::Reverse;
@@ -29,6 +29,13 @@ enum Attack {
     /// Every duplicate ACK is sent `copies` times.
     DupSpoof {
         copies: u32,
+    },
+    /// Every pure ACK acknowledges everything the sender has put on the
+    /// wire so far, received or not (Savage et al. 1999's optimistic ACK,
+    /// by an attacker that knows exactly what is in flight); with
+    /// `strip`, the attacker's SYN-ACK also leaves out the nonce offer.
+    Optimistic {
+        strip: bool,
     },
 }
 
@@ -52,6 +59,17 @@ struct Run {
 }
 
 fn run(strategy: Strategy, attack: Attack, path: &Path, duration: Duration) -> Run {
+    run_with(strategy, attack, path, duration, AckNonceMode::Offer)
+}
+
+/// [`run`] with the sender's ACK-nonce mode (the receiver offers it).
+fn run_with(
+    strategy: Strategy,
+    attack: Attack,
+    path: &Path,
+    duration: Duration,
+    nonce: AckNonceMode,
+) -> Run {
     let base = Config {
         checksums: false,
         min_rto: Duration::from_millis(200),
@@ -66,7 +84,13 @@ fn run(strategy: Strategy, attack: Attack, path: &Path, duration: Duration) -> R
     );
     let mut rng = ChaCha8Rng::seed_from_u64(SEED);
     let mut now = Instant::ZERO;
-    let mut client = Connection::connect(config.clone(), now, 40_000, 80, &mut rng).unwrap();
+    let client_config = Config {
+        ack_nonce: nonce,
+        ..config.clone()
+    };
+    let mut client = Connection::connect(client_config, now, 40_000, 80, &mut rng).unwrap();
+    // The highest sequence number the sender has put on the wire.
+    let mut sent_high: Option<SeqNum> = None;
     let mut server: Option<Connection> = None;
     // (arrival, serial, to_server, bytes)
     let mut wire: BinaryHeap<Reverse<InFlight>> = BinaryHeap::new();
@@ -84,6 +108,12 @@ fn run(strategy: Strategy, attack: Attack, path: &Path, duration: Duration) -> R
             client.write(&chunk);
         }
         while let Some(n) = client.poll_transmit(now, &mut buf) {
+            if let Ok(seg) = SegmentRepr::parse(&buf[..n], Checksum::Ignore) {
+                let end = seg.seq.add(seg.payload.len() as u32);
+                if !seg.payload.is_empty() && sent_high.is_none_or(|h| end.diff(h) > 0) {
+                    sent_high = Some(end);
+                }
+            }
             while queue.front().is_some_and(|&t| t <= now) {
                 queue.pop_front();
             }
@@ -103,7 +133,7 @@ fn run(strategy: Strategy, attack: Attack, path: &Path, duration: Duration) -> R
         }
         if let Some(s) = server.as_mut() {
             while let Some(n) = s.poll_transmit(now, &mut buf) {
-                for seg in rewrite(attack, &buf[..n], &mut last_ack) {
+                for seg in rewrite(attack, &buf[..n], &mut last_ack, sent_high) {
                     serial += 1;
                     wire.push(Reverse((now + path.delay, serial, false, seg)));
                 }
@@ -158,10 +188,24 @@ fn run(strategy: Strategy, attack: Attack, path: &Path, duration: Duration) -> R
 }
 
 /// The receiver's segment as the attacker sends it.
-fn rewrite(attack: Attack, seg: &[u8], last_ack: &mut Option<u32>) -> Vec<Vec<u8>> {
+fn rewrite(
+    attack: Attack,
+    seg: &[u8],
+    last_ack: &mut Option<u32>,
+    sent_high: Option<SeqNum>,
+) -> Vec<Vec<u8>> {
     let Ok(repr) = SegmentRepr::parse(seg, Checksum::Ignore) else {
         return vec![seg.to_vec()];
     };
+    if let Attack::Optimistic { strip: true } = attack {
+        if repr.flags.contains(Flags::SYN) {
+            let mut r = repr;
+            r.options.ack_nonce = None;
+            let mut out = vec![0u8; r.buffer_len()];
+            r.emit(&mut out, Checksum::Ignore).unwrap();
+            return vec![out];
+        }
+    }
     let pure_ack = repr.payload.is_empty()
         && repr.flags.contains(Flags::ACK)
         && ![Flags::SYN, Flags::FIN, Flags::RST]
@@ -193,6 +237,10 @@ fn rewrite(attack: Attack, seg: &[u8], last_ack: &mut Option<u32>) -> Vec<Vec<u8
         (Attack::DupSpoof { copies }, Some(prev)) if prev == ack => {
             (0..copies).map(|_| seg.to_vec()).collect()
         }
+        (Attack::Optimistic { .. }, _) => match sent_high {
+            Some(high) if high.diff(repr.ack) > 0 => vec![emit(high.0)],
+            _ => vec![seg.to_vec()],
+        },
         _ => vec![seg.to_vec()],
     }
 }
@@ -275,5 +323,46 @@ fn duplicate_ack_spoofing_gains_the_receiver_no_goodput_without_sack() {
             g <= 1.05,
             "{strategy}: goodput gain {g:.3} (seed {SEED:#x})"
         );
+    }
+}
+
+/// An optimistic receiver acknowledges everything in flight as soon as
+/// it leaves: without the nonce the sender believes it and sends as fast
+/// as the lies come (measured with this harness below); with it, each
+/// such ACK lacks the echo of a segment the receiver does not hold and
+/// is ignored, and a receiver that strips the nonce offer is refused by a
+/// sender that requires it.
+#[test]
+fn optimistic_acks_gain_nothing_against_the_ack_nonce() {
+    let d = Duration::from_secs(6);
+    for strategy in ["4w-adaptive", "da"] {
+        let s: Strategy = strategy.parse().unwrap();
+        let honest = run(s, Attack::Honest, &path(), d);
+        assert!(honest.delivered > 1_000_000, "seed {SEED:#x}");
+        let gain = |r: &Run| r.sent_bytes as f64 / honest.sent_bytes as f64;
+        let optimistic = Attack::Optimistic { strip: false };
+        let stripped = Attack::Optimistic { strip: true };
+        let unprotected = run_with(s, optimistic, &path(), d, AckNonceMode::Off);
+        let offered = run(s, optimistic, &path(), d);
+        let stripped_offered = run(s, stripped, &path(), d);
+        let stripped_required = run_with(s, stripped, &path(), d, AckNonceMode::Require);
+        eprintln!(
+            "{strategy} optimistic ACKs: sent {:.3}x without the nonce, {:.3}x with it, \
+             {:.3}x when the offer is stripped, {:.3}x when the sender requires it",
+            gain(&unprotected),
+            gain(&offered),
+            gain(&stripped_offered),
+            gain(&stripped_required)
+        );
+        // The attack is real: without the nonce the sender is fooled.
+        assert!(gain(&unprotected) > 2.0, "{strategy} (seed {SEED:#x})");
+        assert!(gain(&offered) <= 1.05, "{strategy} (seed {SEED:#x})");
+        // Offered, not required: stripping the offer gets around it.
+        assert!(gain(&stripped_offered) > 2.0, "{strategy} (seed {SEED:#x})");
+        assert!(
+            gain(&stripped_required) <= 1.05,
+            "{strategy} (seed {SEED:#x})"
+        );
+        assert_eq!(stripped_required.delivered, 0);
     }
 }

@@ -7,7 +7,9 @@
 //! data segments carry exactly 1000 payload bytes.
 #![cfg(feature = "emu")]
 
-use ackwise::connection::{AckPolicyConfig, Config, ConfigError, Decrease, PacingConfig};
+use ackwise::connection::{
+    AckNonceMode, AckPolicyConfig, Config, ConfigError, Decrease, PacingConfig,
+};
 use ackwise::emu::{
     self, DumbbellSpec, EmuError, FlowParams, QueueSpec, RunResult, Scenario, DUMBBELL_MIDDLE,
 };
@@ -22,6 +24,8 @@ fn config(pacing: Option<PacingConfig>) -> Config {
         ack_policy: AckPolicyConfig::Every,
         min_rto: Duration::from_millis(200),
         pacing,
+        // Full 1000-byte payloads, as docs/pacing.md's figures have them.
+        ack_nonce: AckNonceMode::Off,
         ..Config::default()
     }
 }

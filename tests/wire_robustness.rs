@@ -8,7 +8,8 @@
 //! printed in every failure message.
 
 use ackwise::wire::{
-    AckRequest, Checksum, Flags, Options, SackBlocks, SegmentRepr, SeqNum, Timestamps, WireError,
+    AckNonce, AckRequest, Checksum, Flags, Options, SackBlocks, SegmentRepr, SeqNum, Timestamps,
+    WireError,
 };
 use rand_chacha::ChaCha8Rng;
 use rand_core::{RngCore, SeedableRng};
@@ -142,6 +143,12 @@ fn random_options(rng: &mut ChaCha8Rng) -> Options {
             1 => Some(AckRequest::Supported),
             _ => Some(AckRequest::Countdown(rng.next_u32() as u16)),
         },
+        ack_nonce: match below(rng, 3) {
+            0 => None,
+            1 => Some(AckNonce::Permitted),
+            _ => Some(AckNonce::Nonce(rng.next_u32() as u16)),
+        },
+        nonce_echo: chance(rng, 2).then(|| rng.next_u32() as u16),
     }
 }
 

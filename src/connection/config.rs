@@ -1,6 +1,7 @@
 //! Connection configuration: which algorithms run at each end, and with
 //! which parameters.
 
+use super::ack_nonce::AckNonceMode;
 use crate::estimators::RttEstimator;
 use crate::receiver::{Acc, AckPolicy, Delayed, Every, Polled, Smart};
 pub use crate::receiver::{SmartParams, SmartRtt};
@@ -262,6 +263,12 @@ pub struct Config {
     /// is repaired by fast recovery rather than by a timeout (see
     /// `sender::tail_loss_probe`). Needs SACK. On by default.
     pub tail_loss_probe: bool,
+    /// ACK nonces (see [`ack_nonce`](super::ack_nonce)): every data
+    /// segment carries a nonce only a receiver holding it can echo, and
+    /// ACKs without the right echo are ignored, so a receiver cannot
+    /// acknowledge data still in flight to speed the sender up. Offered
+    /// by default; [`AckNonceMode::Require`] refuses peers without it.
+    pub ack_nonce: AckNonceMode,
     /// Announce the congestion window, in segments, on every data segment
     /// that carries no ACK request, when the peer understands the
     /// experimental option: paper 004's "explicit assistance", for a
@@ -357,6 +364,7 @@ impl Default for Config {
             impatient: false,
             hystart: false,
             tail_loss_probe: true,
+            ack_nonce: AckNonceMode::Offer,
             announce_window: false,
             nagle: true,
             initial_rto: Duration::from_secs(1),
@@ -378,10 +386,11 @@ impl Default for Config {
 impl Config {
     /// The settings of a standard TCP end, as before ackwise's ACK economy:
     /// delayed ACKs (every second segment, 100 ms), no ACK requests asked
-    /// for, RFC 3465 byte counting with L = 2, no acknowledgment fixes and
-    /// no tail loss probes (ns-2's agents, which the cross-checks compare
-    /// with, have none); everything else as in [`Config::default`]. What
-    /// tests and cross-checks that model an unmodified stack start from.
+    /// for, RFC 3465 byte counting with L = 2, no acknowledgment fixes, no
+    /// tail loss probes (ns-2's agents, which the cross-checks compare
+    /// with, have none) and no ACK nonce (it is ackwise's own option);
+    /// everything else as in [`Config::default`]. What tests and
+    /// cross-checks that model an unmodified stack start from.
     pub fn standard_tcp() -> Config {
         Config {
             request_acks: AckRequestConfig::None,
@@ -389,6 +398,7 @@ impl Config {
             congestion: CongestionConfig::default(),
             ack_fixes: false,
             tail_loss_probe: false,
+            ack_nonce: AckNonceMode::Off,
             ..Config::default()
         }
     }

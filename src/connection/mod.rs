@@ -7,6 +7,7 @@
 //! The application side is [`Connection::write`], [`Connection::read`],
 //! [`Connection::close`] and [`Connection::poll_event`].
 
+pub mod ack_nonce;
 mod config;
 mod ecn;
 mod rx;
@@ -17,15 +18,18 @@ mod tx;
 pub use crate::sender::congestion::Decrease;
 /// Pacing parameters, re-exported for [`Config::pacing`].
 pub use crate::sender::PacingConfig;
+pub use ack_nonce::AckNonceMode;
 pub use config::{
     AckPolicyConfig, AckRequestConfig, Config, ConfigError, CongestionConfig, SmartParams, SmartRtt,
 };
 pub use stats::Stats;
 
+use ack_nonce::{EchoTracker, NonceKey};
+
 use crate::receiver::{AckPolicy, Reassembly};
 use crate::sender::{Sender, SenderParams};
 use crate::time::{Duration, Instant};
-use crate::wire::{AckRequest, Checksum, Flags, SegmentRepr, SeqNum, WireError};
+use crate::wire::{AckNonce, AckRequest, Checksum, Flags, SegmentRepr, SeqNum, WireError};
 use rand_core::RngCore;
 use std::collections::VecDeque;
 use std::fmt;
@@ -68,6 +72,9 @@ pub enum CloseReason {
     TimedOut,
     /// The peer answered our SYN with a reset.
     Refused,
+    /// The peer's SYN-ACK did not offer the ACK nonce, which this end
+    /// requires ([`AckNonceMode::Require`]); we answered with a reset.
+    NonceRequired,
 }
 
 /// Something the application should know.
@@ -113,6 +120,8 @@ pub struct Negotiated {
     pub ack_requests: bool,
     /// Both ends offered ECN (RFC 3168 section 6.1.1).
     pub ecn: bool,
+    /// Both ends offered the ACK nonce (see [`ack_nonce`]).
+    pub ack_nonce: bool,
 }
 
 /// Receive-side state.
@@ -142,6 +151,8 @@ struct RecvState {
     last_window_edge: u64,
     /// The echoed timestamp that gave the last receiver-side RTT sample.
     last_echo_sampled: Option<u32>,
+    /// The nonce our ACKs echo, when the nonce is in use.
+    echo: EchoTracker,
 }
 
 impl RecvState {
@@ -198,6 +209,9 @@ pub struct Connection {
     /// Start of the current one-second challenge-ACK window and the
     /// challenge ACKs sent in it (RFC 5961 section 7).
     challenge_window: (Instant, u32),
+    /// The key of our data segments' nonces (drawn only when the nonce is
+    /// offered, so that a connection without it draws what it always did).
+    nonce_key: Option<NonceKey>,
 }
 
 impl Connection {
@@ -238,6 +252,9 @@ impl Connection {
         let mut conn = Connection::new(config, now, seg.dst_port, seg.src_port, rng);
         conn.state = State::SynReceived;
         conn.negotiate(&seg);
+        if conn.config.ack_nonce == AckNonceMode::Require && !conn.negotiated.ack_nonce {
+            return Err(AcceptError::NonceRequired);
+        }
         conn.init_receiver(seg.seq, seg.options.timestamps.map(|t| t.tsval));
         conn.syn_due = true;
         conn.last_received = now;
@@ -253,6 +270,10 @@ impl Connection {
     ) -> Self {
         let iss = SeqNum(rng.next_u32());
         let ts_offset = rng.next_u32();
+        let nonce_key = config
+            .ack_nonce
+            .offers()
+            .then(|| NonceKey::new(rng.next_u64(), rng.next_u64()));
         let params = SenderParams {
             mss: usize::from(config.mss),
             send_buffer: config.send_buffer,
@@ -298,6 +319,7 @@ impl Connection {
             sack_scratch: Vec::with_capacity(4),
             max_snd_wnd: 0,
             challenge_window: (now, 0),
+            nonce_key,
             config,
         }
     }
@@ -323,8 +345,9 @@ impl Connection {
             peer_ack_requests,
             ack_requests: peer_ack_requests && self.config.ack_requests,
             ecn: self.config.ecn && ecn::offered_ecn(seg),
+            ack_nonce: self.config.ack_nonce.offers() && o.ack_nonce == Some(AckNonce::Permitted),
         };
-        let mss = usize::from(peer_mss) - if self.negotiated.timestamps { 12 } else { 0 };
+        let mss = usize::from(peer_mss) - self.option_bytes_per_data_segment();
         let cc = self.config.congestion.build(mss as u64);
         // The SYN's window field is never scaled (RFC 7323 2.2).
         self.sender
@@ -359,6 +382,7 @@ impl Connection {
             last_ack_sent: 0,
             last_window_edge: edge,
             last_echo_sampled: None,
+            echo: EchoTracker::new(self.config.ooo_range_limit()),
         });
     }
 
@@ -582,9 +606,15 @@ impl Connection {
     }
 
     /// Payload bytes of a full-sized segment from the peer: our MSS less
-    /// the timestamp option it carries.
+    /// the options it carries.
     fn peer_segment_size(&self) -> usize {
-        usize::from(self.config.mss) - if self.negotiated.timestamps { 12 } else { 0 }
+        usize::from(self.config.mss) - self.option_bytes_per_data_segment()
+    }
+
+    /// Option bytes every data segment carries, which the MSS leaves out:
+    /// timestamps (12 with their NOPs) and the nonce (8 aligned).
+    fn option_bytes_per_data_segment(&self) -> usize {
+        12 * usize::from(self.negotiated.timestamps) + 8 * usize::from(self.negotiated.ack_nonce)
     }
 
     /// A snapshot of the counters.
@@ -650,6 +680,9 @@ pub enum AcceptError {
     Config(ConfigError),
     /// The segment is not a valid SYN.
     Segment(SegmentError),
+    /// The SYN does not offer the ACK nonce, which this end requires
+    /// ([`AckNonceMode::Require`]).
+    NonceRequired,
 }
 
 // The error traits are written out rather than derived so that the bare
@@ -662,6 +695,9 @@ impl fmt::Display for CloseReason {
             CloseReason::Aborted => "connection aborted locally",
             CloseReason::TimedOut => "connection timed out",
             CloseReason::Refused => "connection refused",
+            CloseReason::NonceRequired => {
+                "connection refused: the peer does not offer the ACK nonce this end requires"
+            }
         })
     }
 }
@@ -698,6 +734,9 @@ impl fmt::Display for AcceptError {
         match self {
             AcceptError::Config(e) => e.fmt(f),
             AcceptError::Segment(e) => e.fmt(f),
+            AcceptError::NonceRequired => {
+                f.write_str("the SYN does not offer the ACK nonce this end requires")
+            }
         }
     }
 }
@@ -708,6 +747,7 @@ impl std::error::Error for AcceptError {
         match self {
             AcceptError::Config(e) => std::error::Error::source(e),
             AcceptError::Segment(e) => std::error::Error::source(e),
+            AcceptError::NonceRequired => None,
         }
     }
 }

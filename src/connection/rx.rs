@@ -1,11 +1,11 @@
 //! Arriving segments (RFC 9293 section 3.10.7), with the RFC 5961
 //! defences against blind resets and SYNs.
 
-use super::{CloseReason, Connection, Event, SegmentError, State};
+use super::{AckNonceMode, CloseReason, Connection, Event, SegmentError, State};
 use crate::receiver::{AckDecision, ArrivalInfo};
 use crate::sender::AckInput;
 use crate::time::{Duration, Instant};
-use crate::wire::{Flags, SegmentRepr, SeqNum};
+use crate::wire::{AckNonce, Flags, SegmentRepr, SeqNum};
 
 impl Connection {
     /// Processes one arriving segment. A segment that does not parse or is
@@ -84,6 +84,13 @@ impl Connection {
         }
         self.last_received = now;
         self.negotiate(seg);
+        if self.config.ack_nonce == AckNonceMode::Require && !self.negotiated.ack_nonce {
+            // A receiver that strips the option must not get around the
+            // check: no connection without it.
+            self.pending_rst = Some((seg.ack, SeqNum(0), false));
+            self.finish(CloseReason::NonceRequired);
+            return;
+        }
         self.init_receiver(seg.seq, seg.options.timestamps.map(|t| t.tsval));
         self.syn_sample(now);
         self.state = State::Established;
@@ -264,6 +271,13 @@ impl Connection {
             self.ack_immediately();
             return false;
         }
+        if ack > una && !self.nonce_echo_holds(seg) {
+            // Acknowledges data the peer cannot show it holds: believe
+            // nothing of it (see `ack_nonce`).
+            self.stats.ack_nonce_failures += 1;
+            self.stats.discarded_segments += 1;
+            return false;
+        }
         let mut sack = std::mem::take(&mut self.sack_scratch);
         sack.clear();
         if self.negotiated.sack {
@@ -293,6 +307,15 @@ impl Connection {
             self.on_fin_acked(now);
         }
         true
+    }
+
+    /// With the nonce in use, an ACK that moves SND.UNA must echo the
+    /// nonce of the segment ending where it points.
+    fn nonce_echo_holds(&self, seg: &SegmentRepr<'_>) -> bool {
+        match (self.negotiated.ack_nonce, self.nonce_key) {
+            (true, Some(key)) => seg.options.nonce_echo == Some(key.nonce(seg.ack)),
+            _ => true,
+        }
     }
 
     fn ts_rtt_sample(
@@ -407,6 +430,7 @@ impl Connection {
         };
         let outcome = recv.reassembly.insert(offset, payload);
         self.stats.bytes_delivered += outcome.advanced;
+
         if self.negotiated.sack && !seg.payload.is_empty() {
             // RFC 2883: report the duplicate part, the bytes below RCV.NXT
             // or a segment all of whose bytes were already held.
@@ -429,6 +453,16 @@ impl Connection {
         if recv.fin_offset == Some(recv.reassembly.next_offset()) && !recv.fin_received {
             recv.fin_received = true;
             peer_closed = true;
+        }
+        if let (true, Some(AckNonce::Nonce(nonce))) =
+            (self.negotiated.ack_nonce, seg.options.ack_nonce)
+        {
+            // Where the segment ends and where RCV.NXT is now, both in
+            // stream offsets with the FIN counted, as the sender's nonce
+            // counts it.
+            let end = rcv_nxt as i64 + start_rel + seg.payload.len() as i64 + i64::from(fin);
+            let now_at = recv.reassembly.next_offset() + u64::from(recv.fin_received);
+            recv.echo.on_segment(end.max(0) as u64, nonce, now_at);
         }
         let info = ArrivalInfo {
             now,

@@ -49,6 +49,10 @@ pub struct Stats {
     /// Segments dropped for other reasons (wrong ports, out of window,
     /// challenge ACK sent).
     pub discarded_segments: u64,
+    /// ACKs ignored because they moved SND.UNA without the right nonce
+    /// echo (see [`ack_nonce`](super::ack_nonce)): acknowledgments of
+    /// data the peer could not show it holds.
+    pub ack_nonce_failures: u64,
     /// Challenge ACKs sent (RFC 5961 sections 3-5).
     pub challenge_acks: u64,
     /// Challenge ACKs withheld by the rate limit (RFC 5961 section 7).

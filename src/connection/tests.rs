@@ -624,3 +624,94 @@ fn the_ack_policy_can_be_switched_on_an_open_connection() {
         "{acks} ACKs for {segments} segments: the switch did not take"
     );
 }
+
+/// Opens a connection between two hand-driven ends at time zero.
+fn handshake(client: Config, server: Config) -> (Connection, Result<Connection, AcceptError>) {
+    let mut rng = rng();
+    let t0 = Instant::ZERO;
+    let mut c = Connection::connect(client, t0, 1000, 80, &mut rng).unwrap();
+    let mut buf = [0u8; 2000];
+    let n = c.poll_transmit(t0, &mut buf).unwrap();
+    let s = Connection::accept(server, t0, &buf[..n], &mut rng);
+    let Ok(mut s) = s else {
+        return (c, s);
+    };
+    let n = s.poll_transmit(t0, &mut buf).unwrap();
+    c.handle_segment(t0, &buf[..n]).unwrap();
+    while let Some(n) = c.poll_transmit(t0, &mut buf) {
+        let _ = s.handle_segment(t0, &buf[..n]);
+    }
+    (c, Ok(s))
+}
+
+#[test]
+fn ack_nonce_is_used_when_both_offer_it_and_required_ends_refuse_peers_without() {
+    let off = Config {
+        ack_nonce: AckNonceMode::Off,
+        ..fast_config()
+    };
+    let require = Config {
+        ack_nonce: AckNonceMode::Require,
+        ..fast_config()
+    };
+    let (c, s) = handshake(fast_config(), fast_config());
+    assert!(c.negotiated().ack_nonce && s.unwrap().negotiated().ack_nonce);
+    let (c, s) = handshake(fast_config(), off.clone());
+    assert!(c.is_established());
+    assert!(!c.negotiated().ack_nonce && !s.unwrap().negotiated().ack_nonce);
+    // A listener that requires it does not take a SYN without it.
+    let (_, s) = handshake(off.clone(), require.clone());
+    assert!(matches!(s, Err(AcceptError::NonceRequired)));
+    // A client that requires it resets a SYN-ACK without it, and the
+    // reset closes the listener's half-open connection.
+    let (mut c, s) = handshake(require, off);
+    assert_eq!(c.state(), State::Closed);
+    assert_eq!(
+        c.poll_event(),
+        Some(Event::Closed(CloseReason::NonceRequired))
+    );
+    assert_eq!(s.unwrap().state(), State::Closed);
+}
+
+#[test]
+fn an_ack_of_data_still_in_flight_moves_nothing_without_its_nonce() {
+    let (mut c, s) = handshake(fast_config(), fast_config());
+    let mut s = s.unwrap();
+    let t1 = Instant::from_millis(10);
+    assert_eq!(c.write(&[9u8; 6000]), 6000);
+    let mut buf = [0u8; 2000];
+    let mut data = Vec::new();
+    while let Some(n) = c.poll_transmit(t1, &mut buf) {
+        data.push(buf[..n].to_vec());
+    }
+    assert!(data.len() >= 3, "{} segments", data.len());
+    // Only the first segment arrives; the receiver's ACK for it is due
+    // by its timer at the latest.
+    s.handle_segment(t1, &data[0]).unwrap();
+    let later = Instant::from_millis(500);
+    s.handle_timeout(later);
+    let n = s.poll_transmit(later, &mut buf).expect("an ACK");
+    let honest = buf[..n].to_vec();
+    let repr = SegmentRepr::parse(&honest, Checksum::UNSPECIFIED).unwrap();
+    assert!(repr.options.nonce_echo.is_some());
+    let first = SegmentRepr::parse(&data[0], Checksum::UNSPECIFIED).unwrap();
+    assert_eq!(repr.ack, first.seq.add(first.payload.len() as u32));
+    // The optimistic receiver acknowledges everything sent: with the
+    // echo it has, and without any.
+    let last = SegmentRepr::parse(data.last().unwrap(), Checksum::UNSPECIFIED).unwrap();
+    let all = last.seq.add(last.payload.len() as u32);
+    for echo in [repr.options.nonce_echo, None] {
+        let mut lie = repr;
+        lie.ack = all;
+        lie.options.nonce_echo = echo;
+        let mut forged = vec![0u8; lie.buffer_len()];
+        lie.emit(&mut forged, Checksum::UNSPECIFIED).unwrap();
+        c.handle_segment(later, &forged).unwrap();
+        assert_eq!(c.sender().snd_una(), 0, "nothing believed");
+    }
+    assert_eq!(c.stats().ack_nonce_failures, 2);
+    // The honest ACK is believed.
+    c.handle_segment(later, &honest).unwrap();
+    assert_eq!(c.sender().snd_una(), first.payload.len() as u64);
+    assert_eq!(c.stats().ack_nonce_failures, 2);
+}

@@ -5,7 +5,8 @@ use crate::receiver::AckSent;
 use crate::sender::TxSegment;
 use crate::time::Instant;
 use crate::wire::{
-    AckRequest, Flags, Options, SegmentRepr, SeqNum, Timestamps, HEADER_LEN, MAX_OPTIONS_LEN,
+    AckNonce, AckRequest, Flags, Options, SegmentRepr, SeqNum, Timestamps, HEADER_LEN,
+    MAX_OPTIONS_LEN,
 };
 
 /// The largest header a segment can have.
@@ -76,6 +77,7 @@ impl Connection {
                 tsecr: self.recv.as_ref().map_or(0, |r| r.ts_recent),
             });
             options.ack_request = n.ack_requests.then_some(AckRequest::Supported);
+            options.ack_nonce = n.ack_nonce.then_some(AckNonce::Permitted);
         } else {
             options.window_scale = self
                 .config
@@ -87,6 +89,11 @@ impl Connection {
                 tsecr: 0,
             });
             options.ack_request = self.config.ack_requests.then_some(AckRequest::Supported);
+            options.ack_nonce = self
+                .config
+                .ack_nonce
+                .offers()
+                .then_some(AckNonce::Permitted);
         }
         let (flags, ack) = if passive {
             (Flags::SYN | Flags::ACK, self.rcv_ack_seq())
@@ -186,6 +193,14 @@ impl Connection {
             let segment = self.sender.mss().max(1);
             let segments = u32::try_from(self.sender.cwnd() / segment).unwrap_or(u32::MAX);
             options.ack_request = Some(AckRequest::SenderWindow(segments));
+        }
+        if self.negotiated.ack_nonce {
+            options.nonce_echo = recv.echo.echo();
+            if let (Some(t), Some(key)) = (tx, self.nonce_key) {
+                // The data's end in sequence space (the FIN counts).
+                let end = seq.add((t.len + usize::from(t.fin)) as u32);
+                options.ack_nonce = Some(AckNonce::Nonce(key.nonce(end)));
+            }
         }
         if let Some((l, r)) = recv.dsack.take().filter(|_| self.negotiated.sack) {
             // The D-SACK block goes first (RFC 2883 section 4).

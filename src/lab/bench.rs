@@ -11,7 +11,7 @@
 use super::ns2::{Ns2Bench, Ns2Dumbbell, Ns2Sink};
 use super::strategy::Strategy;
 use super::LabError;
-use crate::connection::Config;
+use crate::connection::{AckNonceMode, Config};
 use crate::emu::{self, FlowParams, HopSpec, LossModel, QueueSpec, Scenario};
 use crate::time::Duration;
 
@@ -96,6 +96,8 @@ pub fn scale_scenario(p: &ScalePoint) -> Scenario {
         nagle: false,
         // The emulator never corrupts packets; ns-2 computes no checksums.
         checksums: false,
+        // Nor do ns-2's headers carry a nonce.
+        ack_nonce: AckNonceMode::Off,
         ..Config::default()
     };
     let d = Duration::from_millis(100);

@@ -87,7 +87,7 @@ pub(crate) fn close_error(reason: CloseReason) -> io::Error {
         CloseReason::Reset => io::ErrorKind::ConnectionReset,
         CloseReason::TimedOut => io::ErrorKind::TimedOut,
         CloseReason::Aborted => io::ErrorKind::ConnectionAborted,
-        CloseReason::Refused => io::ErrorKind::ConnectionRefused,
+        CloseReason::Refused | CloseReason::NonceRequired => io::ErrorKind::ConnectionRefused,
         CloseReason::Normal => io::ErrorKind::BrokenPipe,
     };
     io::Error::new(kind, reason)

@@ -19,8 +19,8 @@ mod tests;
 
 pub use error::WireError;
 pub use options::{
-    AckRequest, Options, SackBlocks, Timestamps, ACK_REQUEST_EXID, ACK_REQUEST_KIND,
-    MAX_SACK_BLOCKS_PARSED, MAX_WINDOW_SCALE,
+    AckNonce, AckRequest, Options, SackBlocks, Timestamps, ACK_NONCE_EXID, ACK_REQUEST_EXID,
+    ACK_REQUEST_KIND, MAX_SACK_BLOCKS_PARSED, MAX_WINDOW_SCALE, NONCE_ECHO_EXID,
 };
 pub use segment::{Checksum, Flags, SegmentRepr, HEADER_LEN, MAX_OPTIONS_LEN};
 pub use seq::SeqNum;

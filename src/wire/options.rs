@@ -20,6 +20,12 @@ use smoltcp::wire::TcpOption;
 pub const ACK_REQUEST_KIND: u8 = 253;
 /// RFC 6994 experiment identifier of the ackwise ACK request.
 pub const ACK_REQUEST_EXID: u16 = 0xACC5;
+/// RFC 6994 experiment identifier of ackwise's ACK nonce: offered on a
+/// SYN (no value), carried by every data segment (two bytes).
+pub const ACK_NONCE_EXID: u16 = 0xACC6;
+/// RFC 6994 experiment identifier of the nonce echo an ACK carries (two
+/// bytes).
+pub const NONCE_ECHO_EXID: u16 = 0xACC7;
 /// A SACK option in a 40-byte option space holds at most four blocks.
 pub const MAX_SACK_BLOCKS_PARSED: usize = 4;
 /// Largest window-scale shift (RFC 7323 section 2.3); larger shifts are
@@ -69,6 +75,17 @@ pub enum AckRequest {
     /// The sender's congestion window, in segments (4 bytes after the
     /// ExID, so the length tells it from a countdown).
     SenderWindow(u32),
+}
+
+/// ackwise's ACK nonce (see `connection::ack_nonce`): a value the sender
+/// draws for each data segment and that only a receiver holding the
+/// segment can echo.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AckNonce {
+    /// "I take part" (SYN / SYN-ACK).
+    Permitted,
+    /// The nonce of this data segment.
+    Nonce(u16),
 }
 
 /// Up to four SACK blocks `[left, right)`, most recent first (RFC 2018).
@@ -191,6 +208,11 @@ pub struct Options {
     pub timestamps: Option<Timestamps>,
     /// experimental ACK request
     pub ack_request: Option<AckRequest>,
+    /// experimental ACK nonce (SYN: offered; data: the segment's nonce)
+    pub ack_nonce: Option<AckNonce>,
+    /// experimental nonce echo: the nonce of the segment that ends where
+    /// this segment's ACK points
+    pub nonce_echo: Option<u16>,
 }
 
 impl Options {
@@ -203,7 +225,8 @@ impl Options {
     /// If the options cannot fit at all (emit would fail with
     /// [`WireError::OptionsTooLong`]), this is the length they would need.
     /// With the options defined today that cannot happen: MSS, window scale,
-    /// SACK-permitted, timestamps and a countdown take at most 25 bytes.
+    /// SACK-permitted, timestamps, a window announcement, a nonce and an
+    /// echo take at most 39 bytes packed.
     pub fn encoded_len(&self) -> usize {
         match self.plan() {
             Ok(plan) => plan.len,
@@ -332,6 +355,34 @@ impl Options {
                 }
             }
         }
+        if let Some(nonce) = self.ack_nonce {
+            let [e0, e1] = ACK_NONCE_EXID.to_be_bytes();
+            w.align(0);
+            match nonce {
+                AckNonce::Permitted => w.option(TcpOption::Unknown {
+                    kind: ACK_REQUEST_KIND,
+                    data: &[e0, e1],
+                }),
+                AckNonce::Nonce(n) => {
+                    let [n0, n1] = n.to_be_bytes();
+                    w.option(TcpOption::Unknown {
+                        kind: ACK_REQUEST_KIND,
+                        data: &[e0, e1, n0, n1],
+                    });
+                }
+            }
+        }
+        if let Some(echo) = self.nonce_echo {
+            let [e0, e1] = NONCE_ECHO_EXID.to_be_bytes();
+            let [n0, n1] = echo.to_be_bytes();
+            // Six bytes from a word boundary end at 2 mod 4, where SACK
+            // blocks want to start.
+            w.align(0);
+            w.option(TcpOption::Unknown {
+                kind: ACK_REQUEST_KIND,
+                data: &[e0, e1, n0, n1],
+            });
+        }
         if !sack.is_empty() {
             // Start at 2 mod 4 so that the blocks are word-aligned. Written
             // by hand: smoltcp's `SackRange` holds only three blocks.
@@ -420,15 +471,31 @@ impl Options {
                     // Shorter than an ExID: some other experiment's (or
                     // nobody's) business, so skip it like an unknown option.
                     if let [x0, x1, ref rest @ ..] = *body {
-                        if u16::from_be_bytes([x0, x1]) == ACK_REQUEST_EXID {
-                            opts.ack_request = Some(match *rest {
-                                [] => AckRequest::Supported,
-                                [n0, n1] => AckRequest::Countdown(u16::from_be_bytes([n0, n1])),
-                                [w0, w1, w2, w3] => {
-                                    AckRequest::SenderWindow(u32::from_be_bytes([w0, w1, w2, w3]))
-                                }
+                        match u16::from_be_bytes([x0, x1]) {
+                            ACK_REQUEST_EXID => {
+                                opts.ack_request = Some(match *rest {
+                                    [] => AckRequest::Supported,
+                                    [n0, n1] => AckRequest::Countdown(u16::from_be_bytes([n0, n1])),
+                                    [w0, w1, w2, w3] => {
+                                        AckRequest::SenderWindow(u32::from_be_bytes([
+                                            w0, w1, w2, w3,
+                                        ]))
+                                    }
+                                    _ => return Err(bad_len),
+                                });
+                            }
+                            ACK_NONCE_EXID => {
+                                opts.ack_nonce = Some(match *rest {
+                                    [] => AckNonce::Permitted,
+                                    [n0, n1] => AckNonce::Nonce(u16::from_be_bytes([n0, n1])),
+                                    _ => return Err(bad_len),
+                                });
+                            }
+                            NONCE_ECHO_EXID => match *rest {
+                                [n0, n1] => opts.nonce_echo = Some(u16::from_be_bytes([n0, n1])),
                                 _ => return Err(bad_len),
-                            });
+                            },
+                            _ => {}
                         }
                     }
                 }

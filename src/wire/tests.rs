@@ -607,6 +607,12 @@ fn packed_len(o: &Options) -> usize {
             Some(AckRequest::Countdown(_)) => 6,
             Some(AckRequest::SenderWindow(_)) => 8,
         }
+        + match o.ack_nonce {
+            None => 0,
+            Some(AckNonce::Permitted) => 4,
+            Some(AckNonce::Nonce(_)) => 6,
+        }
+        + 6 * usize::from(o.nonce_echo.is_some())
 }
 
 /// SACK blocks of `o` that emit keeps: as many as fit packed.
@@ -624,8 +630,18 @@ fn every_option_combination_emits_consistently() {
         Some(AckRequest::Supported),
         Some(AckRequest::Countdown(5)),
     ];
+    let nonces = [
+        (None, None),
+        (Some(AckNonce::Permitted), None),
+        (Some(AckNonce::Nonce(0xbeef)), None),
+        (None, Some(0x1234)),
+        (Some(AckNonce::Nonce(7)), Some(9)),
+    ];
     for bits in 0..16u8 {
-        for ack_request in requests {
+        for (ack_request, (ack_nonce, nonce_echo)) in requests
+            .into_iter()
+            .flat_map(|r| nonces.into_iter().map(move |n| (r, n)))
+        {
             for n in 0..=4 {
                 let opts = Options {
                     mss: (bits & 1 != 0).then_some(536),
@@ -633,6 +649,8 @@ fn every_option_combination_emits_consistently() {
                     sack_permitted: bits & 4 != 0,
                     timestamps: (bits & 8 != 0).then_some(Timestamps { tsval: 1, tsecr: 2 }),
                     ack_request,
+                    ack_nonce,
+                    nonce_echo,
                     sack: sack(&blocks[..n]),
                 };
                 let r = repr(opts, b"p");
@@ -667,15 +685,34 @@ fn arb_options() -> impl Strategy<Value = Options> {
         proptest::collection::vec(any::<(u32, u32)>(), 0..=4),
         proptest::option::of(any::<(u32, u32)>()),
         ack_request,
+        prop_oneof![
+            Just(None),
+            Just(Some(AckNonce::Permitted)),
+            any::<u16>().prop_map(|n| Some(AckNonce::Nonce(n))),
+        ],
+        proptest::option::of(any::<u16>()),
     )
         .prop_map(
-            |(mss, window_scale, sack_permitted, blocks, ts, ack_request)| Options {
+            |(
                 mss,
                 window_scale,
                 sack_permitted,
-                sack: sack(&blocks),
-                timestamps: ts.map(|(tsval, tsecr)| Timestamps { tsval, tsecr }),
+                blocks,
+                ts,
                 ack_request,
+                ack_nonce,
+                nonce_echo,
+            )| {
+                Options {
+                    mss,
+                    window_scale,
+                    sack_permitted,
+                    sack: sack(&blocks),
+                    timestamps: ts.map(|(tsval, tsecr)| Timestamps { tsval, tsecr }),
+                    ack_request,
+                    ack_nonce,
+                    nonce_echo,
+                }
             },
         )
 }

@@ -7,7 +7,7 @@ use super::progress::{Console, ConsoleMode, StatsSource, Summary};
 use super::receive::{receive_files, ReceiveOptions};
 use super::send::{open_files, send_files, SendOptions};
 use super::sweep::{stale_age, sweep_partials};
-use crate::connection::Config;
+use crate::connection::{AckNonceMode, Config};
 use crate::lab::{LabScenario, Strategy};
 use crate::net::{Endpoint, EndpointConfig, NetError};
 use crate::time::Duration;
@@ -319,7 +319,13 @@ async fn connect_ackwise(
         },
     )
     .map_err(|e| failed(format!("cannot open a UDP socket: {e}")))?;
-    let config = strategy_config(plan.strategy, plan.mss);
+    // `ackwise recv` always offers the ACK nonce; requiring it means a
+    // receiver that strips the offer cannot get around the check and make
+    // this sender believe optimistic ACKs (see `connection::ack_nonce`).
+    let config = Config {
+        ack_nonce: AckNonceMode::Require,
+        ..strategy_config(plan.strategy, plan.mss)
+    };
     match endpoint.connect(addr, config).await {
         Ok(stream) => Ok((endpoint, stream)),
         Err(NetError::TimedOut { after, .. }) => {
