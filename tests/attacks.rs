@@ -299,30 +299,48 @@ fn ack_division_gains_nothing_against_byte_counting_strategies() {
     }
 }
 
-/// Without SACK the sender cannot tell a forged duplicate ACK from an
-/// honest one, and each one it counts lets a segment out: the forger makes
-/// the sender push several times more into the path (measured with this
-/// harness: `da+nosack` 9.6x, `ae+nosack` 22.8x the bytes), but gains no
-/// goodput, because the flood overruns the queue and stalls its own
-/// recovery. What is asserted is the receiver's gain; the amplification
-/// is open work (docs/security.md).
+/// Without SACK a sender cannot tell a forged duplicate ACK from an
+/// honest one, and each one it counts lets a segment out: without the
+/// nonce, twenty copies of every duplicate make the sender push several
+/// times more into the path (the forger gains no goodput: its flood
+/// overruns the queue and stalls its own recovery). With the nonce each
+/// duplicate must echo the nonce of the out-of-order segment it reports,
+/// and the sender counts each segment once, so the copies count nothing.
 #[test]
-fn duplicate_ack_spoofing_gains_the_receiver_no_goodput_without_sack() {
+fn duplicate_ack_spoofing_without_sack_gains_nothing_against_the_ack_nonce() {
     for strategy in ["da+nosack", "ae+nosack"] {
         let s: Strategy = strategy.parse().unwrap();
         let d = Duration::from_secs(6);
+        let spoof = Attack::DupSpoof { copies: 20 };
         let honest = run(s, Attack::Honest, &path(), d);
-        let attacked = run(s, Attack::DupSpoof { copies: 20 }, &path(), d);
-        let g = attacked.delivered as f64 / honest.delivered as f64;
+        let attacked = run(s, spoof, &path(), d);
+        let honest_off = run_with(s, Attack::Honest, &path(), d, AckNonceMode::Off);
+        let attacked_off = run_with(s, spoof, &path(), d, AckNonceMode::Off);
+        let sent = |a: &Run, h: &Run| a.sent_bytes as f64 / h.sent_bytes as f64;
+        let goodput = |a: &Run, h: &Run| a.delivered as f64 / h.delivered as f64;
         eprintln!(
-            "{strategy} duplicate-ACK spoofing: delivered {} vs {} (gain {g:.3}), sent {} vs {}",
-            attacked.delivered, honest.delivered, attacked.sent_bytes, honest.sent_bytes
+            "{strategy} duplicate-ACK spoofing: sent {:.3}x, goodput {:.3}x with the nonce; \
+             sent {:.3}x, goodput {:.3}x without",
+            sent(&attacked, &honest),
+            goodput(&attacked, &honest),
+            sent(&attacked_off, &honest_off),
+            goodput(&attacked_off, &honest_off)
         );
         assert!(honest.delivered > 1_000_000, "seed {SEED:#x}");
         assert!(
-            g <= 1.05,
-            "{strategy}: goodput gain {g:.3} (seed {SEED:#x})"
+            sent(&attacked, &honest) <= 1.05,
+            "{strategy}: amplification with the nonce (seed {SEED:#x})"
         );
+        assert!(
+            goodput(&attacked, &honest) <= 1.05,
+            "{strategy}: goodput gain (seed {SEED:#x})"
+        );
+        // The attack is real without the nonce.
+        assert!(
+            sent(&attacked_off, &honest_off) > 2.0,
+            "{strategy}: no amplification to defend against (seed {SEED:#x})"
+        );
+        assert!(goodput(&attacked_off, &honest_off) <= 1.05);
     }
 }
 

@@ -149,6 +149,7 @@ fn random_options(rng: &mut ChaCha8Rng) -> Options {
             _ => Some(AckNonce::Nonce(rng.next_u32() as u16)),
         },
         nonce_echo: chance(rng, 2).then(|| rng.next_u32() as u16),
+        arrival_echo: chance(rng, 4).then(|| rng.next_u32() as u16),
     }
 }
 

@@ -26,6 +26,15 @@
 //! sender. The receiver keeps the nonces of the out-of-order segments it
 //! holds, at most one per segment of its window.
 //!
+//! Without SACK a sender cannot tell one duplicate ACK from another, and
+//! NewReno lets a segment out for each one, so a receiver that repeats
+//! its duplicates makes the sender flood the path. With the nonce in use
+//! and SACK off, a duplicate ACK also echoes the nonce of the
+//! out-of-order segment whose arrival it reports (a second echo in the
+//! same option), and the sender counts it only for a segment it sent and
+//! has not counted before ([`SentEnds`]): twenty copies of one duplicate
+//! count once.
+//!
 //! The proof covers the cumulative ACK only. SACK blocks are not proved:
 //! a lying SACK can make the sender retransmit less, but it cannot move
 //! SND.UNA, and only SND.UNA's advance opens the window. The option
@@ -118,6 +127,56 @@ fn sip13(k0: u64, k1: u64, m: u32) -> u64 {
         round(&mut v);
     }
     v[0] ^ v[1] ^ v[2] ^ v[3]
+}
+
+/// The sender's record of the segments it has sent above SND.UNA, kept
+/// only without SACK, so that each duplicate ACK can be matched to the
+/// arrival of one of them, once.
+#[derive(Debug, Clone, Default)]
+pub struct SentEnds {
+    /// Stream offsets where sent segments end (ascending), and whether a
+    /// duplicate ACK was counted for the segment.
+    ends: std::collections::VecDeque<(u64, bool)>,
+}
+
+impl SentEnds {
+    /// A segment ending at stream offset `end` was sent. A retransmission
+    /// may bring a duplicate ACK again, so it may be counted again.
+    pub fn on_sent(&mut self, end: u64) {
+        match self.ends.back() {
+            Some(&(last, _)) if last < end => self.ends.push_back((end, false)),
+            None => self.ends.push_back((end, false)),
+            _ => {
+                if let Ok(i) = self.ends.binary_search_by(|&(e, _)| e.cmp(&end)) {
+                    self.ends[i].1 = false;
+                }
+            }
+        }
+    }
+
+    /// SND.UNA reached `una`: the segments below are settled.
+    pub fn on_acked(&mut self, una: u64) {
+        while self.ends.front().is_some_and(|&(e, _)| e <= una) {
+            self.ends.pop_front();
+        }
+    }
+
+    /// A duplicate ACK echoes `arrival`: true (and the segment counted)
+    /// when it is the nonce of a segment sent above SND.UNA and not
+    /// counted yet; `seq` maps a stream offset to its sequence number.
+    pub fn credit(&mut self, key: &NonceKey, arrival: u16, seq: impl Fn(u64) -> SeqNum) -> bool {
+        let hit = self
+            .ends
+            .iter_mut()
+            .find(|(end, counted)| !*counted && key.nonce(seq(*end)) == arrival);
+        match hit {
+            Some((_, counted)) => {
+                *counted = true;
+                true
+            }
+            None => false,
+        }
+    }
 }
 
 /// The receiver's side: which nonce its next ACK echoes.
@@ -219,6 +278,25 @@ mod tests {
         // A duplicate below RCV.NXT changes nothing.
         t.on_segment(3000, 99, 4000);
         assert_eq!(t.echo(), Some(44));
+    }
+
+    #[test]
+    fn each_sent_segment_earns_one_duplicate_until_it_is_resent() {
+        let key = NonceKey::new(5, 6);
+        let seq = |offset: u64| SeqNum(offset as u32);
+        let mut sent = SentEnds::default();
+        for end in [1000, 2000, 3000] {
+            sent.on_sent(end);
+        }
+        let n2 = key.nonce(seq(2000));
+        assert!(sent.credit(&key, n2, seq));
+        assert!(!sent.credit(&key, n2, seq), "a copy counts nothing");
+        assert!(!sent.credit(&key, n2 ^ 1, seq), "nor a guess (here)");
+        sent.on_sent(2000);
+        assert!(sent.credit(&key, n2, seq), "resent, it may arrive again");
+        sent.on_acked(2000);
+        assert!(!sent.credit(&key, n2, seq), "acknowledged: settled");
+        assert!(sent.credit(&key, key.nonce(seq(3000)), seq));
     }
 
     #[test]

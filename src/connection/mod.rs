@@ -24,7 +24,7 @@ pub use config::{
 };
 pub use stats::Stats;
 
-use ack_nonce::{EchoTracker, NonceKey};
+use ack_nonce::{EchoTracker, NonceKey, SentEnds};
 
 use crate::receiver::{AckPolicy, Reassembly};
 use crate::sender::{Sender, SenderParams};
@@ -153,6 +153,9 @@ struct RecvState {
     last_echo_sampled: Option<u32>,
     /// The nonce our ACKs echo, when the nonce is in use.
     echo: EchoTracker,
+    /// Without SACK: the nonce of the last out-of-order segment, for the
+    /// duplicate ACK that reports it.
+    arrival_echo: Option<u16>,
 }
 
 impl RecvState {
@@ -212,6 +215,9 @@ pub struct Connection {
     /// The key of our data segments' nonces (drawn only when the nonce is
     /// offered, so that a connection without it draws what it always did).
     nonce_key: Option<NonceKey>,
+    /// Without SACK but with the nonce: the segments sent above SND.UNA,
+    /// each worth one duplicate ACK.
+    sent_ends: SentEnds,
 }
 
 impl Connection {
@@ -320,6 +326,7 @@ impl Connection {
             max_snd_wnd: 0,
             challenge_window: (now, 0),
             nonce_key,
+            sent_ends: SentEnds::default(),
             config,
         }
     }
@@ -383,6 +390,7 @@ impl Connection {
             last_window_edge: edge,
             last_echo_sampled: None,
             echo: EchoTracker::new(self.config.ooo_range_limit()),
+            arrival_echo: None,
         });
     }
 

@@ -292,6 +292,7 @@ impl Connection {
         let window = u64::from(seg.window) << self.negotiated.send_window_shift;
         self.max_snd_wnd = self.max_snd_wnd.max(window);
         let carries_data = !seg.payload.is_empty() || seg.flags.contains(Flags::FIN);
+        let unproven_duplicate = self.duplicate_unproven(seg, ack, una, carries_data);
         self.sender.on_ack(
             now,
             AckInput {
@@ -300,6 +301,7 @@ impl Connection {
                 window,
                 carries_data,
                 rtt_sample,
+                unproven_duplicate,
             },
         );
         self.sack_scratch = sack;
@@ -307,6 +309,40 @@ impl Connection {
             self.on_fin_acked(now);
         }
         true
+    }
+
+    /// With the nonce in use and no SACK, a duplicate ACK counts only when
+    /// its second echo names a segment sent above SND.UNA that no earlier
+    /// duplicate named (see `ack_nonce`). Also settles the record of sent
+    /// segments as SND.UNA moves.
+    fn duplicate_unproven(
+        &mut self,
+        seg: &SegmentRepr<'_>,
+        ack: u64,
+        una: u64,
+        carries_data: bool,
+    ) -> bool {
+        let (true, false, Some(key)) = (
+            self.negotiated.ack_nonce,
+            self.negotiated.sack,
+            self.nonce_key,
+        ) else {
+            return false;
+        };
+        if ack > una {
+            self.sent_ends.on_acked(ack);
+            return false;
+        }
+        if ack < una || carries_data || una >= self.sender.max_sent() {
+            return false;
+        }
+        let first = self.iss.add(1);
+        match seg.options.arrival_echo {
+            Some(arrival) => !self
+                .sent_ends
+                .credit(&key, arrival, |offset| SeqNum::from_offset(first, offset)),
+            None => true,
+        }
     }
 
     /// With the nonce in use, an ACK that moves SND.UNA must echo the
@@ -463,6 +499,9 @@ impl Connection {
             let end = rcv_nxt as i64 + start_rel + seg.payload.len() as i64 + i64::from(fin);
             let now_at = recv.reassembly.next_offset() + u64::from(recv.fin_received);
             recv.echo.on_segment(end.max(0) as u64, nonce, now_at);
+            if !self.negotiated.sack && end > now_at as i64 {
+                recv.arrival_echo = Some(nonce);
+            }
         }
         let info = ArrivalInfo {
             now,

@@ -715,3 +715,36 @@ fn an_ack_of_data_still_in_flight_moves_nothing_without_its_nonce() {
     assert_eq!(c.sender().snd_una(), first.payload.len() as u64);
     assert_eq!(c.stats().ack_nonce_failures, 2);
 }
+
+/// Without SACK but with the nonce, every honest duplicate ACK names the
+/// out-of-order segment it reports and is counted, so NewReno still
+/// repairs losses by fast retransmit.
+#[test]
+fn newreno_duplicates_are_proven_and_counted_with_the_nonce() {
+    let data: Vec<u8> = (0..2_000_000u32).map(|i| (i % 251) as u8).collect();
+    let config = Config {
+        sack: false,
+        ..fast_config()
+    };
+    let pipe = PipeConfig {
+        loss: 0.01,
+        seed: 3,
+        ..PipeConfig::default()
+    };
+    let out = transfer(
+        pipe,
+        config.clone(),
+        config,
+        &data,
+        &[],
+        Duration::from_secs(600),
+    )
+    .unwrap();
+    assert_eq!(out.server_received, data);
+    let s = out.client_stats;
+    assert_eq!(s.ack_nonce_failures, 0);
+    assert!(s.fast_retransmits > 0, "{s:?}");
+    // Every fast retransmit needed three counted duplicates.
+    assert!(s.duplicate_acks_received >= 3 * s.fast_retransmits, "{s:?}");
+    assert!(s.timeouts * 4 <= s.fast_retransmits, "{s:?}");
+}

@@ -196,10 +196,23 @@ impl Connection {
         }
         if self.negotiated.ack_nonce {
             options.nonce_echo = recv.echo.echo();
+            if !self.negotiated.sack {
+                options.arrival_echo = recv.arrival_echo.take();
+                if options.arrival_echo.is_some() && options.nonce_echo.is_none() {
+                    // The second echo rides beside the first; before any
+                    // data arrived in order there is none to give, and a
+                    // duplicate ACK moves nothing, so any value will do.
+                    options.nonce_echo = Some(0);
+                }
+            }
             if let (Some(t), Some(key)) = (tx, self.nonce_key) {
                 // The data's end in sequence space (the FIN counts).
                 let end = seq.add((t.len + usize::from(t.fin)) as u32);
                 options.ack_nonce = Some(AckNonce::Nonce(key.nonce(end)));
+                if !self.negotiated.sack {
+                    self.sent_ends
+                        .on_sent(t.start + t.len as u64 + u64::from(t.fin));
+                }
             }
         }
         if let Some((l, r)) = recv.dsack.take().filter(|_| self.negotiated.sack) {

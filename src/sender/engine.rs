@@ -105,6 +105,10 @@ pub struct AckInput<'a> {
     pub carries_data: bool,
     /// RTT measured from the timestamp echo, when timestamps are on.
     pub rtt_sample: Option<Duration>,
+    /// Without SACK: the caller could not match this ACK to the arrival
+    /// of a segment it sent (see `connection::ack_nonce`), so it is no
+    /// duplicate ACK, whatever it looks like.
+    pub unproven_duplicate: bool,
 }
 
 /// How the sender classified an acknowledgment.
@@ -830,7 +834,7 @@ impl Sender {
         if self.sack {
             outcome.newly_sacked > 0
         } else {
-            !input.carries_data
+            !input.carries_data && !input.unproven_duplicate
         }
     }
 

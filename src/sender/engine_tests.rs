@@ -60,6 +60,7 @@ fn ack(s: &mut Sender, now: Instant, ack: u64, sack: &[(u64, u64)]) -> AckEffect
             window: 1 << 20,
             carries_data: false,
             rtt_sample: Some(Duration::from_millis(100)),
+            unproven_duplicate: false,
         },
     )
 }
@@ -529,6 +530,7 @@ fn hystart_ends_the_initial_slow_start_on_a_climbing_rtt() {
                         window: 1 << 20,
                         carries_data: false,
                         rtt_sample: Some(Duration::from_millis(rtt)),
+                        unproven_duplicate: false,
                     },
                 );
             }

@@ -23,8 +23,9 @@ pub const ACK_REQUEST_EXID: u16 = 0xACC5;
 /// RFC 6994 experiment identifier of ackwise's ACK nonce: offered on a
 /// SYN (no value), carried by every data segment (two bytes).
 pub const ACK_NONCE_EXID: u16 = 0xACC6;
-/// RFC 6994 experiment identifier of the nonce echo an ACK carries (two
-/// bytes).
+/// RFC 6994 experiment identifier of the nonce echo an ACK carries: two
+/// bytes, or four when a second echo follows for the out-of-order segment
+/// that caused the ACK.
 pub const NONCE_ECHO_EXID: u16 = 0xACC7;
 /// A SACK option in a 40-byte option space holds at most four blocks.
 pub const MAX_SACK_BLOCKS_PARSED: usize = 4;
@@ -213,6 +214,10 @@ pub struct Options {
     /// experimental nonce echo: the nonce of the segment that ends where
     /// this segment's ACK points
     pub nonce_echo: Option<u16>,
+    /// experimental second echo: the nonce of the out-of-order segment
+    /// whose arrival this (duplicate) ACK reports; written only beside
+    /// `nonce_echo`
+    pub arrival_echo: Option<u16>,
 }
 
 impl Options {
@@ -224,9 +229,10 @@ impl Options {
     ///
     /// If the options cannot fit at all (emit would fail with
     /// [`WireError::OptionsTooLong`]), this is the length they would need.
-    /// With the options defined today that cannot happen: MSS, window scale,
-    /// SACK-permitted, timestamps, a window announcement, a nonce and an
-    /// echo take at most 39 bytes packed.
+    /// With the options ackwise sends that cannot happen: a SYN's MSS,
+    /// window scale, SACK-permitted, timestamps, ACK-request and nonce
+    /// offers take at most 27 bytes packed, and a later segment's
+    /// timestamps, window announcement, nonce and both echoes at most 32.
     pub fn encoded_len(&self) -> usize {
         match self.plan() {
             Ok(plan) => plan.len,
@@ -375,13 +381,22 @@ impl Options {
         if let Some(echo) = self.nonce_echo {
             let [e0, e1] = NONCE_ECHO_EXID.to_be_bytes();
             let [n0, n1] = echo.to_be_bytes();
-            // Six bytes from a word boundary end at 2 mod 4, where SACK
-            // blocks want to start.
             w.align(0);
-            w.option(TcpOption::Unknown {
-                kind: ACK_REQUEST_KIND,
-                data: &[e0, e1, n0, n1],
-            });
+            match self.arrival_echo {
+                // Six bytes from a word boundary end at 2 mod 4, where
+                // SACK blocks want to start.
+                None => w.option(TcpOption::Unknown {
+                    kind: ACK_REQUEST_KIND,
+                    data: &[e0, e1, n0, n1],
+                }),
+                Some(arrival) => {
+                    let [a0, a1] = arrival.to_be_bytes();
+                    w.option(TcpOption::Unknown {
+                        kind: ACK_REQUEST_KIND,
+                        data: &[e0, e1, n0, n1, a0, a1],
+                    });
+                }
+            }
         }
         if !sack.is_empty() {
             // Start at 2 mod 4 so that the blocks are word-aligned. Written
@@ -493,6 +508,10 @@ impl Options {
                             }
                             NONCE_ECHO_EXID => match *rest {
                                 [n0, n1] => opts.nonce_echo = Some(u16::from_be_bytes([n0, n1])),
+                                [n0, n1, a0, a1] => {
+                                    opts.nonce_echo = Some(u16::from_be_bytes([n0, n1]));
+                                    opts.arrival_echo = Some(u16::from_be_bytes([a0, a1]));
+                                }
                                 _ => return Err(bad_len),
                             },
                             _ => {}

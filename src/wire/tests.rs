@@ -612,7 +612,11 @@ fn packed_len(o: &Options) -> usize {
             Some(AckNonce::Permitted) => 4,
             Some(AckNonce::Nonce(_)) => 6,
         }
-        + 6 * usize::from(o.nonce_echo.is_some())
+        + match (o.nonce_echo, o.arrival_echo) {
+            (None, _) => 0,
+            (Some(_), None) => 6,
+            (Some(_), Some(_)) => 8,
+        }
 }
 
 /// SACK blocks of `o` that emit keeps: as many as fit packed.
@@ -631,14 +635,16 @@ fn every_option_combination_emits_consistently() {
         Some(AckRequest::Countdown(5)),
     ];
     let nonces = [
-        (None, None),
-        (Some(AckNonce::Permitted), None),
-        (Some(AckNonce::Nonce(0xbeef)), None),
-        (None, Some(0x1234)),
-        (Some(AckNonce::Nonce(7)), Some(9)),
+        (None, None, None),
+        (Some(AckNonce::Permitted), None, None),
+        (Some(AckNonce::Nonce(0xbeef)), None, None),
+        (None, Some(0x1234), None),
+        (Some(AckNonce::Nonce(7)), Some(9), None),
+        (None, Some(9), Some(0xfedc)),
+        (Some(AckNonce::Nonce(7)), Some(9), Some(10)),
     ];
     for bits in 0..16u8 {
-        for (ack_request, (ack_nonce, nonce_echo)) in requests
+        for (ack_request, (ack_nonce, nonce_echo, arrival_echo)) in requests
             .into_iter()
             .flat_map(|r| nonces.into_iter().map(move |n| (r, n)))
         {
@@ -651,6 +657,7 @@ fn every_option_combination_emits_consistently() {
                     ack_request,
                     ack_nonce,
                     nonce_echo,
+                    arrival_echo,
                     sack: sack(&blocks[..n]),
                 };
                 let r = repr(opts, b"p");
@@ -690,20 +697,11 @@ fn arb_options() -> impl Strategy<Value = Options> {
             Just(Some(AckNonce::Permitted)),
             any::<u16>().prop_map(|n| Some(AckNonce::Nonce(n))),
         ],
-        proptest::option::of(any::<u16>()),
+        proptest::option::of((any::<u16>(), proptest::option::of(any::<u16>()))),
     )
         .prop_map(
-            |(
-                mss,
-                window_scale,
-                sack_permitted,
-                blocks,
-                ts,
-                ack_request,
-                ack_nonce,
-                nonce_echo,
-            )| {
-                Options {
+            |(mss, window_scale, sack_permitted, blocks, ts, ack_request, ack_nonce, echoes)| {
+                let mut o = Options {
                     mss,
                     window_scale,
                     sack_permitted,
@@ -711,8 +709,15 @@ fn arb_options() -> impl Strategy<Value = Options> {
                     timestamps: ts.map(|(tsval, tsecr)| Timestamps { tsval, tsecr }),
                     ack_request,
                     ack_nonce,
-                    nonce_echo,
+                    nonce_echo: echoes.map(|(e, _)| e),
+                    arrival_echo: echoes.and_then(|(_, a)| a),
+                };
+                // Every option at once is more than 40 bytes; the SYN-only
+                // ones never meet the echoes on the wire.
+                if packed_len(&o) > MAX_OPTIONS_LEN {
+                    o.mss = None;
                 }
+                o
             },
         )
 }
