@@ -12,8 +12,11 @@
 //! first give the figure per segment and as a ratio to AE's.
 //! `4w-nochecksum` is 4W with checksums off on both ends: the difference
 //! to `4w` is what the two checksum passes over each segment cost.
+//! `4w-adapt-nonon` is the default (`4w-adaptive`) without the ACK nonce:
+//! the difference is what the nonce's hash, option bytes and echo
+//! tracking cost.
 
-use ackwise::connection::{AckPolicyConfig, AckRequestConfig, Config, Connection};
+use ackwise::connection::{AckNonceMode, AckPolicyConfig, AckRequestConfig, Config, Connection};
 use ackwise::testing::TestRng;
 use ackwise::time::Instant;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
@@ -207,6 +210,13 @@ fn strategies() -> Vec<(&'static str, Config)> {
             },
         ),
         ("4w-adaptive", base.clone()),
+        (
+            "4w-adapt-nonon",
+            Config {
+                ack_nonce: AckNonceMode::Off,
+                ..base.clone()
+            },
+        ),
         (
             "4w-nochecksum",
             Config {

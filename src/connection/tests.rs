@@ -748,3 +748,44 @@ fn newreno_duplicates_are_proven_and_counted_with_the_nonce() {
     assert!(s.duplicate_acks_received >= 3 * s.fast_retransmits, "{s:?}");
     assert!(s.timeouts * 4 <= s.fast_retransmits, "{s:?}");
 }
+
+#[test]
+fn a_flood_of_out_of_window_acks_gets_at_most_the_limit_of_replies() {
+    let mut pipe = established_pipe(fast_config(), fast_config());
+    let now = pipe.now();
+    let client = pipe.client();
+    let limit = u64::from(client.config().challenge_ack_limit);
+    let rcv_nxt = client.rcv_ack_seq();
+    let mut buf = [0u8; 2000];
+    let mut answered = 0;
+    // 10 000 bare ACKs far outside the receive window (an off-path
+    // attacker's guesses, or a reflector's trigger).
+    for k in 0..10_000u32 {
+        let seq = rcv_nxt.add((1 << 30) + k);
+        let ack = segment(80, 40_000, seq, SeqNum(0), Flags::ACK);
+        client.handle_segment(now, &ack).unwrap();
+        while client.poll_transmit(now, &mut buf).is_some() {
+            answered += 1;
+        }
+    }
+    assert_eq!(client.state(), State::Established);
+    assert_eq!(answered, limit);
+    assert_eq!(client.stats().challenge_acks_suppressed, 10_000 - limit);
+    assert_eq!(client.stats().discarded_segments, 10_000);
+    // Data below the window is still answered, budget or not: a
+    // retransmission of data we hold needs its ACK (and D-SACK).
+    let old = SegmentRepr {
+        src_port: 80,
+        dst_port: 40_000,
+        seq: rcv_nxt.add(u32::MAX - 9),
+        ack: SeqNum(0),
+        flags: Flags::ACK,
+        window: 1000,
+        options: Options::default(),
+        payload: b"old",
+    };
+    let mut seg = vec![0u8; old.buffer_len()];
+    old.emit(&mut seg, Checksum::UNSPECIFIED).unwrap();
+    client.handle_segment(now, &seg).unwrap();
+    assert!(client.poll_transmit(now, &mut buf).is_some());
+}
