@@ -179,17 +179,8 @@ impl Connection {
             return;
         }
         if !acceptable {
-            if seg_len == 0 {
-                // No data and no FIN outside the window: an old duplicate,
-                // a keep-alive, or a forger's probe. Its answer shares the
-                // challenge ACKs' budget (RFC 5961 section 7; Linux limits
-                // its replies to such segments too), so that a flood of
-                // them cannot turn the connection into a reflector.
-                self.challenge_ack(now);
-                return;
-            }
-            // Retransmissions of data we already have land here: tell the
-            // peer where we are, with the D-SACK that says so.
+            // Keep-alives and retransmissions of data we already have land
+            // here: tell the peer where we are.
             self.stats.discarded_segments += 1;
             if self.state == State::TimeWait && f.contains(Flags::FIN) {
                 // The peer did not hear our last ACK: linger another 2 MSL
