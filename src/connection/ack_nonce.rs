@@ -215,8 +215,15 @@ impl EchoTracker {
             if let Some(n) = self.held.get(&rcv_nxt) {
                 self.current = Some(*n);
             }
-            // Everything at or below RCV.NXT is settled.
-            self.held = self.held.split_off(&(rcv_nxt + 1));
+            // Everything at or below RCV.NXT is settled (popped in
+            // place: no new map per segment).
+            while self
+                .held
+                .first_key_value()
+                .is_some_and(|(&e, _)| e <= rcv_nxt)
+            {
+                self.held.pop_first();
+            }
         }
     }
 

@@ -390,22 +390,30 @@ fn delayed_ack_sends_about_half_the_acks_of_every() {
     );
 }
 
-#[test]
-fn loss_is_repaired_by_fast_retransmit() {
+/// 2 MB from client to server with `config` at both ends over the test
+/// pipe with 1% random loss (seed 3); the data and the outcome.
+fn lossy_transfer(config: Config) -> (Vec<u8>, crate::testing::TransferOutcome) {
     let data: Vec<u8> = (0..2_000_000u32).map(|i| (i % 251) as u8).collect();
+    let pipe = PipeConfig {
+        loss: 0.01,
+        seed: 3,
+        ..PipeConfig::default()
+    };
     let out = transfer(
-        PipeConfig {
-            loss: 0.01,
-            seed: 3,
-            ..PipeConfig::default()
-        },
-        fast_config(),
-        fast_config(),
+        pipe,
+        config.clone(),
+        config,
         &data,
         &[],
         Duration::from_secs(600),
     )
     .unwrap();
+    (data, out)
+}
+
+#[test]
+fn loss_is_repaired_by_fast_retransmit() {
+    let (data, out) = lossy_transfer(fast_config());
     assert_eq!(out.server_received, data);
     assert!(out.closed_cleanly);
     let s = out.client_stats;
@@ -721,25 +729,10 @@ fn an_ack_of_data_still_in_flight_moves_nothing_without_its_nonce() {
 /// repairs losses by fast retransmit.
 #[test]
 fn newreno_duplicates_are_proven_and_counted_with_the_nonce() {
-    let data: Vec<u8> = (0..2_000_000u32).map(|i| (i % 251) as u8).collect();
-    let config = Config {
+    let (data, out) = lossy_transfer(Config {
         sack: false,
         ..fast_config()
-    };
-    let pipe = PipeConfig {
-        loss: 0.01,
-        seed: 3,
-        ..PipeConfig::default()
-    };
-    let out = transfer(
-        pipe,
-        config.clone(),
-        config,
-        &data,
-        &[],
-        Duration::from_secs(600),
-    )
-    .unwrap();
+    });
     assert_eq!(out.server_received, data);
     let s = out.client_stats;
     assert_eq!(s.ack_nonce_failures, 0);

@@ -572,12 +572,21 @@ impl Sender {
         if self.in_recovery() || self.board.snd_una() < self.recover {
             return;
         }
+        let base = self.reduce_window(now);
+        self.spurious.on_loss();
+        tracing::debug!(base, "tail loss probe repaired a loss: window reduced");
+    }
+
+    /// One window reduction without a retransmission (ECN-Echo, a loss a
+    /// tail loss probe repaired): ssthresh from the window in use, and the
+    /// next reduction measured from the data sent after this one.
+    /// Returns the base the reduction was computed from.
+    fn reduce_window(&mut self, now: Instant) -> u64 {
         let base = self.reduction_base();
         self.cc.on_congestion_event(now, base);
         self.in_use.restart(self.board.high_data());
         self.limited_transmit_bytes = 0;
-        self.spurious.on_loss();
-        tracing::debug!(base, "tail loss probe repaired a loss: window reduced");
+        base
     }
 
     /// Starts or restarts the probe timer (RFC 8985 section 7.2) after new
@@ -640,7 +649,8 @@ impl Sender {
                     return None;
                 }
                 // A FIN alone carries no bytes a D-SACK could report.
-                resent = (end.min(data_end) > start).then(|| (start, end.min(data_end)));
+                let data_stop = end.min(data_end);
+                resent = (data_stop > start).then_some((start, data_stop));
                 self.emit(now, start, end)
             }
         };
@@ -915,10 +925,7 @@ impl Sender {
         if self.ecn_recover.is_some_and(|point| una <= point) {
             return false;
         }
-        let base = self.reduction_base();
-        self.cc.on_congestion_event(now, base);
-        self.in_use.restart(high);
-        self.limited_transmit_bytes = 0;
+        let base = self.reduce_window(now);
         self.ecn_recover = Some(high);
         self.counters.ecn_reductions += 1;
         tracing::debug!(base, recover = high, "ECN-Echo: window reduced");
@@ -1157,9 +1164,6 @@ impl Sender {
         if end > self.max_sent {
             self.max_sent = end;
         }
-        if !retransmission {
-            self.tlp.on_new_data(start);
-        }
         self.counters.data_segments += 1;
         self.counters.data_bytes += len as u64;
         if retransmission {
@@ -1176,6 +1180,7 @@ impl Sender {
             self.rto_deadline = Some(now + self.rtt.rto());
         }
         if !retransmission {
+            self.tlp.on_new_data(start);
             self.arm_tail_loss_probe(now);
         }
         let ack_request = self.next_ack_request(retransmission);

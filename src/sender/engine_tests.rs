@@ -619,12 +619,19 @@ fn a_group_barely_started_when_the_window_fills_stays_open() {
     assert_eq!(countdowns, want);
 }
 
+/// [`params`] without the acknowledgment fixes, with tail loss probes.
+fn probing_params() -> SenderParams {
+    SenderParams {
+        tail_loss_probe: true,
+        ..params(false)
+    }
+}
+
 /// A SACK sender with tail loss probes that has sent four segments, all
 /// it has, and heard the ACK for the first three at 100 ms (SRTT 100 ms,
 /// RTO 300 ms): the ACK for the last one never comes.
 fn tail_with_last_ack_missing(tlp: bool) -> Sender {
-    let mut p = params(false);
-    p.tail_loss_probe = tlp;
+    let p = if tlp { probing_params() } else { params(false) };
     let mut s = sender_from(true, p);
     s.write(&[7u8; 4 * MSS as usize]);
     assert_eq!(drain(&mut s, t(0)).len(), 4);
@@ -687,9 +694,7 @@ fn a_probe_that_repairs_a_lost_segment_reduces_the_window_once() {
 
 #[test]
 fn a_probe_sends_new_data_past_cwnd_when_there_is_some() {
-    let mut p = params(false);
-    p.tail_loss_probe = true;
-    let mut s = sender_from(true, p);
+    let mut s = sender_from(true, probing_params());
     s.write(&[7u8; 20 * MSS as usize]);
     assert_eq!(drain(&mut s, t(0)).len(), 4);
     ack(&mut s, t(100), MSS, &[]);
@@ -712,9 +717,7 @@ fn a_probe_sends_new_data_past_cwnd_when_there_is_some() {
 
 #[test]
 fn no_probe_without_sack_or_during_recovery() {
-    let mut p = params(false);
-    p.tail_loss_probe = true;
-    let mut s = sender_from(false, p);
+    let mut s = sender_from(false, probing_params());
     s.write(&[7u8; 4 * MSS as usize]);
     drain(&mut s, t(0));
     ack(&mut s, t(100), 3 * MSS, &[]);
