@@ -13,6 +13,14 @@
 //! | packets sent before recovery started | ignored by `on_ack` | RFC 9002 section 7.3.2: recovery ends when a packet sent after its start is acknowledged (the RFC 6582 deflation step is then a no-op: cwnd already equals ssthresh) |
 //! | `on_mtu_update` | [`Reno::set_mss`] | SMSS is the datagram size |
 //!
+//! Two [`RenoConfig`] settings differ from ackwise's TCP sender, both as
+//! quinn-proto's NewReno has them, so that the two controllers differ only
+//! where byte counting and the decrease do: the smallest window is two
+//! datagrams (RFC 9002 section 7.2's kMinimumWindow, also after persistent
+//! congestion), and the congestion-avoidance credit gathered before a loss
+//! survives the decrease
+//! ([`avoidance_credit_survives_decrease`](RenoConfig::avoidance_credit_survives_decrease)).
+//!
 //! The decrease base is cwnd, as in quinn-proto's NewReno: quinn-proto
 //! reports bytes in flight only per ACK frame, not at the loss, and it
 //! does not grow cwnd while application-limited, so cwnd is not inflated
@@ -136,6 +144,8 @@ impl AckwiseReno {
             byte_counting_limit: config.byte_counting_limit,
             extended_abc: config.extended_abc,
             decrease: config.decrease,
+            minimum_window_segments: 2,
+            avoidance_credit_survives_decrease: true,
             ..RenoConfig::new(mtu_bytes)
         });
         AckwiseReno {
@@ -317,8 +327,11 @@ mod tests {
         ack_frame(&mut c, t2, t2, 1);
         assert_eq!(c.reno().bytes_acked(), M);
         // A loss of a packet sent after the start of recovery: new period.
+        // The avoidance credit gathered so far stays, as in quinn-proto's
+        // NewReno and Linux.
         c.on_congestion_event(t2, t2, false, M);
         assert_eq!(c.window(), (w / 4).max(2 * M));
+        assert_eq!(c.reno().bytes_acked(), M);
     }
 
     #[test]
@@ -342,24 +355,30 @@ mod tests {
     #[test]
     fn persistent_congestion_then_min_of_l_and_cwnd_per_frame() {
         let t0 = Instant::now();
-        let mut c = AckwiseReno::new(&AckwiseRenoConfig::new(8), t0, MTU);
+        // A window of 40 datagrams leaves ssthresh at 20, out of the way.
+        let cfg = AckwiseRenoConfig {
+            initial_window: Some(40 * M),
+            ..AckwiseRenoConfig::new(8)
+        };
+        let mut c = AckwiseReno::new(&cfg, t0, MTU);
         let t1 = t0 + Duration::from_millis(1);
         c.on_congestion_event(t1, t0, true, 10 * M);
-        // RFC 9002's minimum window of two datagrams; Reno holds one SMSS.
+        // RFC 9002's minimum window of two datagrams, in Reno itself, so
+        // that growth starts from two.
         assert_eq!(c.window(), 2 * M);
-        assert_eq!(c.reno().window(), M);
-        // cwnd = 1 datagram: a frame acknowledging 8 credits min(8, 1) = 1.
+        assert_eq!(c.reno().window(), 2 * M);
+        // cwnd = 2 datagrams: a frame acknowledging 8 credits min(8, 2).
         let t2 = t1 + Duration::from_millis(1);
         ack_frame(&mut c, t2, t2, 8);
-        assert_eq!(c.reno().window(), 2 * M);
-        // Then min(8, 2) = 2.
-        ack_frame(&mut c, t2, t2, 8);
         assert_eq!(c.reno().window(), 4 * M);
+        // Then min(8, 4) = 4.
+        ack_frame(&mut c, t2, t2, 8);
+        assert_eq!(c.reno().window(), 8 * M);
         // Without the extension, RFC 3465 section 2.3's one datagram.
         let mut plain = AckwiseReno::new(
             &AckwiseRenoConfig {
                 extended_abc: false,
-                ..AckwiseRenoConfig::new(8)
+                ..cfg
             },
             t0,
             MTU,
@@ -367,7 +386,7 @@ mod tests {
         plain.on_congestion_event(t1, t0, true, 10 * M);
         ack_frame(&mut plain, t2, t2, 8);
         ack_frame(&mut plain, t2, t2, 8);
-        assert_eq!(plain.reno().window(), 3 * M);
+        assert_eq!(plain.reno().window(), 4 * M);
     }
 
     #[test]

@@ -58,6 +58,17 @@ pub struct RenoConfig {
     /// it is why fewer ACKs slow the growth, which smartacking relies on
     /// (paper 004 sec. 3.1) and delayed ACKs suffer from.
     pub ack_counting_avoidance: bool,
+    /// The smallest cwnd, in segments: the loss window after a timeout
+    /// and the floor of every decrease. RFC 5681 section 3.1's loss
+    /// window is 1; QUIC's kMinimumWindow (RFC 9002 section 7.2) is 2.
+    pub minimum_window_segments: u32,
+    /// Bytes counted toward the next congestion-avoidance increase stay
+    /// counted across a fast-retransmit decrease, as in Linux
+    /// (`tcp_cong_avoid_ai` spends credit gathered at a larger window) and
+    /// quinn-proto's NewReno; off, the count restarts at the decrease, as
+    /// in ns-2's Reno, whose fractional window increase is lost when cwnd
+    /// is set to ssthresh. A timeout restarts it either way.
+    pub avoidance_credit_survives_decrease: bool,
 }
 
 impl RenoConfig {
@@ -80,6 +91,8 @@ impl RenoConfig {
             initial_ssthresh: u64::MAX,
             decrease: Decrease::Half,
             ack_counting_avoidance: false,
+            minimum_window_segments: 1,
+            avoidance_credit_survives_decrease: false,
         }
     }
 }
@@ -91,7 +104,8 @@ impl RenoConfig {
 /// * Congestion avoidance (RFC 3465 section 2.1): acknowledged bytes are
 ///   accumulated in `bytes_acked`; whenever a full cwnd's worth has been
 ///   acknowledged, cwnd grows by one SMSS.
-/// * Floors: cwnd never drops below 1 SMSS and ssthresh never below 2 SMSS
+/// * Floors: cwnd never drops below the minimum window (1 SMSS unless
+///   configured) and ssthresh never below 2 SMSS
 ///   (RFC 5681 section 3.1).
 #[derive(Debug, Clone)]
 pub struct Reno {
@@ -131,7 +145,9 @@ impl Reno {
     pub fn new(config: RenoConfig) -> Self {
         let mss = config.mss.max(1);
         let config = RenoConfig { mss, ..config };
-        let cwnd = config.initial_window.max(mss);
+        let cwnd = config
+            .initial_window
+            .max(mss.saturating_mul(u64::from(config.minimum_window_segments.max(1))));
         let ssthresh = config.initial_ssthresh.max(mss.saturating_mul(2));
         Reno {
             config,
@@ -195,7 +211,9 @@ impl Reno {
     }
 
     fn floor_cwnd(&self) -> u64 {
-        self.config.mss
+        self.config
+            .mss
+            .saturating_mul(u64::from(self.config.minimum_window_segments.max(1)))
     }
 
     fn floor_ssthresh(&self) -> u64 {
@@ -307,7 +325,9 @@ impl CongestionControl for Reno {
     fn on_congestion_event(&mut self, _now: Instant, flight_size: u64) {
         let ssthresh = self.decreased_ssthresh(flight_size);
         self.initial_slow_start = false;
-        self.bytes_acked = 0;
+        if !self.config.avoidance_credit_survives_decrease {
+            self.bytes_acked = 0;
+        }
         self.post_rto_slow_start = false;
         self.rto_without_progress = false;
         self.set(ssthresh, ssthresh, "fast retransmit");
@@ -331,7 +351,7 @@ impl CongestionControl for Reno {
         self.bytes_acked = 0;
         self.post_rto_slow_start = true;
         self.rto_without_progress = true;
-        self.set(self.config.mss, ssthresh, "retransmission timeout");
+        self.set(self.floor_cwnd(), ssthresh, "retransmission timeout");
     }
 
     fn on_spurious_timeout(&mut self, _now: Instant, prior: crate::sender::PriorWindow) {
@@ -371,6 +391,8 @@ mod tests {
             initial_ssthresh: u64::MAX,
             decrease: Decrease::Half,
             ack_counting_avoidance: false,
+            minimum_window_segments: 1,
+            avoidance_credit_survives_decrease: false,
         })
     }
 
@@ -606,6 +628,8 @@ mod tests {
             initial_ssthresh: 0,
             decrease: Decrease::Half,
             ack_counting_avoidance: false,
+            minimum_window_segments: 0,
+            avoidance_credit_survives_decrease: false,
         });
         assert_eq!(r.window(), MSS);
         assert_eq!(r.ssthresh(), 2 * MSS);
@@ -773,5 +797,40 @@ mod tests {
         assert_eq!(small.window(), 10 * MSS);
         small.on_ack(T, MSS / 2);
         assert!(small.window() > 10 * MSS);
+    }
+
+    #[test]
+    fn minimum_window_and_avoidance_credit_across_a_decrease() {
+        let config = RenoConfig {
+            initial_window: 10 * MSS,
+            initial_ssthresh: 10 * MSS,
+            ..RenoConfig::new(MSS)
+        };
+        // Six segments of credit toward the next increase, then a loss.
+        let credit_after_loss = |config: RenoConfig| {
+            let mut r = Reno::new(config);
+            r.on_ack(T, 6 * MSS);
+            assert_eq!(r.bytes_acked(), 6 * MSS);
+            r.on_congestion_event(T, 10 * MSS);
+            assert_eq!(r.window(), 5 * MSS);
+            r.bytes_acked()
+        };
+        assert_eq!(credit_after_loss(config), 0);
+        let keeping = RenoConfig {
+            avoidance_credit_survives_decrease: true,
+            ..config
+        };
+        assert_eq!(credit_after_loss(keeping), 6 * MSS);
+        // A timeout restarts the count and leaves the loss window.
+        let mut r = Reno::new(RenoConfig {
+            minimum_window_segments: 2,
+            ..keeping
+        });
+        r.on_ack(T, 6 * MSS);
+        r.on_retransmission_timeout(T, Some(10 * MSS));
+        assert_eq!((r.window(), r.bytes_acked()), (2 * MSS, 0));
+        let mut one = Reno::new(config);
+        one.on_retransmission_timeout(T, Some(10 * MSS));
+        assert_eq!(one.window(), MSS);
     }
 }
