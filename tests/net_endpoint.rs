@@ -736,27 +736,59 @@ fn syn(port: u16, dst_port: u16, isn: u32) -> Vec<u8> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_connects_within_a_second_during_a_syn_flood() {
     // 10 000 SYNs from distinct ports that never complete their
-    // handshake fill any half-open table many times over; the endpoint
-    // drops the oldest half-open connection for each new SYN, so a real
-    // client that starts in the middle of the flood still gets through.
+    // handshake fill any half-open table many times over. With SYN
+    // cookies (the default) every SYN beyond the half-open limits is
+    // answered without keeping state, once, and a real client that starts
+    // in the middle of the flood still gets through.
+    let stats = flood_while_a_client_connects(true).await;
+    assert!(stats.syn_cookies_sent > 0, "{stats:?}");
+    assert_eq!(stats.half_open_evicted, 0, "{stats:?}");
+    // One SYN-ACK per SYN at most: the half-open connections kept (256)
+    // may retransmit theirs within the test's second or two, nothing else.
+    let answered = stats.syn_cookies_sent + 256 * 3;
+    assert!(
+        stats.segments_sent <= answered + 1_000,
+        "reflection: {} segments sent for 10 000 SYNs; {stats:?}",
+        stats.segments_sent
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_cookies_a_syn_flood_displaces_only_half_open_connections() {
+    // Without cookies the endpoint drops the oldest half-open connection
+    // for each new SYN instead, which also lets the client through.
+    let stats = flood_while_a_client_connects(false).await;
+    assert!(stats.half_open_evicted > 0, "{stats:?}");
+    assert_eq!(stats.syn_cookies_sent, 0, "{stats:?}");
+}
+
+async fn flood_while_a_client_connects(syn_cookies: bool) -> ackwise::net::EndpointStats {
     let server = Endpoint::with_config(
         localhost(),
         EndpointConfig {
             server: Some(config()),
             max_half_open: 256,
+            syn_cookies,
             ..EndpointConfig::default()
         },
     )
     .unwrap();
     let addr = server.local_addr();
     spawn_digest_server(server.clone());
-    let flood = UdpSocket::bind(localhost()).await.unwrap();
+    // The flood comes from 200 addresses (127.0.0.2 to 127.0.0.201), as
+    // spoofed sources would, so that the total half-open limit, not the
+    // per-peer one, is what it fills.
+    let mut floods = Vec::new();
+    for host in 2..202u8 {
+        let from = SocketAddr::from(([127, 0, 0, host], 0));
+        floods.push(UdpSocket::bind(from).await.unwrap());
+    }
     let mut rng = ChaCha8Rng::seed_from_u64(11);
     let mut sent = 0u32;
     // Half the flood first, so the table is full when the client comes.
     while sent < 5_000 {
         let port = 1024 + (sent as u16 % 60_000);
-        flood
+        floods[sent as usize % floods.len()]
             .send_to(&syn(port, 80, rng.next_u32()), addr)
             .await
             .unwrap();
@@ -767,6 +799,7 @@ async fn a_client_connects_within_a_second_during_a_syn_flood() {
         let mut rng = ChaCha8Rng::seed_from_u64(12);
         for k in 5_000u32..10_000 {
             let port = 1024 + (k as u16 % 60_000);
+            let flood = &floods[k as usize % floods.len()];
             let _ = flood.send_to(&syn(port, 80, rng.next_u32()), addr).await;
             if k % 100 == 0 {
                 tokio::task::yield_now().await;
@@ -782,7 +815,91 @@ async fn a_client_connects_within_a_second_during_a_syn_flood() {
     result.unwrap_or_else(|e| panic!("{e}: server {stats:?}, client {:?}", client.stats()));
     assert!(
         took < Duration::from_secs(1),
-        "the client needed {took:?} under the flood; server {stats:?}"
+        "the client needed {took:?} under the flood (cookies {syn_cookies}); server {stats:?}"
     );
-    assert!(stats.half_open_evicted > 0, "{stats:?}");
+    stats
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_answered_with_a_syn_cookie_transfers_intact() {
+    // One half-open connection at most, held by a SYN that never
+    // completes: the client's SYN gets a cookie, its ACK rebuilds the
+    // connection, and 2 MB arrive intact over it (which options survive
+    // the cookie is tested in `connection::syn_cookie`).
+    let server = Endpoint::with_config(
+        localhost(),
+        EndpointConfig {
+            server: Some(config()),
+            max_half_open: 1,
+            ..EndpointConfig::default()
+        },
+    )
+    .unwrap();
+    let addr = server.local_addr();
+    spawn_digest_server(server.clone());
+    let stuck = UdpSocket::bind(localhost()).await.unwrap();
+    stuck.send_to(&syn(2000, 80, 12_345), addr).await.unwrap();
+    let client = Endpoint::with_config(localhost(), EndpointConfig::default()).unwrap();
+    // Give the stuck SYN time to take the only place.
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let mut rng = ChaCha8Rng::seed_from_u64(21);
+    let data = random_bytes(&mut rng, 2_000_000);
+    let result = send_and_check(&client, addr, &data).await;
+    let stats = server.stats();
+    result.unwrap_or_else(|e| panic!("{e}: server {stats:?}, client {:?}", client.stats()));
+    assert_eq!(stats.syn_cookies_sent, 1, "{stats:?}");
+    assert_eq!(stats.syn_cookies_accepted, 1, "{stats:?}");
+    assert_eq!(stats.connections_accepted, 1, "{stats:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_table_gives_the_place_of_an_idle_connection_to_a_new_one() {
+    // Twenty connections that completed their handshake and never send
+    // fill the table. A new client is refused while they are fresh and
+    // served once they have stood still for the eviction time; the
+    // evicted connection's stream fails with a reset.
+    let server = Endpoint::with_config(
+        localhost(),
+        EndpointConfig {
+            server: Some(config()),
+            max_connections: 20,
+            idle_eviction: Some(Duration::from_millis(300)),
+            ..EndpointConfig::default()
+        },
+    )
+    .unwrap();
+    let addr = server.local_addr();
+    spawn_digest_server(server.clone());
+    let holder = Endpoint::with_config(localhost(), EndpointConfig::default()).unwrap();
+    let mut idle = Vec::new();
+    for _ in 0..20 {
+        idle.push(holder.connect(addr, config()).await.unwrap());
+    }
+    let client = Endpoint::with_config(localhost(), EndpointConfig::default()).unwrap();
+    let data: Vec<u8> = (0..50_000u32).map(|i| (i * 3) as u8).collect();
+    let early = send_and_check(&client, addr, &data).await;
+    assert!(
+        early.is_err(),
+        "served with a full table of fresh connections"
+    );
+    assert_eq!(server.stats().idle_evicted, 0);
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let started = Instant::now();
+    let result = send_and_check(&client, addr, &data).await;
+    let stats = server.stats();
+    result.unwrap_or_else(|e| panic!("{e}: server {stats:?}"));
+    assert!(started.elapsed() < Duration::from_secs(1), "{stats:?}");
+    assert_eq!(stats.idle_evicted, 1, "{stats:?}");
+    // Exactly one of the idle streams learns that it was reset (its reset
+    // went out before the new client's transfer, so it has arrived).
+    let mut reset = 0;
+    for mut s in idle {
+        let mut buf = [0u8; 16];
+        match tokio::time::timeout(Duration::from_millis(20), s.read(&mut buf)).await {
+            Ok(Err(e)) if e.kind() == std::io::ErrorKind::ConnectionReset => reset += 1,
+            Ok(other) => panic!("an idle stream read {other:?}"),
+            Err(_) => {}
+        }
+    }
+    assert_eq!(reset, 1);
 }

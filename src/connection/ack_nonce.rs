@@ -99,6 +99,13 @@ impl NonceKey {
 /// SipHash-1-3 (Aumasson and Bernstein, 2012) of a 4-byte message, the
 /// little-endian bytes of `m`.
 fn sip13(k0: u64, k1: u64, m: u32) -> u64 {
+    siphash13(k0, k1, &m.to_le_bytes())
+}
+
+/// SipHash-1-3 of `msg` under the key (`k0`, `k1`): one compression round
+/// per 8-byte block, three finalization rounds. Also the MAC of the
+/// listening endpoint's SYN cookies.
+pub(crate) fn siphash13(k0: u64, k1: u64, msg: &[u8]) -> u64 {
     let mut v = [
         k0 ^ 0x736f_6d65_7073_6575,
         k1 ^ 0x646f_7261_6e64_6f6d,
@@ -117,11 +124,22 @@ fn sip13(k0: u64, k1: u64, m: u32) -> u64 {
         v[1] = v[1].rotate_left(17) ^ v[2];
         v[2] = v[2].rotate_left(32);
     }
-    // The only block is the last one: the message length in the top byte.
-    let b = (4u64 << 56) | u64::from(m);
-    v[3] ^= b;
-    round(&mut v);
-    v[0] ^= b;
+    let compress = |v: &mut [u64; 4], block: u64| {
+        v[3] ^= block;
+        round(v);
+        v[0] ^= block;
+    };
+    let mut blocks = msg.chunks_exact(8);
+    for b in &mut blocks {
+        compress(&mut v, u64::from_le_bytes(b.try_into().expect("8 bytes")));
+    }
+    // The last block: the remaining bytes, the message length in the top
+    // byte.
+    let mut last = (msg.len() as u64 & 0xff) << 56;
+    for (i, byte) in blocks.remainder().iter().enumerate() {
+        last |= u64::from(*byte) << (8 * i);
+    }
+    compress(&mut v, last);
     v[2] ^= 0xff;
     for _ in 0..3 {
         round(&mut v);
@@ -249,6 +267,13 @@ mod tests {
             let mut h = siphasher::sip::SipHasher13::new_with_keys(k0, k1);
             h.write(&m.to_le_bytes());
             assert_eq!(sip13(k0, k1, m), h.finish(), "{k0:#x} {k1:#x} {m:#x}");
+        }
+        // Every length across the block boundaries.
+        let msg: Vec<u8> = (0..40u8).map(|b| b.wrapping_mul(37)).collect();
+        for len in 0..msg.len() {
+            let mut h = siphasher::sip::SipHasher13::new_with_keys(7, 9);
+            h.write(&msg[..len]);
+            assert_eq!(siphash13(7, 9, &msg[..len]), h.finish(), "length {len}");
         }
     }
 

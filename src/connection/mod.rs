@@ -12,6 +12,7 @@ mod config;
 mod ecn;
 mod rx;
 mod stats;
+pub mod syn_cookie;
 mod tx;
 
 /// Congestion decrease rule, re-exported for [`CongestionConfig::decrease`].
@@ -75,6 +76,9 @@ pub enum CloseReason {
     /// The peer's SYN-ACK did not offer the ACK nonce, which this end
     /// requires ([`AckNonceMode::Require`]); we answered with a reset.
     NonceRequired,
+    /// The endpoint's connection table was full and this connection had
+    /// moved no data for longest: it was reset to make room for a new one.
+    Evicted,
 }
 
 /// Something the application should know.
@@ -193,6 +197,9 @@ pub struct Connection {
     pending_rst: Option<(SeqNum, SeqNum, bool)>,
     time_wait_deadline: Option<Instant>,
     last_received: Instant,
+    /// When data last moved: new bytes delivered in order, or new bytes of
+    /// ours acknowledged (see [`last_progress`](Self::last_progress)).
+    last_progress: Instant,
     /// Offset added to `now` in microseconds for our timestamps.
     ts_offset: u32,
     /// The segment being processed arrived marked Congestion Experienced.
@@ -246,6 +253,59 @@ impl Connection {
         syn: &[u8],
         rng: &mut dyn RngCore,
     ) -> Result<Connection, AcceptError> {
+        Connection::accept_with(config, now, syn, None, rng)
+    }
+
+    /// [`accept`](Self::accept) with the initial send sequence number and
+    /// the timestamp offset fixed by a listening endpoint that answers the
+    /// SYN without keeping state: a SYN cookie ([`syn_cookie`]), whose
+    /// [`Vouched`](syn_cookie::Vouched) gives all three.
+    pub fn accept_stateless(
+        config: Config,
+        now: Instant,
+        syn: &[u8],
+        iss: SeqNum,
+        ts_offset: u32,
+        rng: &mut dyn RngCore,
+    ) -> Result<Connection, AcceptError> {
+        Connection::accept_with(config, now, syn, Some((iss, ts_offset)), rng)
+    }
+
+    /// The connection whose SYN-ACK a listening endpoint sent as a SYN
+    /// cookie, rebuilt when the handshake's ACK returns: `syn` is the SYN
+    /// the cookie vouches for (as the endpoint rebuilt it), `iss` and
+    /// `ts_offset` what the SYN-ACK was sent with, and `ack` the segment
+    /// that completes the handshake (`ce`: it arrived marked Congestion
+    /// Experienced), which the connection then processes with any data
+    /// it carries.
+    pub fn accept_cookie_ack(
+        config: Config,
+        now: Instant,
+        syn: &[u8],
+        iss: SeqNum,
+        ts_offset: u32,
+        (ack, ce): (&[u8], bool),
+        rng: &mut dyn RngCore,
+    ) -> Result<Connection, AcceptError> {
+        let mut conn = Connection::accept_with(config, now, syn, Some((iss, ts_offset)), rng)?;
+        // The SYN-ACK went out once, at an unknown time: no handshake RTT
+        // sample, and nothing to retransmit.
+        conn.syn_due = false;
+        conn.syn_sent_count = 1;
+        conn.handle_segment_with_ce(now, ack, ce)?;
+        if conn.state != State::Established {
+            return Err(AcceptError::HandshakeIncomplete);
+        }
+        Ok(conn)
+    }
+
+    fn accept_with(
+        config: Config,
+        now: Instant,
+        syn: &[u8],
+        fixed: Option<(SeqNum, u32)>,
+        rng: &mut dyn RngCore,
+    ) -> Result<Connection, AcceptError> {
         config.validate()?;
         let checksum = checksum_mode(&config);
         let seg = SegmentRepr::parse(syn, checksum).map_err(SegmentError::from)?;
@@ -255,7 +315,16 @@ impl Connection {
         {
             return Err(SegmentError::NotSyn.into());
         }
-        let mut conn = Connection::new(config, now, seg.dst_port, seg.src_port, rng);
+        let mut conn = match fixed {
+            None => Connection::new(config, now, seg.dst_port, seg.src_port, rng),
+            Some((iss, ts_offset)) => Connection::new_with(
+                config,
+                now,
+                (seg.dst_port, seg.src_port),
+                (iss, ts_offset),
+                rng,
+            ),
+        };
         conn.state = State::SynReceived;
         conn.negotiate(&seg);
         if conn.config.ack_nonce == AckNonceMode::Require && !conn.negotiated.ack_nonce {
@@ -276,6 +345,24 @@ impl Connection {
     ) -> Self {
         let iss = SeqNum(rng.next_u32());
         let ts_offset = rng.next_u32();
+        Connection::new_with(
+            config,
+            now,
+            (local_port, remote_port),
+            (iss, ts_offset),
+            rng,
+        )
+    }
+
+    /// A closed connection with its initial sequence number and timestamp
+    /// offset given; `rng` draws the rest.
+    fn new_with(
+        config: Config,
+        now: Instant,
+        (local_port, remote_port): (u16, u16),
+        (iss, ts_offset): (SeqNum, u32),
+        rng: &mut dyn RngCore,
+    ) -> Self {
         let nonce_key = config
             .ack_nonce
             .offers()
@@ -316,6 +403,7 @@ impl Connection {
             pending_rst: None,
             time_wait_deadline: None,
             last_received: now,
+            last_progress: now,
             ts_offset,
             arrival_ce: false,
             reflect_ece: false,
@@ -421,6 +509,15 @@ impl Connection {
         self.state
     }
 
+    /// When data last moved on this connection: bytes delivered in order
+    /// to the application's buffer, or bytes of ours newly acknowledged;
+    /// its creation until then. Bare ACKs and keepalives do not count, so
+    /// an endpoint short of room can tell a connection that only stays
+    /// alive from one in use.
+    pub fn last_progress(&self) -> Instant {
+        self.last_progress
+    }
+
     /// Options agreed in the handshake (meaningful once established).
     pub fn negotiated(&self) -> Negotiated {
         self.negotiated
@@ -523,6 +620,16 @@ impl Connection {
 
     /// Abort: a reset goes out and the connection closes at once.
     pub fn abort(&mut self) {
+        self.abort_for(CloseReason::Aborted);
+    }
+
+    /// [`abort`](Self::abort) for an endpoint that needs the connection's
+    /// place: it closes as [`CloseReason::Evicted`].
+    pub fn evict(&mut self) {
+        self.abort_for(CloseReason::Evicted);
+    }
+
+    fn abort_for(&mut self, reason: CloseReason) {
         if self.state == State::Closed {
             return;
         }
@@ -533,7 +640,7 @@ impl Connection {
             let ack = self.rcv_ack_seq();
             self.pending_rst = Some((seq, ack, true));
         }
-        self.finish(CloseReason::Aborted);
+        self.finish(reason);
     }
 
     /// The next event for the application.
@@ -691,6 +798,9 @@ pub enum AcceptError {
     /// The SYN does not offer the ACK nonce, which this end requires
     /// ([`AckNonceMode::Require`]).
     NonceRequired,
+    /// The segment answering a SYN cookie did not complete the handshake
+    /// (a reset, or an ACK of something else).
+    HandshakeIncomplete,
 }
 
 // The error traits are written out rather than derived so that the bare
@@ -705,6 +815,9 @@ impl fmt::Display for CloseReason {
             CloseReason::Refused => "connection refused",
             CloseReason::NonceRequired => {
                 "connection refused: the peer does not offer the ACK nonce this end requires"
+            }
+            CloseReason::Evicted => {
+                "connection reset: idle while the endpoint needed its place for a new one"
             }
         })
     }
@@ -745,6 +858,9 @@ impl fmt::Display for AcceptError {
             AcceptError::NonceRequired => {
                 f.write_str("the SYN does not offer the ACK nonce this end requires")
             }
+            AcceptError::HandshakeIncomplete => {
+                f.write_str("the segment did not complete the handshake")
+            }
         }
     }
 }
@@ -755,7 +871,7 @@ impl std::error::Error for AcceptError {
         match self {
             AcceptError::Config(e) => std::error::Error::source(e),
             AcceptError::Segment(e) => std::error::Error::source(e),
-            AcceptError::NonceRequired => None,
+            AcceptError::NonceRequired | AcceptError::HandshakeIncomplete => None,
         }
     }
 }

@@ -227,9 +227,13 @@ impl Connection {
             tracing::debug!(peer = self.remote_port, "established (passive open)");
         }
 
-        let had_flight = self.sender.snd_una() < self.sender.max_sent();
+        let una_before = self.sender.snd_una();
+        let had_flight = una_before < self.sender.max_sent();
         if !self.process_ack(now, seg) {
             return;
+        }
+        if self.sender.snd_una() > una_before {
+            self.last_progress = now;
         }
         if had_flight {
             self.ecn_on_ack(now, seg);
@@ -466,6 +470,9 @@ impl Connection {
         };
         let outcome = recv.reassembly.insert(offset, payload);
         self.stats.bytes_delivered += outcome.advanced;
+        if outcome.advanced > 0 {
+            self.last_progress = now;
+        }
 
         if self.negotiated.sack && !seg.payload.is_empty() {
             // RFC 2883: report the duplicate part, the bytes below RCV.NXT

@@ -741,3 +741,38 @@ fn newreno_duplicates_are_proven_and_counted_with_the_nonce() {
     assert!(s.duplicate_acks_received >= 3 * s.fast_retransmits, "{s:?}");
     assert!(s.timeouts * 4 <= s.fast_retransmits, "{s:?}");
 }
+
+#[test]
+fn last_progress_moves_with_data_only() {
+    let mut pipe = established_pipe(fast_config(), fast_config());
+    let t0 = pipe.now();
+    assert!(pipe.client().last_progress() <= t0);
+    pipe.client().write(&[5u8; 20_000]);
+    let done = pipe
+        .run_until(Instant::from_millis(10_000), |p| {
+            p.client().sender().snd_una() >= 20_000
+        })
+        .unwrap();
+    assert!(done);
+    let (sent, received) = (
+        pipe.client().last_progress(),
+        pipe.server().unwrap().last_progress(),
+    );
+    assert!(sent > t0 && received > t0, "{t0:?} {sent:?} {received:?}");
+    // The application reading what arrived is not progress of the
+    // connection.
+    let mut buf = vec![0u8; 20_000];
+    assert_eq!(pipe.server().unwrap().read(&mut buf), 20_000);
+    assert_eq!(pipe.server().unwrap().last_progress(), received);
+    // Data the other way moves both ends.
+    pipe.server().unwrap().write(&[6u8; 5_000]);
+    let back = pipe
+        .run_until(pipe.now() + Duration::from_millis(5_000), |p| {
+            p.client().readable() >= 5_000
+                && p.server().is_some_and(|s| s.sender().snd_una() >= 5_000)
+        })
+        .unwrap();
+    assert!(back);
+    assert!(pipe.client().last_progress() > sent);
+    assert!(pipe.server().unwrap().last_progress() > received);
+}

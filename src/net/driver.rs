@@ -19,6 +19,7 @@ use super::half_open::{HalfOpen, Room};
 use super::shared::{ConnShared, DriverLink};
 use super::stats::StatsCell;
 use super::stream::Stream;
+use crate::connection::syn_cookie::{SynCookies, Tuple};
 use crate::connection::{CloseReason, Config, Connection, Event, State};
 use crate::time::Instant;
 use crate::wire::{Checksum, Flags, SegmentRepr, HEADER_LEN, MAX_OPTIONS_LEN};
@@ -114,6 +115,8 @@ pub(crate) struct DriverParams {
     pub(crate) max_connections: usize,
     pub(crate) max_half_open: usize,
     pub(crate) max_half_open_per_peer: usize,
+    pub(crate) syn_cookies: bool,
+    pub(crate) idle_eviction: Option<Duration>,
     pub(crate) gso: bool,
     pub(crate) transmit_per_segment: bool,
     pub(crate) capture: Option<SocketCapture>,
@@ -135,6 +138,11 @@ pub(crate) struct Driver {
     max_connections: usize,
     /// Half-open connections per peer, and which gives way to a new SYN.
     half_open: HalfOpen<Key>,
+    /// The SYN-cookie secret, on a listening endpoint that uses them.
+    cookies: Option<SynCookies>,
+    /// How long an established connection's data must have stood still
+    /// before a full table gives its place to a new connection.
+    idle_eviction: Option<Duration>,
     max_gso_segments: usize,
     transmit_per_segment: bool,
     recv_buf: Vec<u8>,
@@ -180,6 +188,9 @@ impl Driver {
         } else {
             1
         };
+        let mut rng = rng;
+        let cookies =
+            (params.server.is_some() && params.syn_cookies).then(|| SynCookies::new(&mut rng));
         Driver {
             socket,
             udp,
@@ -195,6 +206,8 @@ impl Driver {
             next_port: first_port.clamp(*EPHEMERAL.start(), *EPHEMERAL.end()),
             max_connections: params.max_connections,
             half_open: HalfOpen::new(params.max_half_open, params.max_half_open_per_peer),
+            cookies,
+            idle_eviction: params.idle_eviction,
             max_gso_segments,
             transmit_per_segment: params.transmit_per_segment,
             recv_buf: vec![0; RECV_SLOT * BATCH_SIZE],
@@ -537,14 +550,14 @@ impl Driver {
                 self.last_rx = Some((key, shared));
             }
         } else {
-            self.on_unknown(key, seg, now);
+            self.on_unknown(key, seg, ce, now);
         }
     }
 
     /// A segment for no known connection: a SYN opens one on a listening
     /// endpoint, anything else but a reset is answered with a reset
     /// (RFC 9293 section 3.10.7.1).
-    fn on_unknown(&mut self, key: Key, seg: &[u8], now: Instant) {
+    fn on_unknown(&mut self, key: Key, seg: &[u8], ce: bool, now: Instant) {
         if self.server.is_some() {
             if let Some((dcid, scid)) = super::foreign::quic_initial_ids(seg) {
                 // A QUIC client (`--transport quic` at the other end):
@@ -569,7 +582,11 @@ impl Driver {
             return;
         };
         if f.contains(Flags::SYN) && !f.contains(Flags::ACK) && self.server.is_some() {
-            if !self.make_room_for_syn(key.remote) {
+            if self.cookies.is_some() && !self.has_room_for_syn(key.remote) {
+                self.answer_with_cookie(key, &repr, now);
+                return;
+            }
+            if !self.make_room_for_syn(key.remote, now) {
                 self.stats.unknown_dropped.fetch_add(1, Relaxed);
                 return;
             }
@@ -598,6 +615,9 @@ impl Driver {
                 return;
             }
         }
+        if f.contains(Flags::ACK) && self.accept_cookie(key, &repr, seg, ce, now) {
+            return;
+        }
         let mut bytes = [0u8; HEADER_LEN + MAX_OPTIONS_LEN];
         if let Ok(n) = rst.emit(&mut bytes, self.checksum) {
             if self.tx.push(key.remote, &bytes[..n]) {
@@ -607,23 +627,116 @@ impl Driver {
         self.stats.unknown_dropped.fetch_add(1, Relaxed);
     }
 
+    /// Whether a SYN from `peer` fits under the half-open limits and in
+    /// the table as they are, without dropping anything.
+    fn has_room_for_syn(&mut self, peer: SocketAddr) -> bool {
+        let conns = &self.conns;
+        let table_full = conns.len() >= self.max_connections;
+        self.half_open
+            .has_room(peer, table_full, |k| still_half_open(conns, k))
+    }
+
+    /// Answers a SYN with a SYN-ACK whose ISS is a cookie, keeping nothing.
+    fn answer_with_cookie(&mut self, key: Key, syn: &SegmentRepr<'_>, now: Instant) {
+        let (Some(cookies), Some(config)) = (&self.cookies, &self.server) else {
+            return;
+        };
+        let tuple = tuple_of(&key);
+        let Some(v) = cookies.answer(now, &tuple, syn, config.timestamps, self.checksum) else {
+            self.stats.malformed_dropped.fetch_add(1, Relaxed);
+            return;
+        };
+        // The SYN-ACK is exactly what a connection accepting the vouched
+        // SYN would send first; the connection is then dropped.
+        match Connection::accept_stateless(
+            config.clone(),
+            now,
+            &v.syn,
+            v.iss,
+            v.ts_offset,
+            &mut self.rng,
+        ) {
+            Ok(mut conn) => {
+                // poll_transmit wants room for a segment with payload.
+                let mut bytes = [0u8; 2 * (HEADER_LEN + MAX_OPTIONS_LEN)];
+                if let Some(n) = conn.poll_transmit(now, &mut bytes) {
+                    if self.tx.push(key.remote, &bytes[..n]) {
+                        self.stats.syn_cookies_sent.fetch_add(1, Relaxed);
+                    }
+                }
+            }
+            Err(_) => {
+                self.stats.malformed_dropped.fetch_add(1, Relaxed);
+            }
+        }
+    }
+
+    /// An ACK for no connection that returns one of this endpoint's SYN
+    /// cookies opens the connection the cookie stands for. Returns whether
+    /// it did.
+    fn accept_cookie(
+        &mut self,
+        key: Key,
+        ack: &SegmentRepr<'_>,
+        seg: &[u8],
+        ce: bool,
+        now: Instant,
+    ) -> bool {
+        let Some(cookies) = &self.cookies else {
+            return false;
+        };
+        let Some(v) = cookies.check(now, &tuple_of(&key), ack, self.checksum) else {
+            return false;
+        };
+        if self.conns.len() >= self.max_connections && !self.evict_idle(now) {
+            return false;
+        }
+        let Some(config) = self.server.clone() else {
+            return false;
+        };
+        let Ok(conn) = Connection::accept_cookie_ack(
+            config,
+            now,
+            &v.syn,
+            v.iss,
+            v.ts_offset,
+            (seg, ce),
+            &mut self.rng,
+        ) else {
+            return false;
+        };
+        let shared = ConnShared::new(conn, key.remote);
+        shared
+            .span
+            .in_scope(|| tracing::debug!("connection rebuilt from a SYN cookie"));
+        self.conns.insert(
+            key,
+            Entry {
+                shared,
+                timeout: None,
+                passive: true,
+                half_open: false,
+                touched: false,
+            },
+        );
+        self.stats.syn_cookies_accepted.fetch_add(1, Relaxed);
+        self.touch(key);
+        true
+    }
+
     /// Whether a new SYN from `peer` may open a connection, after dropping
     /// a half-open one if the half-open limits or the table say so (see
     /// [`HalfOpen`]; the dropped connection's peer, if real, retransmits
     /// its SYN).
-    fn make_room_for_syn(&mut self, peer: SocketAddr) -> bool {
+    fn make_room_for_syn(&mut self, peer: SocketAddr, now: Instant) -> bool {
         let conns = &self.conns;
-        // The flag lags the connection until the driver services it: a
-        // handshake completed in this very batch must not be dropped.
-        let is_half_open = |k: &Key| {
-            conns
-                .get(k)
-                .is_some_and(|e| e.half_open && e.shared.lock().conn.state() == State::SynReceived)
-        };
         let table_full = conns.len() >= self.max_connections;
-        match self.half_open.room_for(peer, table_full, is_half_open) {
+        match self
+            .half_open
+            .room_for(peer, table_full, |k| still_half_open(conns, k))
+        {
             Room::Free => true,
-            Room::Full => false,
+            Room::Full => table_full && self.evict_idle(now),
             Room::Evict(key) => {
                 self.conns.remove(&key);
                 self.stats.half_open_evicted.fetch_add(1, Relaxed);
@@ -633,6 +746,53 @@ impl Driver {
                 self.conns.len() < self.max_connections
             }
         }
+    }
+
+    /// Resets the established connection whose data has stood still the
+    /// longest, if for at least [`idle_eviction`](Self::idle_eviction),
+    /// to make room in a full table. Its entry goes when the driver next
+    /// services it, so the table may hold one connection too many until
+    /// then. Returns whether one was evicted.
+    fn evict_idle(&mut self, now: Instant) -> bool {
+        let Some(min_idle) = self.idle_eviction else {
+            return false;
+        };
+        let mut stillest: Option<(Instant, Key)> = None;
+        for (key, entry) in &self.conns {
+            if entry.half_open {
+                continue;
+            }
+            let st = entry.shared.lock();
+            let state = st.conn.state();
+            if st.conn.is_closed() || matches!(state, State::SynSent | State::SynReceived) {
+                continue;
+            }
+            let since = st.conn.last_progress();
+            if stillest.is_none_or(|(s, _)| since < s) {
+                stillest = Some((since, *key));
+            }
+        }
+        let Some((since, key)) = stillest else {
+            return false;
+        };
+        if now < since + min_idle {
+            return false;
+        }
+        let Some(entry) = self.conns.get(&key) else {
+            return false;
+        };
+        let shared = entry.shared.clone();
+        {
+            let _entered = shared.span.enter();
+            let mut st = shared.lock();
+            st.conn.evict();
+            tracing::debug!("evicted: idle while the table was full");
+            self.tx
+                .fill(&mut st.conn, now, key.remote, self.max_gso_segments);
+        }
+        self.stats.idle_evicted.fetch_add(1, Relaxed);
+        self.touch(key);
+        true
     }
 
     /// A half-open connection connected or closed: it no longer counts
@@ -950,5 +1110,23 @@ async fn sleep_opt(until: Option<tokio::time::Instant>) {
     match until {
         Some(t) => tokio::time::sleep_until(t).await,
         None => std::future::pending().await,
+    }
+}
+
+/// Whether `key` names a connection still in its handshake. The entry's
+/// flag lags the connection until the driver services it, so the state is
+/// asked too: a handshake completed in this very batch must not count.
+fn still_half_open(conns: &HashMap<Key, Entry>, key: &Key) -> bool {
+    conns
+        .get(key)
+        .is_some_and(|e| e.half_open && e.shared.lock().conn.state() == State::SynReceived)
+}
+
+/// The cookie's view of a connection key.
+fn tuple_of(key: &Key) -> Tuple {
+    Tuple {
+        peer: key.remote,
+        peer_port: key.remote_port,
+        local_port: key.local_port,
     }
 }

@@ -29,16 +29,28 @@ pub struct EndpointConfig {
     /// How long [`Endpoint::connect`] waits for the handshake.
     pub connect_timeout: Duration,
     /// Connections at most, open or opening. A SYN that finds the table
-    /// full takes the place of the oldest half-open connection, if there
-    /// is one, and is dropped otherwise.
+    /// full is answered with a SYN cookie (or, without cookies, takes the
+    /// place of the oldest half-open connection, if there is one, and is
+    /// dropped otherwise).
     pub max_connections: usize,
     /// Half-open connections (SYN answered, handshake not complete) at
-    /// most; a SYN beyond takes the place of the oldest of the peer with
-    /// the most, so that a SYN flood cannot keep real clients out.
+    /// most; a SYN beyond is answered with a SYN cookie, or without
+    /// cookies takes the place of the oldest of the peer with the most, so
+    /// that a SYN flood cannot keep real clients out.
     pub max_half_open: usize,
     /// Half-open connections from one peer address at most; a SYN beyond
     /// takes the place of that peer's oldest.
     pub max_half_open_per_peer: usize,
+    /// Answer SYNs beyond the half-open limits with SYN cookies (no state
+    /// kept until the handshake's ACK returns; see `docs/security.md`)
+    /// instead of dropping an older half-open connection. On by default.
+    pub syn_cookies: bool,
+    /// When the table is full, a new connection takes the place of the
+    /// established one whose data has not moved for longest (see
+    /// [`Connection::last_progress`](crate::connection::Connection::last_progress)),
+    /// if that is at least this long; it is reset and its stream fails
+    /// with `ConnectionReset`. `None`: never. Default 30 s.
+    pub idle_eviction: Option<Duration>,
     /// Socket send and receive buffer sizes asked of the kernel (which
     /// caps them at `net.core.wmem_max` / `rmem_max`).
     pub socket_buffer_bytes: usize,
@@ -68,6 +80,8 @@ impl Default for EndpointConfig {
             max_connections: 4096,
             max_half_open: 1024,
             max_half_open_per_peer: 64,
+            syn_cookies: true,
+            idle_eviction: Some(Duration::from_secs(30)),
             socket_buffer_bytes: 8 << 20,
             gso: true,
             transmit_per_segment: false,
@@ -190,6 +204,8 @@ impl Endpoint {
                 max_connections: config.max_connections,
                 max_half_open: config.max_half_open,
                 max_half_open_per_peer: config.max_half_open_per_peer,
+                syn_cookies: config.syn_cookies,
+                idle_eviction: config.idle_eviction,
                 gso: config.gso,
                 transmit_per_segment: config.transmit_per_segment,
                 capture,

@@ -84,7 +84,7 @@ impl From<NetError> for io::Error {
 /// `reason` (never called for a normal close, which reads as end of file).
 pub(crate) fn close_error(reason: CloseReason) -> io::Error {
     let kind = match reason {
-        CloseReason::Reset => io::ErrorKind::ConnectionReset,
+        CloseReason::Reset | CloseReason::Evicted => io::ErrorKind::ConnectionReset,
         CloseReason::TimedOut => io::ErrorKind::TimedOut,
         CloseReason::Aborted => io::ErrorKind::ConnectionAborted,
         CloseReason::Refused | CloseReason::NonceRequired => io::ErrorKind::ConnectionRefused,

@@ -64,6 +64,26 @@ impl<K: Copy + Eq + Hash> HalfOpen<K> {
         self.count
     }
 
+    /// Whether a SYN from `peer` fits as things are: under both limits
+    /// and in a table that is not full (stale keys of `peer` are dropped
+    /// on the way).
+    pub(crate) fn has_room(
+        &mut self,
+        peer: SocketAddr,
+        table_full: bool,
+        is_half_open: impl Fn(&K) -> bool,
+    ) -> bool {
+        if let Some(queue) = self.by_peer.get_mut(&peer) {
+            if queue.len() >= self.max_per_peer {
+                queue.retain(|k| is_half_open(k));
+                if queue.len() >= self.max_per_peer {
+                    return false;
+                }
+            }
+        }
+        self.count < self.max_total && !table_full
+    }
+
     /// Where a SYN from `peer` fits. `table_full` says the endpoint's
     /// whole connection table is full; `is_half_open` says whether a
     /// remembered key still names a half-open connection. The key returned

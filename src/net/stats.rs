@@ -32,6 +32,16 @@ pub struct EndpointStats {
     /// the connection table was full: what a SYN flood costs the flooder
     /// instead of the clients behind it.
     pub half_open_evicted: u64,
+    /// SYNs answered with a SYN cookie (no state kept) because the
+    /// half-open limits were reached.
+    pub syn_cookies_sent: u64,
+    /// Connections rebuilt from a valid SYN cookie when the handshake's
+    /// ACK returned.
+    pub syn_cookies_accepted: u64,
+    /// Established connections reset to make room in a full table because
+    /// their data had not moved for
+    /// [`EndpointConfig::idle_eviction`](super::EndpointConfig::idle_eviction).
+    pub idle_evicted: u64,
     /// Segments written to the endpoint's pcap capture
     /// ([`EndpointConfig::capture`](super::EndpointConfig::capture)).
     pub segments_captured: u64,
@@ -53,6 +63,9 @@ pub(crate) struct StatsCell {
     pub(crate) send_errors: AtomicU64,
     pub(crate) connections_accepted: AtomicU64,
     pub(crate) half_open_evicted: AtomicU64,
+    pub(crate) syn_cookies_sent: AtomicU64,
+    pub(crate) syn_cookies_accepted: AtomicU64,
+    pub(crate) idle_evicted: AtomicU64,
     pub(crate) segments_captured: AtomicU64,
     pub(crate) capture_errors: AtomicU64,
 }
@@ -70,6 +83,9 @@ impl StatsCell {
             send_errors: self.send_errors.load(Relaxed),
             connections_accepted: self.connections_accepted.load(Relaxed),
             half_open_evicted: self.half_open_evicted.load(Relaxed),
+            syn_cookies_sent: self.syn_cookies_sent.load(Relaxed),
+            syn_cookies_accepted: self.syn_cookies_accepted.load(Relaxed),
+            idle_evicted: self.idle_evicted.load(Relaxed),
             segments_captured: self.segments_captured.load(Relaxed),
             capture_errors: self.capture_errors.load(Relaxed),
         }
