@@ -8,6 +8,7 @@
 //! [`Connection::close`] and [`Connection::poll_event`].
 
 pub mod ack_nonce;
+mod challenge_budget;
 mod config;
 mod ecn;
 mod rx;
@@ -20,6 +21,7 @@ pub use crate::sender::congestion::Decrease;
 /// Pacing parameters, re-exported for [`Config::pacing`].
 pub use crate::sender::PacingConfig;
 pub use ack_nonce::AckNonceMode;
+pub use challenge_budget::ChallengeBudget;
 pub use config::{
     AckPolicyConfig, AckRequestConfig, Config, ConfigError, CongestionConfig, SmartParams, SmartRtt,
 };
@@ -219,6 +221,11 @@ pub struct Connection {
     /// Start of the current one-second challenge-ACK window and the
     /// challenge ACKs sent in it (RFC 5961 section 7).
     challenge_window: (Instant, u32),
+    /// The endpoint's budget of challenge ACKs, shared with its other
+    /// connections, if it has one.
+    challenge_budget: Option<std::sync::Arc<ChallengeBudget>>,
+    /// When we last answered an ACK of data we never sent.
+    unsent_ack_replied_at: Option<Instant>,
     /// The key of our data segments' nonces (drawn only when the nonce is
     /// offered, so that a connection without it draws what it always did).
     nonce_key: Option<NonceKey>,
@@ -413,6 +420,8 @@ impl Connection {
             sack_scratch: Vec::with_capacity(4),
             max_snd_wnd: 0,
             challenge_window: (now, 0),
+            challenge_budget: None,
+            unsent_ack_replied_at: None,
             nonce_key,
             sent_ends: SentEnds::default(),
             config,
@@ -516,6 +525,13 @@ impl Connection {
     /// alive from one in use.
     pub fn last_progress(&self) -> Instant {
         self.last_progress
+    }
+
+    /// Draw challenge ACKs also from `budget`, which other connections
+    /// share: RFC 5961 section 7's limit per endpoint, on top of
+    /// [`Config::challenge_ack_limit`]'s per connection.
+    pub fn share_challenge_budget(&mut self, budget: std::sync::Arc<ChallengeBudget>) {
+        self.challenge_budget = Some(budget);
     }
 
     /// Options agreed in the handshake (meaningful once established).

@@ -7,6 +7,12 @@ use crate::sender::AckInput;
 use crate::time::{Duration, Instant};
 use crate::wire::{AckNonce, Flags, SegmentRepr, SeqNum};
 
+/// Answers to ACKs of data never sent go out at most this often, as
+/// Linux's `tcp_invalid_ratelimit` (500 ms) spaces its replies to invalid
+/// segments: enough for an honest peer that lost track to hear from us,
+/// too few for two desynchronized ends to keep an ACK storm going.
+const UNSENT_ACK_REPLY_INTERVAL: Duration = Duration::from_millis(500);
+
 impl Connection {
     /// Processes one arriving segment. A segment that does not parse or is
     /// not for this connection is dropped, counted and reported as an
@@ -271,8 +277,19 @@ impl Connection {
         }
         let ack = una + rel as u64;
         if ack > self.sender.max_sent() {
-            // Acknowledges something never sent (RFC 9293): answer, drop.
-            self.ack_immediately();
+            // Acknowledges something never sent (RFC 9293): drop, and
+            // answer at most every UNSENT_ACK_REPLY_INTERVAL. Unlimited,
+            // an answer to an answer never ends once injected data has
+            // put the peer ahead of us: each end takes the other's ACK
+            // for one of unsent data or of an old segment, and replies.
+            self.stats.discarded_segments += 1;
+            let due = self
+                .unsent_ack_replied_at
+                .is_none_or(|at| now >= at + UNSENT_ACK_REPLY_INTERVAL);
+            if due {
+                self.unsent_ack_replied_at = Some(now);
+                self.ack_immediately();
+            }
             return false;
         }
         if ack > una && !self.nonce_echo_holds(seg) {
@@ -560,7 +577,8 @@ impl Connection {
         if now >= self.challenge_window.0 + Duration::from_secs(1) {
             self.challenge_window = (now, 0);
         }
-        if self.challenge_window.1 < self.config.challenge_ack_limit {
+        let within_own = self.challenge_window.1 < self.config.challenge_ack_limit;
+        if within_own && self.challenge_budget.as_ref().is_none_or(|b| b.take(now)) {
             self.challenge_window.1 += 1;
             self.stats.challenge_acks += 1;
             self.ack_immediately();

@@ -776,3 +776,72 @@ fn last_progress_moves_with_data_only() {
     assert!(pipe.client().last_progress() > sent);
     assert!(pipe.server().unwrap().last_progress() > received);
 }
+
+#[test]
+fn connections_sharing_a_challenge_budget_answer_floods_within_it() {
+    // Three connections, each allowed 10 challenge ACKs a second, share
+    // an endpoint budget of 4 to 8 a second: 3 x 1000 forged resets in
+    // one second get at most 8 answers between them, at least 4.
+    let budget = std::sync::Arc::new(ChallengeBudget::new(4, 9));
+    let mut pipes: Vec<Pipe> = (0..3)
+        .map(|_| established_pipe(fast_config(), fast_config()))
+        .collect();
+    let now = pipes.iter().map(|p| p.now()).max().unwrap();
+    let mut buf = [0u8; 2000];
+    let mut answered = 0;
+    for pipe in &mut pipes {
+        let client = pipe.client();
+        client.share_challenge_budget(budget.clone());
+        let rcv_nxt = client.rcv_ack_seq();
+        for k in 0..1_000u32 {
+            let rst = segment(80, 40_000, rcv_nxt.add(1 + k % 100), SeqNum(0), Flags::RST);
+            client.handle_segment(now, &rst).unwrap();
+            while client.poll_transmit(now, &mut buf).is_some() {
+                answered += 1;
+            }
+        }
+        assert_eq!(client.state(), State::Established);
+    }
+    assert!((4..=8).contains(&answered), "{answered}");
+    let suppressed: u64 = pipes
+        .iter_mut()
+        .map(|p| p.client().stats().challenge_acks_suppressed)
+        .sum();
+    assert_eq!(suppressed, 3_000 - answered);
+}
+
+#[test]
+fn data_injected_ahead_of_the_peer_does_not_start_an_ack_storm() {
+    // An attacker lands 1400 bytes at the server's RCV.NXT before the
+    // client sends them. The server acknowledges bytes the client never
+    // sent; the client answers such an ACK with an ACK of its own, whose
+    // sequence number the server now takes for old, which it answers
+    // again: without a limit on the answers to ACKs of unsent data the
+    // two ends ping-pong for as long as the connection lives, one more
+    // exchange for each retransmission.
+    let mut pipe = established_pipe(fast_config(), fast_config());
+    let now = pipe.now();
+    let server = pipe.server().unwrap();
+    let repr = SegmentRepr {
+        src_port: 40_000,
+        dst_port: 80,
+        seq: server.rcv_ack_seq(),
+        ack: server.snd_seq(server.sender().snd_una()),
+        flags: Flags::ACK | Flags::PSH,
+        window: 1000,
+        options: Options::default(),
+        payload: &[0x66; 1400],
+    };
+    let mut forged = vec![0u8; repr.buffer_len()];
+    repr.emit(&mut forged, Checksum::UNSPECIFIED).unwrap();
+    server.handle_segment(now, &forged).unwrap();
+    pipe.client().write(&[1u8; 300]);
+    let before = pipe.stats().sent;
+    let ten_seconds = now + Duration::from_secs(10);
+    pipe.run_until(ten_seconds, |_| false).unwrap();
+    let exchanged = pipe.stats().sent - before;
+    // The client answers an ACK of unsent data at most twice a second,
+    // and each answer draws one reply; its retransmissions (backing off)
+    // add a few more. Without the limit: 5850 segments.
+    assert!(exchanged <= 60, "{exchanged} segments in 10 s");
+}

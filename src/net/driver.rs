@@ -20,7 +20,7 @@ use super::shared::{ConnShared, DriverLink};
 use super::stats::StatsCell;
 use super::stream::Stream;
 use crate::connection::syn_cookie::{SynCookies, Tuple};
-use crate::connection::{CloseReason, Config, Connection, Event, State};
+use crate::connection::{ChallengeBudget, CloseReason, Config, Connection, Event, State};
 use crate::time::Instant;
 use crate::wire::{Checksum, Flags, SegmentRepr, HEADER_LEN, MAX_OPTIONS_LEN};
 use quinn_udp::{EcnCodepoint, RecvMeta, Transmit, UdpSocketState, BATCH_SIZE};
@@ -117,6 +117,7 @@ pub(crate) struct DriverParams {
     pub(crate) max_half_open_per_peer: usize,
     pub(crate) syn_cookies: bool,
     pub(crate) idle_eviction: Option<Duration>,
+    pub(crate) challenge_ack_limit: Option<u32>,
     pub(crate) gso: bool,
     pub(crate) transmit_per_segment: bool,
     pub(crate) capture: Option<SocketCapture>,
@@ -140,6 +141,8 @@ pub(crate) struct Driver {
     half_open: HalfOpen<Key>,
     /// The SYN-cookie secret, on a listening endpoint that uses them.
     cookies: Option<SynCookies>,
+    /// Challenge ACKs all connections may send per second together.
+    challenge_budget: Option<Arc<ChallengeBudget>>,
     /// How long an established connection's data must have stood still
     /// before a full table gives its place to a new connection.
     idle_eviction: Option<Duration>,
@@ -191,6 +194,12 @@ impl Driver {
         let mut rng = rng;
         let cookies =
             (params.server.is_some() && params.syn_cookies).then(|| SynCookies::new(&mut rng));
+        let challenge_budget = params.challenge_ack_limit.map(|n| {
+            Arc::new(ChallengeBudget::new(
+                n,
+                rand_core::RngCore::next_u64(&mut rng),
+            ))
+        });
         Driver {
             socket,
             udp,
@@ -208,6 +217,7 @@ impl Driver {
             half_open: HalfOpen::new(params.max_half_open, params.max_half_open_per_peer),
             cookies,
             idle_eviction: params.idle_eviction,
+            challenge_budget,
             max_gso_segments,
             transmit_per_segment: params.transmit_per_segment,
             recv_buf: vec![0; RECV_SLOT * BATCH_SIZE],
@@ -386,7 +396,7 @@ impl Driver {
             key.remote_port,
             &mut self.rng,
         )?;
-        let shared = ConnShared::new(conn, remote);
+        let shared = ConnShared::new(self.with_budget(conn), remote);
         shared.span.in_scope(|| tracing::debug!("connecting"));
         self.conns.insert(
             key,
@@ -593,7 +603,7 @@ impl Driver {
             if let Some(config) = &self.server {
                 match Connection::accept(config.clone(), now, seg, &mut self.rng) {
                     Ok(conn) => {
-                        let shared = ConnShared::new(conn, key.remote);
+                        let shared = ConnShared::new(self.with_budget(conn), key.remote);
                         shared.span.in_scope(|| tracing::debug!("SYN received"));
                         self.conns.insert(
                             key,
@@ -625,6 +635,14 @@ impl Driver {
             }
         }
         self.stats.unknown_dropped.fetch_add(1, Relaxed);
+    }
+
+    /// `conn`, drawing its challenge ACKs also from the endpoint's budget.
+    fn with_budget(&self, mut conn: Connection) -> Connection {
+        if let Some(b) = &self.challenge_budget {
+            conn.share_challenge_budget(b.clone());
+        }
+        conn
     }
 
     /// Whether a SYN from `peer` fits under the half-open limits and in
@@ -705,7 +723,7 @@ impl Driver {
         ) else {
             return false;
         };
-        let shared = ConnShared::new(conn, key.remote);
+        let shared = ConnShared::new(self.with_budget(conn), key.remote);
         shared
             .span
             .in_scope(|| tracing::debug!("connection rebuilt from a SYN cookie"));

@@ -51,6 +51,14 @@ pub struct EndpointConfig {
     /// if that is at least this long; it is reset and its stream fails
     /// with `ConnectionReset`. `None`: never. Default 30 s.
     pub idle_eviction: Option<Duration>,
+    /// Challenge ACKs (RFC 5961) all connections of the endpoint may send
+    /// per second together, on top of each connection's
+    /// [`Config::challenge_ack_limit`]; each second's budget is drawn
+    /// between this and twice this. `None` (the default): only the limit
+    /// per connection, because a shared counter lets an off-path attacker
+    /// who can exhaust it learn when other connections send challenge
+    /// ACKs (see [`ChallengeBudget`](crate::connection::ChallengeBudget)).
+    pub challenge_ack_limit: Option<u32>,
     /// Socket send and receive buffer sizes asked of the kernel (which
     /// caps them at `net.core.wmem_max` / `rmem_max`).
     pub socket_buffer_bytes: usize,
@@ -82,6 +90,7 @@ impl Default for EndpointConfig {
             max_half_open_per_peer: 64,
             syn_cookies: true,
             idle_eviction: Some(Duration::from_secs(30)),
+            challenge_ack_limit: None,
             socket_buffer_bytes: 8 << 20,
             gso: true,
             transmit_per_segment: false,
@@ -206,6 +215,7 @@ impl Endpoint {
                 max_half_open_per_peer: config.max_half_open_per_peer,
                 syn_cookies: config.syn_cookies,
                 idle_eviction: config.idle_eviction,
+                challenge_ack_limit: config.challenge_ack_limit,
                 gso: config.gso,
                 transmit_per_segment: config.transmit_per_segment,
                 capture,
