@@ -15,6 +15,8 @@
 //! - [`reassembly`]: arbitrary inserts and reads against a byte-per-offset
 //!   model of the receive buffer.
 //! - [`segment`]: parse, and emit then parse again unchanged.
+//! - [`syn_cookie`]: every SYN comes back through its cookie with the
+//!   same options; any other segment checked as a cookie must not panic.
 //! - `scenario_toml` (feature `lab`): a scenario file is parsed and
 //!   checked or refused with an error.
 //! - `transfer_header` (features `lab` and `tokio`): a file-transfer
@@ -280,6 +282,104 @@ pub fn segment(data: &[u8]) {
     assert_eq!(n, buf.len(), "emit length disagrees with buffer_len");
     let again = SegmentRepr::parse(&buf, Checksum::Ignore).expect("re-parse");
     assert_eq!(again, repr, "parse/emit not idempotent");
+}
+
+/// SYN cookies (`connection::syn_cookie`): the input's first 8 bytes
+/// pick the time, the rest is a segment arriving at a listening end. A
+/// SYN the parser accepts must come back through its cookie: answered,
+/// its SYN-ACK's ACK must check and open an established connection. Any
+/// other segment is checked as a returning cookie and must not panic;
+/// what it opens, if anything, must be established.
+pub fn syn_cookie(data: &[u8]) {
+    use crate::connection::syn_cookie::{SynCookies, Tuple};
+    use crate::wire::{Flags, Options, SeqNum, Timestamps};
+    let (clock, seg) = data.split_at(data.len().min(8));
+    let mut ms = [0u8; 8];
+    ms[..clock.len()].copy_from_slice(clock);
+    // Up to about 35 years of milliseconds, so the counter wraps too.
+    let now = Instant::from_millis(u64::from_le_bytes(ms) >> 24);
+    let mut rng = TestRng::seed_from_u64(0x5eed);
+    let cookies = SynCookies::new(&mut rng);
+    let config = Config {
+        checksums: false,
+        ..Config::default()
+    };
+    let Ok(repr) = SegmentRepr::parse(seg, Checksum::Ignore) else {
+        return;
+    };
+    let tuple = Tuple {
+        peer: "192.0.2.1:9".parse().expect("an address"),
+        peer_port: repr.src_port,
+        local_port: repr.dst_port,
+    };
+    let f = repr.flags;
+    if !(f.contains(Flags::SYN) && !f.contains(Flags::ACK) && !f.contains(Flags::RST)) {
+        if let Some(v) = cookies.check(now, &tuple, &repr, Checksum::Ignore) {
+            if let Ok(c) = Connection::accept_cookie_ack(
+                config,
+                now,
+                &v.syn,
+                v.iss,
+                v.ts_offset,
+                (seg, false),
+                &mut rng,
+            ) {
+                assert!(c.is_established());
+            }
+        }
+        return;
+    }
+    let v = cookies
+        .answer(now, &tuple, &repr, config.timestamps, Checksum::Ignore)
+        .expect("every parsed SYN can be answered");
+    let Ok(mut answering) =
+        Connection::accept_stateless(config.clone(), now, &v.syn, v.iss, v.ts_offset, &mut rng)
+    else {
+        return;
+    };
+    let mut buf = [0u8; 256];
+    let n = answering.poll_transmit(now, &mut buf).expect("a SYN-ACK");
+    let syn_ack = SegmentRepr::parse(&buf[..n], Checksum::Ignore).expect("our SYN-ACK parses");
+    // The client's ACK, as an honest client would send it.
+    let ack = SegmentRepr {
+        src_port: repr.src_port,
+        dst_port: repr.dst_port,
+        seq: SeqNum(repr.seq.0.wrapping_add(1)),
+        ack: SeqNum(syn_ack.seq.0.wrapping_add(1)),
+        flags: Flags::ACK,
+        window: 1000,
+        options: Options {
+            timestamps: syn_ack.options.timestamps.map(|t| Timestamps {
+                tsval: 1,
+                tsecr: t.tsval,
+            }),
+            ..Options::default()
+        },
+        payload: &[],
+    };
+    let mut ack_bytes = vec![0u8; ack.buffer_len()];
+    ack.emit(&mut ack_bytes, Checksum::Ignore)
+        .expect("an ACK emits");
+    let later = now + Duration::from_millis(100);
+    let back = cookies
+        .check(later, &tuple, &ack, Checksum::Ignore)
+        .expect("a fresh cookie checks");
+    let c = Connection::accept_cookie_ack(
+        config,
+        later,
+        &back.syn,
+        back.iss,
+        back.ts_offset,
+        (&ack_bytes, false),
+        &mut rng,
+    )
+    .expect("the cookie opens the connection");
+    assert!(c.is_established());
+    assert_eq!(
+        c.negotiated(),
+        answering.negotiated(),
+        "the cookie lost part of the offer"
+    );
 }
 
 /// A scenario file: parsed and checked, or refused with an error.

@@ -99,6 +99,11 @@ fn relay_datagrams_corpus() {
 }
 
 #[test]
+fn syn_cookie_corpus() {
+    replay("syn_cookie", 30_000, 90, fuzzing::syn_cookie);
+}
+
+#[test]
 fn transfer_header_corpus() {
     replay("transfer_header", 10_000, 300, fuzzing::transfer_header);
 }
@@ -151,6 +156,10 @@ fn write_seeds() {
     // options, taken from a live run.
     for (i, seg) in live_segments().iter().enumerate() {
         write("parse_segment", &format!("live-{i}"), seg);
+        // The same segments arriving at a listening end 1000 s in.
+        let mut at = (1_000_000u64 << 24).to_le_bytes().to_vec();
+        at.extend_from_slice(seg);
+        write("syn_cookie", &format!("live-{i}"), &at);
     }
     write(
         "reassembly",
