@@ -147,24 +147,38 @@ fn cli_bad_settings_are_one_line_with_status_2_and_a_dead_server_status_1() {
 
 #[test]
 fn cli_json_report() {
-    let port = std::net::UdpSocket::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let listen = format!("127.0.0.1:{port}");
+    // The server binds a port of its own choosing and names it: a port
+    // picked here and released could be taken meanwhile by an endpoint
+    // of a test running beside this one, whose peers would then meet
+    // this test's client (that cross-talk once hung this test for 163 s).
     let mut server = Command::new(env!("CARGO_BIN_EXE_ackwise"))
-        .args(["perf", "server", "--listen", &listen])
-        .stderr(std::process::Stdio::null())
+        .args(["perf", "server", "--listen", "127.0.0.1:0"])
+        .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(300));
+    let mut stderr = std::io::BufReader::new(server.stderr.take().unwrap());
+    let mut first = String::new();
+    std::io::BufRead::read_line(&mut stderr, &mut first).unwrap();
+    // "perf server on 127.0.0.1:PORT (ackwise); Ctrl-C stops"
+    let listen = first
+        .split_whitespace()
+        .nth(3)
+        .unwrap_or_else(|| panic!("no address in {first:?}"))
+        .to_string();
+    // Keep what the server says (so that it never blocks on a full
+    // pipe), to show it if the run fails.
+    let said = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = std::io::Read::read_to_string(&mut stderr, &mut text);
+        text
+    });
     let out = ackwise(&["perf", "client", "--to", &listen, "--time", "1s", "--json"]);
     let _ = server.kill();
     let _ = server.wait();
+    let server_said = said.join().unwrap_or_default();
     assert!(
         out.status.success(),
-        "{}",
+        "client: {}server: {first}{server_said}",
         String::from_utf8_lossy(&out.stderr)
     );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
