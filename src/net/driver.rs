@@ -603,20 +603,8 @@ impl Driver {
             if let Some(config) = &self.server {
                 match Connection::accept(config.clone(), now, seg, &mut self.rng) {
                     Ok(conn) => {
-                        let shared = ConnShared::new(self.with_budget(conn), key.remote);
-                        shared.span.in_scope(|| tracing::debug!("SYN received"));
-                        self.conns.insert(
-                            key,
-                            Entry {
-                                shared,
-                                timeout: None,
-                                passive: true,
-                                half_open: true,
-                                touched: false,
-                            },
-                        );
+                        self.insert_passive(key, conn, true, "SYN received");
                         self.half_open.add(key.remote, key);
-                        self.touch(key);
                     }
                     Err(_) => {
                         self.stats.malformed_dropped.fetch_add(1, Relaxed);
@@ -723,23 +711,27 @@ impl Driver {
         ) else {
             return false;
         };
+        self.insert_passive(key, conn, false, "connection rebuilt from a SYN cookie");
+        self.stats.syn_cookies_accepted.fetch_add(1, Relaxed);
+        true
+    }
+
+    /// Enters a connection a peer opened into the table (counted as half
+    /// open while its handshake is under way) and has it serviced.
+    fn insert_passive(&mut self, key: Key, conn: Connection, half_open: bool, what: &str) {
         let shared = ConnShared::new(self.with_budget(conn), key.remote);
-        shared
-            .span
-            .in_scope(|| tracing::debug!("connection rebuilt from a SYN cookie"));
+        shared.span.in_scope(|| tracing::debug!("{what}"));
         self.conns.insert(
             key,
             Entry {
                 shared,
                 timeout: None,
                 passive: true,
-                half_open: false,
+                half_open,
                 touched: false,
             },
         );
-        self.stats.syn_cookies_accepted.fetch_add(1, Relaxed);
         self.touch(key);
-        true
     }
 
     /// Whether a new SYN from `peer` may open a connection, after dropping
