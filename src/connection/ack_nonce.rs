@@ -23,8 +23,9 @@
 //! (`Stats::ack_nonce_failures`). Because the nonce depends only on where
 //! a segment ends, a retransmission cut differently carries the right
 //! nonce for its own end, and no per-segment state is kept by the
-//! sender. The receiver keeps the nonces of the out-of-order segments it
-//! holds, at most one per segment of its window.
+//! sender. The receiver keeps the nonce of the segment ending each
+//! out-of-order range it holds, and claims no more than it can prove
+//! ([`EchoTracker`]).
 //!
 //! Without SACK a sender cannot tell one duplicate ACK from another, and
 //! NewReno lets a segment out for each one, so a receiver that repeats
@@ -197,16 +198,30 @@ impl SentEnds {
     }
 }
 
-/// The receiver's side: which nonce its next ACK echoes.
+/// The receiver's side: how far its ACKs can prove, and the nonce they
+/// echo.
+///
+/// The cumulative point jumps to the end of a held range when a hole
+/// fills, so of the out-of-order segments only those ending a held range
+/// matter: their nonces are the ones kept (at most one per range, which
+/// the reassembly bounds), whatever the segment size. When RCV.NXT still
+/// lands where no nonce is known (a segment cut at the window's edge, or
+/// one that came without the option), the ACK claims only the highest
+/// point it can prove (see [`ack_point`](Self::ack_point)): claiming more
+/// would have the sender refuse every ACK while its retransmissions,
+/// all below RCV.NXT, never bring the missing nonce.
 #[derive(Debug, Clone, Default)]
 pub struct EchoTracker {
-    /// The nonce of the segment that ends at RCV.NXT.
-    current: Option<u16>,
-    /// Nonces of out-of-order segments, by the stream offset where they
-    /// end; one of them becomes current when RCV.NXT reaches it.
+    /// The provable point: where the segment whose nonce the ACKs echo
+    /// ends (stream offset, the FIN counted), and that nonce (none before
+    /// any data arrived; the point is then the start of the stream).
+    proof: (u64, Option<u16>),
+    /// Nonces of out-of-order segments that end a held range, by the
+    /// stream offset where they end; one of them becomes the proof when
+    /// RCV.NXT reaches it.
     held: BTreeMap<u64, u16>,
-    /// At most this many are held (the receiver's out-of-order limit):
-    /// an honest sender never has more segments above a hole.
+    /// At most this many are held (the receiver's out-of-order range
+    /// limit, which the held ranges never exceed).
     limit: usize,
 }
 
@@ -214,24 +229,40 @@ impl EchoTracker {
     /// A tracker holding at most `limit` out-of-order nonces.
     pub fn new(limit: usize) -> Self {
         EchoTracker {
-            current: None,
+            proof: (0, None),
             held: BTreeMap::new(),
             limit: limit.max(1),
         }
     }
 
-    /// A data segment ending at stream offset `end` (FIN included) with
-    /// `nonce` arrived; `rcv_nxt` is the cumulative point after it was
-    /// taken in (FIN included).
-    pub fn on_segment(&mut self, end: u64, nonce: u16, rcv_nxt: u64) {
-        if end == rcv_nxt {
-            self.current = Some(nonce);
-        } else if end > rcv_nxt && (self.held.len() < self.limit || self.held.contains_key(&end)) {
-            self.held.insert(end, nonce);
+    /// A data segment `[start, end)` (stream offsets, FIN included) with
+    /// `nonce` arrived. `rcv_nxt` is the cumulative point after it was
+    /// taken in (FIN included), and `range` the held out-of-order range
+    /// that now contains the segment's last byte, if any.
+    pub fn on_segment(
+        &mut self,
+        (start, end): (u64, u64),
+        nonce: u16,
+        rcv_nxt: u64,
+        range: Option<(u64, u64)>,
+    ) {
+        if end == rcv_nxt || (start <= self.proof.0 && self.proof.0 < end && end < rcv_nxt) {
+            // Reaches RCV.NXT, or (old data) carries the proof further up
+            // towards it.
+            self.proof = (end, Some(nonce));
+        } else if let Some((from, to)) = range.filter(|_| end > rcv_nxt) {
+            // Ends inside a held range: nonces of segments ending inside
+            // it can never be the cumulative point any more.
+            while let Some((&e, _)) = self.held.range(from..to).next() {
+                self.held.remove(&e);
+            }
+            if end == to && (self.held.len() < self.limit || self.held.contains_key(&end)) {
+                self.held.insert(end, nonce);
+            }
         }
         if !self.held.is_empty() {
-            if let Some(n) = self.held.get(&rcv_nxt) {
-                self.current = Some(*n);
+            if let Some(&n) = self.held.get(&rcv_nxt) {
+                self.proof = (rcv_nxt, Some(n));
             }
             // Everything at or below RCV.NXT is settled (popped in
             // place: no new map per segment).
@@ -245,9 +276,18 @@ impl EchoTracker {
         }
     }
 
-    /// The echo for an ACK of RCV.NXT, once a segment reached it.
+    /// The echo for an ACK of [`ack_point`](Self::ack_point), once a
+    /// segment reached it.
     pub fn echo(&self) -> Option<u16> {
-        self.current
+        self.proof.1
+    }
+
+    /// What an ACK may claim when RCV.NXT (FIN included) is `rcv_nxt`:
+    /// RCV.NXT itself when the nonce of the segment ending there is known
+    /// (always, but for a segment cut at the window's edge or sent without
+    /// the option), else the highest point below it that is.
+    pub fn ack_point(&self, rcv_nxt: u64) -> u64 {
+        self.proof.0.min(rcv_nxt)
     }
 }
 
@@ -296,20 +336,60 @@ mod tests {
     #[test]
     fn the_echo_follows_the_segment_that_ends_at_the_cumulative_point() {
         let mut t = EchoTracker::new(8);
-        assert_eq!(t.echo(), None);
-        t.on_segment(1000, 11, 1000);
+        // 0..1000 arrives in order.
+        t.on_segment((0, 1000), 11, 1000, None);
+        assert_eq!((t.echo(), t.ack_point(1000)), (Some(11), 1000));
+        // 2000..3000 and 3000..4000 arrive above a hole: one held range,
+        // whose end alone can become the cumulative point.
+        t.on_segment((2000, 3000), 33, 1000, Some((2000, 3000)));
+        t.on_segment((3000, 4000), 44, 1000, Some((2000, 4000)));
         assert_eq!(t.echo(), Some(11));
-        // 2000..3000 and 3000..4000 arrive above a hole.
-        t.on_segment(3000, 33, 1000);
-        t.on_segment(4000, 44, 1000);
-        assert_eq!(t.echo(), Some(11));
-        // The hole fills: RCV.NXT jumps to 4000, the end of a held one.
-        t.on_segment(2000, 22, 4000);
-        assert_eq!(t.echo(), Some(44));
+        assert_eq!(t.held.keys().copied().collect::<Vec<_>>(), vec![4000]);
+        // The hole fills: RCV.NXT jumps to 4000, the end of the range.
+        t.on_segment((1000, 2000), 22, 4000, None);
+        assert_eq!((t.echo(), t.ack_point(4000)), (Some(44), 4000));
         assert!(t.held.is_empty());
         // A duplicate below RCV.NXT changes nothing.
-        t.on_segment(3000, 99, 4000);
+        t.on_segment((2000, 3000), 99, 4000, None);
         assert_eq!(t.echo(), Some(44));
+    }
+
+    #[test]
+    fn a_range_longer_than_the_limit_in_segments_keeps_its_end() {
+        // More small segments above a hole than the limit (the range
+        // limit counts windows of full-sized segments; these are smaller).
+        let mut t = EchoTracker::new(3);
+        t.on_segment((0, 100), 1, 100, None);
+        for i in 2..100u64 {
+            t.on_segment(
+                (i * 100, i * 100 + 100),
+                i as u16,
+                100,
+                Some((200, i * 100 + 100)),
+            );
+        }
+        assert_eq!(t.held.len(), 1);
+        t.on_segment((100, 200), 1000, 10_000, None);
+        assert_eq!((t.echo(), t.ack_point(10_000)), (Some(99), 10_000));
+    }
+
+    #[test]
+    fn an_unproved_cumulative_point_is_not_claimed_until_old_data_proves_it() {
+        let mut t = EchoTracker::new(8);
+        t.on_segment((0, 1000), 11, 1000, None);
+        // 2000..3000 was held but its nonce never seen (a segment without
+        // the option, or cut at the window's edge): the hole's filler
+        // proves 2000, not RCV.NXT.
+        t.on_segment((1000, 2000), 22, 3000, None);
+        assert_eq!((t.echo(), t.ack_point(3000)), (Some(22), 2000));
+        // A retransmission from the proved point, all old data, carries
+        // the proof on; one that starts above it proves nothing.
+        t.on_segment((2500, 2800), 77, 3000, None);
+        assert_eq!(t.ack_point(3000), 2000);
+        t.on_segment((2000, 2500), 25, 3000, None);
+        assert_eq!((t.echo(), t.ack_point(3000)), (Some(25), 2500));
+        t.on_segment((2400, 3000), 30, 3000, None);
+        assert_eq!((t.echo(), t.ack_point(3000)), (Some(30), 3000));
     }
 
     #[test]
@@ -335,7 +415,13 @@ mod tests {
     fn out_of_order_nonces_are_bounded() {
         let mut t = EchoTracker::new(3);
         for i in 2..100u64 {
-            t.on_segment(i * 10, i as u16, 10);
+            // Each its own range, a byte missing below each.
+            t.on_segment(
+                (i * 10 - 5, i * 10),
+                i as u16,
+                10,
+                Some((i * 10 - 5, i * 10)),
+            );
         }
         assert_eq!(t.held.len(), 3);
         assert_eq!(t.held.keys().copied().collect::<Vec<_>>(), vec![20, 30, 40]);

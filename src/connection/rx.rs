@@ -198,6 +198,18 @@ impl Connection {
                 self.stats.data_bytes_received += seg.payload.len() as u64;
             }
             let below = rel.unsigned_abs();
+            if let (true, true, Some(AckNonce::Nonce(nonce)), Some(recv)) = (
+                self.negotiated.ack_nonce,
+                rel < 0 && below <= rcv_nxt,
+                seg.options.ack_nonce,
+                self.recv.as_mut(),
+            ) {
+                // Old data still proves its end: it carries an ACK that
+                // could not claim RCV.NXT up to it (see `EchoTracker`).
+                let start = rcv_nxt - below;
+                let end = start + seg_len as u64;
+                recv.echo.on_segment((start, end), nonce, rcv_nxt, None);
+            }
             if self.negotiated.sack && rel < 0 && below <= rcv_nxt {
                 // A retransmission of data we hold.
                 let start = rcv_nxt - below;
@@ -520,9 +532,20 @@ impl Connection {
             // Where the segment ends and where RCV.NXT is now, both in
             // stream offsets with the FIN counted, as the sender's nonce
             // counts it.
+            let start = (rcv_nxt as i64 + start_rel).max(0) as u64;
             let end = rcv_nxt as i64 + start_rel + seg.payload.len() as i64 + i64::from(fin);
             let now_at = recv.reassembly.next_offset() + u64::from(recv.fin_received);
-            recv.echo.on_segment(end.max(0) as u64, nonce, now_at);
+            // The held range the segment now ends; a FIN ends the stream,
+            // so its segment always ends what lies below it.
+            let data_end = (end - i64::from(fin)).max(0) as u64;
+            let last_byte = recv.reassembly.held_range(data_end.saturating_sub(1));
+            let range = if fin {
+                Some((last_byte.map_or(data_end, |(from, _)| from), data_end + 1))
+            } else {
+                last_byte
+            };
+            recv.echo
+                .on_segment((start, end.max(0) as u64), nonce, now_at, range);
             if !self.negotiated.sack && end > now_at as i64 {
                 recv.arrival_echo = Some(nonce);
             }

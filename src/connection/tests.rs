@@ -845,3 +845,160 @@ fn data_injected_ahead_of_the_peer_does_not_start_an_ack_storm() {
     // add a few more. Without the limit: 5850 segments.
     assert!(exchanged <= 60, "{exchanged} segments in 10 s");
 }
+
+/// More small segments above a hole than the receiver keeps nonces for
+/// (its limit counts full-sized segments per window): when the hole
+/// fills, the ACK of everything still carries the right echo, so the
+/// sender believes it. (A stale echo here once made the sender refuse
+/// every ACK while its retransmissions, all old data, changed nothing.)
+#[test]
+fn a_window_of_small_segments_above_a_hole_is_acknowledged_with_its_proof() {
+    let server = Config {
+        recv_buffer: 64_000,
+        max_ooo_ranges: 1,
+        ..fast_config()
+    };
+    let mut client = Config {
+        nagle: false,
+        ..fast_config()
+    };
+    client.congestion.initial_window = Some(1 << 20);
+    let (mut c, s) = handshake(client, server);
+    let mut s = s.unwrap();
+    let t1 = Instant::from_millis(10);
+    let mut buf = [0u8; 2000];
+    let mut data = Vec::new();
+    for _ in 0..100 {
+        assert_eq!(c.write(&[3u8; 500]), 500);
+        while let Some(n) = c.poll_transmit(t1, &mut buf) {
+            data.push(buf[..n].to_vec());
+        }
+    }
+    assert_eq!(data.len(), 100, "one segment per write");
+    // The first arrives, the second is lost, the other 98 are held.
+    let t2 = Instant::from_millis(20);
+    for seg in data.iter().take(1).chain(&data[2..]) {
+        s.handle_segment(t2, seg).unwrap();
+    }
+    while let Some(n) = s.poll_transmit(t2, &mut buf) {
+        c.handle_segment(t2, &buf[..n]).unwrap();
+    }
+    assert_eq!(c.sender().snd_una(), 500);
+    // The retransmission fills the hole.
+    s.handle_segment(t2, &data[1]).unwrap();
+    let mut acks = 0;
+    while let Some(n) = s.poll_transmit(t2, &mut buf) {
+        let ack = SegmentRepr::parse(&buf[..n], Checksum::UNSPECIFIED).unwrap();
+        assert_eq!(ack.ack, c.snd_seq(50_000));
+        c.handle_segment(t2, &buf[..n]).unwrap();
+        acks += 1;
+    }
+    assert!(acks > 0);
+    assert_eq!(c.sender().snd_una(), 50_000);
+    assert_eq!(c.stats().ack_nonce_failures, 0);
+}
+
+/// Where the receiver cannot prove RCV.NXT (here the held range's last
+/// segment came without its nonce), its ACK claims the highest point it
+/// can prove, with the window's right edge unchanged, and old data from
+/// that point carries the proof on: the sender is never left refusing
+/// every ACK.
+#[test]
+fn an_unproved_cumulative_point_is_claimed_once_old_data_proves_it() {
+    let client = Config {
+        nagle: false,
+        ..fast_config()
+    };
+    let (mut c, s) = handshake(client, fast_config());
+    let mut s = s.unwrap();
+    let t1 = Instant::from_millis(10);
+    assert_eq!(c.write(&[4u8; 4000]), 4000);
+    let mut buf = [0u8; 2000];
+    let mut data = Vec::new();
+    while let Some(n) = c.poll_transmit(t1, &mut buf) {
+        data.push(buf[..n].to_vec());
+    }
+    assert!(data.len() >= 3, "{} segments", data.len());
+    let ends: Vec<u64> = data
+        .iter()
+        .scan(0u64, |end, seg| {
+            let r = SegmentRepr::parse(seg, Checksum::UNSPECIFIED).unwrap();
+            *end += r.payload.len() as u64;
+            Some(*end)
+        })
+        .collect();
+    // The last segment arrives first, stripped of its nonce.
+    let last = data.len() - 1;
+    let mut stripped = SegmentRepr::parse(&data[last], Checksum::UNSPECIFIED).unwrap();
+    stripped.options.ack_nonce = None;
+    let mut bare = vec![0u8; stripped.buffer_len()];
+    stripped.emit(&mut bare, Checksum::UNSPECIFIED).unwrap();
+    s.handle_segment(t1, &bare).unwrap();
+    for seg in &data[..last] {
+        s.handle_segment(t1, seg).unwrap();
+    }
+    let mut claimed = Vec::new();
+    while let Some(n) = s.poll_transmit(t1, &mut buf) {
+        let ack = SegmentRepr::parse(&buf[..n], Checksum::UNSPECIFIED).unwrap();
+        claimed.push((ack.ack, ack.window));
+        c.handle_segment(t1, &buf[..n]).unwrap();
+    }
+    assert_eq!(c.stats().ack_nonce_failures, 0);
+    assert_eq!(c.sender().snd_una(), ends[last - 1], "the proved point");
+    // The last segment again, now with its nonce, is old data to the
+    // receiver and proves the rest.
+    s.handle_segment(t1, &data[last]).unwrap();
+    let n = s.poll_transmit(t1, &mut buf).expect("an ACK at once");
+    let ack = SegmentRepr::parse(&buf[..n], Checksum::UNSPECIFIED).unwrap();
+    c.handle_segment(t1, &buf[..n]).unwrap();
+    assert_eq!(c.sender().snd_una(), 4000);
+    assert_eq!(c.stats().ack_nonce_failures, 0);
+    // The right edge of the window did not move back.
+    let shift = s.negotiated().recv_window_shift;
+    let edge = |ack: SeqNum, window: u16| ack.add(u32::from(window) << shift);
+    let (first_ack, first_window) = claimed[0];
+    assert!(edge(ack.ack, ack.window).diff(edge(first_ack, first_window)) >= 0);
+}
+
+/// A FIN that arrives before the hole below it fills keeps its nonce: the
+/// ACK that covers the whole stream and the FIN is believed at once.
+#[test]
+fn a_fin_ahead_of_a_hole_is_acknowledged_with_its_proof() {
+    for separate_fin in [false, true] {
+        let client = Config {
+            nagle: false,
+            ..fast_config()
+        };
+        let (mut c, s) = handshake(client, fast_config());
+        let mut s = s.unwrap();
+        let t1 = Instant::from_millis(10);
+        assert_eq!(c.write(&[6u8; 4000]), 4000);
+        let mut buf = [0u8; 2000];
+        let mut data = Vec::new();
+        if separate_fin {
+            while let Some(n) = c.poll_transmit(t1, &mut buf) {
+                data.push(buf[..n].to_vec());
+            }
+        }
+        c.close();
+        while let Some(n) = c.poll_transmit(t1, &mut buf) {
+            data.push(buf[..n].to_vec());
+        }
+        let last = SegmentRepr::parse(data.last().unwrap(), Checksum::UNSPECIFIED).unwrap();
+        assert!(last.flags.contains(Flags::FIN));
+        assert_eq!(last.payload.is_empty(), separate_fin);
+        // Everything but the first segment arrives before it, newest first.
+        for seg in data[1..].iter().rev().chain(&data[..1]) {
+            s.handle_segment(t1, seg).unwrap();
+        }
+        while let Some(n) = s.poll_transmit(t1, &mut buf) {
+            c.handle_segment(t1, &buf[..n]).unwrap();
+        }
+        assert_eq!(
+            c.stats().ack_nonce_failures,
+            0,
+            "separate FIN: {separate_fin}"
+        );
+        assert_eq!(c.state(), State::FinWait2, "separate FIN: {separate_fin}");
+    }
+}

@@ -226,9 +226,19 @@ impl Connection {
                 options.sack.push(seq_of(recv.irs, l), seq_of(recv.irs, r));
             }
         }
+        // With the nonce, claim only what its echo proves (normally all
+        // of RCV.NXT), and widen the window by the difference so that its
+        // right edge stays where the buffer puts it.
+        let cumulative = rcv_nxt + u64::from(recv.fin_received);
+        let acked_to = if self.negotiated.ack_nonce {
+            recv.echo.ack_point(cumulative)
+        } else {
+            cumulative
+        };
         let shift = self.negotiated.recv_window_shift;
-        let window_field = ((recv.reassembly.window() as u64) >> shift).min(65_535);
-        let ack = seq_of(recv.irs, rcv_nxt + u64::from(recv.fin_received));
+        let window = recv.reassembly.window() as u64 + (cumulative - acked_to);
+        let window_field = (window >> shift).min(65_535);
+        let ack = seq_of(recv.irs, acked_to);
 
         let len = tx.map_or(0, |t| t.len);
         let repr = SegmentRepr {
@@ -251,7 +261,6 @@ impl Connection {
         let n = result.ok()?;
 
         let recv = self.recv.as_mut()?;
-        let acked_to = rcv_nxt + u64::from(recv.fin_received);
         let sent = AckSent {
             now,
             acked_to,
@@ -260,7 +269,8 @@ impl Connection {
         recv.ack_now = false;
         recv.ack_deadline = None;
         recv.last_ack_sent = acked_to;
-        recv.last_window_edge = rcv_nxt + (window_field << shift);
+        recv.last_window_edge =
+            (acked_to + (window_field << shift)).saturating_sub(u64::from(recv.fin_received));
         recv.policy.on_ack_sent(&sent);
         self.stats.acks_sent += 1;
         if tx.is_none() {

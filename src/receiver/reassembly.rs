@@ -149,6 +149,16 @@ impl Reassembly {
         self.highest
     }
 
+    /// The held out-of-order range `[start, end)` that contains the byte
+    /// at stream offset `offset`, if one does.
+    pub fn held_range(&self, offset: u64) -> Option<(u64, u64)> {
+        let i = self.ranges.partition_point(|r| r.end <= offset);
+        self.ranges
+            .get(i)
+            .filter(|r| r.start <= offset)
+            .map(|r| (r.start, r.end))
+    }
+
     /// Stores a segment's payload that starts at stream offset `offset`.
     ///
     /// The payload is trimmed to `[next_offset, next_offset + window)`

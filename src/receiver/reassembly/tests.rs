@@ -523,3 +523,22 @@ fn the_ring_grows_with_the_window_and_keeps_every_held_byte() {
     assert!(out == data, "{} bytes out, or different", out.len());
     assert_eq!(r.buf.len(), cap, "the ring grew to the window it needed");
 }
+
+#[test]
+fn held_range_names_the_range_around_a_byte() {
+    let data = stream(100);
+    let mut r = Reassembly::new(100, 8);
+    put(&mut r, &data, 0, 10);
+    put(&mut r, &data, 20, 30);
+    put(&mut r, &data, 40, 50);
+    assert_eq!(r.held_range(9), None, "in order, not held");
+    assert_eq!(r.held_range(15), None, "a hole");
+    assert_eq!(r.held_range(20), Some((20, 30)));
+    assert_eq!(r.held_range(29), Some((20, 30)));
+    assert_eq!(r.held_range(30), None);
+    assert_eq!(r.held_range(49), Some((40, 50)));
+    put(&mut r, &data, 30, 40);
+    assert_eq!(r.held_range(25), Some((20, 50)), "merged");
+    put(&mut r, &data, 10, 20);
+    assert_eq!(r.held_range(25), None, "delivered");
+}
