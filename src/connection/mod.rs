@@ -224,8 +224,9 @@ pub struct Connection {
     /// The endpoint's budget of challenge ACKs, shared with its other
     /// connections, if it has one.
     challenge_budget: Option<std::sync::Arc<ChallengeBudget>>,
-    /// When we last answered an ACK of data we never sent.
-    unsent_ack_replied_at: Option<Instant>,
+    /// When we last answered an invalid segment (see
+    /// `rx::INVALID_REPLY_INTERVAL`).
+    invalid_replied_at: Option<Instant>,
     /// The key of our data segments' nonces (drawn only when the nonce is
     /// offered, so that a connection without it draws what it always did).
     nonce_key: Option<NonceKey>,
@@ -421,7 +422,7 @@ impl Connection {
             max_snd_wnd: 0,
             challenge_window: (now, 0),
             challenge_budget: None,
-            unsent_ack_replied_at: None,
+            invalid_replied_at: None,
             nonce_key,
             sent_ends: SentEnds::default(),
             config,

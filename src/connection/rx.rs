@@ -7,11 +7,14 @@ use crate::sender::AckInput;
 use crate::time::{Duration, Instant};
 use crate::wire::{AckNonce, Flags, SegmentRepr, SeqNum};
 
-/// Answers to ACKs of data never sent go out at most this often, as
-/// Linux's `tcp_invalid_ratelimit` (500 ms) spaces its replies to invalid
-/// segments: enough for an honest peer that lost track to hear from us,
-/// too few for two desynchronized ends to keep an ACK storm going.
-const UNSENT_ACK_REPLY_INTERVAL: Duration = Duration::from_millis(500);
+/// Answers to segments that carry nothing but a claim we cannot accept
+/// (an ACK of data never sent, a bare ACK outside the window) go out at
+/// most this often, as Linux's `tcp_invalid_ratelimit` (500 ms) spaces
+/// its replies to invalid segments: enough for an honest peer that lost
+/// track (or a keep-alive) to hear from us, too few for two
+/// desynchronized ends to keep an ACK storm going or for a flood of
+/// forged ACKs to be reflected.
+const INVALID_REPLY_INTERVAL: Duration = Duration::from_millis(500);
 
 impl Connection {
     /// Processes one arriving segment. A segment that does not parse or is
@@ -184,6 +187,12 @@ impl Connection {
             }
             return;
         }
+        if !acceptable && f.contains(Flags::SYN) {
+            // RFC 5961 4.2, whatever the sequence number: a rate-limited
+            // challenge ACK.
+            self.challenge_ack(now);
+            return;
+        }
         if !acceptable {
             // Keep-alives and retransmissions of data we already have land
             // here: tell the peer where we are.
@@ -218,7 +227,15 @@ impl Connection {
                     recv.report_duplicate(start, end);
                 }
             }
-            self.ack_immediately();
+            if seg_len > 0 {
+                // Data earns its answer (one segment for one, as the
+                // retransmission it usually is needs).
+                self.ack_immediately();
+            } else {
+                // A bare ACK outside the window: a keep-alive, an ACK
+                // loop's turn, or a forgery.
+                self.reply_to_invalid(now);
+            }
             return;
         }
         if f.contains(Flags::SYN) {
@@ -295,13 +312,7 @@ impl Connection {
             // put the peer ahead of us: each end takes the other's ACK
             // for one of unsent data or of an old segment, and replies.
             self.stats.discarded_segments += 1;
-            let due = self
-                .unsent_ack_replied_at
-                .is_none_or(|at| now >= at + UNSENT_ACK_REPLY_INTERVAL);
-            if due {
-                self.unsent_ack_replied_at = Some(now);
-                self.ack_immediately();
-            }
+            self.reply_to_invalid(now);
             return false;
         }
         if ack > una && !self.nonce_echo_holds(seg) {
@@ -607,6 +618,20 @@ impl Connection {
             self.ack_immediately();
         } else {
             self.stats.challenge_acks_suppressed += 1;
+        }
+    }
+
+    /// An ACK in answer to an invalid segment, at most every
+    /// [`INVALID_REPLY_INTERVAL`]; the suppressed ones are counted.
+    fn reply_to_invalid(&mut self, now: Instant) {
+        let due = self
+            .invalid_replied_at
+            .is_none_or(|at| now >= at + INVALID_REPLY_INTERVAL);
+        if due {
+            self.invalid_replied_at = Some(now);
+            self.ack_immediately();
+        } else {
+            self.stats.invalid_replies_suppressed += 1;
         }
     }
 

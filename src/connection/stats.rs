@@ -57,6 +57,10 @@ pub struct Stats {
     pub challenge_acks: u64,
     /// Challenge ACKs withheld by the rate limit (RFC 5961 section 7).
     pub challenge_acks_suppressed: u64,
+    /// Answers withheld to segments that claimed what we could not accept
+    /// (a bare ACK outside the window, an ACK of data never sent): at
+    /// most one goes out per 500 ms.
+    pub invalid_replies_suppressed: u64,
     /// Congestion window, bytes.
     pub cwnd: u64,
     /// Slow-start threshold, bytes (`u64::MAX` until the first loss).

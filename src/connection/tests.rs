@@ -246,6 +246,45 @@ fn a_flood_of_forged_resets_gets_at_most_the_limit_of_challenge_acks() {
 }
 
 #[test]
+fn a_flood_of_bare_acks_outside_the_window_is_answered_twice_a_second_at_most() {
+    let mut pipe = established_pipe(fast_config(), fast_config());
+    let now = pipe.now();
+    let client = pipe.client();
+    let rcv_nxt = client.rcv_ack_seq();
+    let una = client.snd_seq(client.sender().snd_una());
+    let mut buf = [0u8; 2000];
+    let mut answered = 0;
+    // Below RCV.NXT (as a keep-alive) and far above the window.
+    for k in 0..10_000u32 {
+        let seq = if k % 2 == 0 {
+            SeqNum(rcv_nxt.0.wrapping_sub(1 + k))
+        } else {
+            rcv_nxt.add(1 << 30).add(k)
+        };
+        client
+            .handle_segment(now, &segment(80, 40_000, seq, una, Flags::ACK))
+            .unwrap();
+        while client.poll_transmit(now, &mut buf).is_some() {
+            answered += 1;
+        }
+    }
+    assert_eq!(answered, 1, "one answer per 500 ms");
+    assert_eq!(client.stats().invalid_replies_suppressed, 9_999);
+    assert_eq!(client.state(), State::Established);
+    // A keep-alive half a second later is answered.
+    let later = now + Duration::from_millis(500);
+    let probe = segment(
+        80,
+        40_000,
+        SeqNum(rcv_nxt.0.wrapping_sub(1)),
+        una,
+        Flags::ACK,
+    );
+    client.handle_segment(later, &probe).unwrap();
+    assert!(client.poll_transmit(later, &mut buf).is_some());
+}
+
+#[test]
 fn a_syn_on_an_open_connection_gets_a_challenge_ack_and_changes_nothing() {
     let mut pipe = established_pipe(fast_config(), fast_config());
     let now = pipe.now();
