@@ -903,3 +903,49 @@ async fn a_full_table_gives_the_place_of_an_idle_connection_to_a_new_one() {
     }
     assert_eq!(reset, 1);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_peer_address_cannot_take_more_than_its_share_of_the_table() {
+    // Three connections from 127.0.0.1 fill that address's share; its
+    // fourth is refused at once, another address is served, and the
+    // share comes back when one of the three ends.
+    let server = Endpoint::with_config(
+        localhost(),
+        EndpointConfig {
+            server: Some(config()),
+            max_connections_per_peer: 3,
+            ..EndpointConfig::default()
+        },
+    )
+    .unwrap();
+    let addr = server.local_addr();
+    spawn_digest_server(server.clone());
+    let holder = Endpoint::with_config(localhost(), EndpointConfig::default()).unwrap();
+    let mut held = Vec::new();
+    for _ in 0..3 {
+        held.push(holder.connect(addr, config()).await.unwrap());
+    }
+    let started = Instant::now();
+    let err = holder.connect(addr, config()).await.unwrap_err();
+    assert!(
+        matches!(err, NetError::ConnectionRefused { .. }),
+        "{err}: {:?}",
+        server.stats()
+    );
+    assert!(started.elapsed() < Duration::from_secs(1));
+    assert_eq!(server.stats().per_peer_refused, 1);
+    let other =
+        Endpoint::with_config("127.0.0.2:0".parse().unwrap(), EndpointConfig::default()).unwrap();
+    let data: Vec<u8> = (0..50_000u32).map(|i| (i * 7) as u8).collect();
+    send_and_check(&other, addr, &data).await.unwrap();
+    held.pop().unwrap().abort();
+    // The reset reaches the server and its entry goes.
+    let deadline = Instant::now() + Duration::from_secs(2);
+    loop {
+        match send_and_check(&holder, addr, &data).await {
+            Ok(()) => break,
+            Err(e) if Instant::now() > deadline => panic!("{e}: {:?}", server.stats()),
+            Err(_) => tokio::time::sleep(Duration::from_millis(20)).await,
+        }
+    }
+}

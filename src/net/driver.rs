@@ -115,6 +115,7 @@ pub(crate) struct DriverParams {
     pub(crate) max_connections: usize,
     pub(crate) max_half_open: usize,
     pub(crate) max_half_open_per_peer: usize,
+    pub(crate) max_connections_per_peer: usize,
     pub(crate) syn_cookies: bool,
     pub(crate) idle_eviction: Option<Duration>,
     pub(crate) challenge_ack_limit: Option<u32>,
@@ -139,6 +140,9 @@ pub(crate) struct Driver {
     max_connections: usize,
     /// Half-open connections per peer, and which gives way to a new SYN.
     half_open: HalfOpen<Key>,
+    /// Connections each peer address opened (`passive` entries).
+    per_peer: HashMap<IpAddr, usize>,
+    max_connections_per_peer: usize,
     /// The SYN-cookie secret, on a listening endpoint that uses them.
     cookies: Option<SynCookies>,
     /// Challenge ACKs all connections may send per second together.
@@ -215,6 +219,8 @@ impl Driver {
             next_port: first_port.clamp(*EPHEMERAL.start(), *EPHEMERAL.end()),
             max_connections: params.max_connections,
             half_open: HalfOpen::new(params.max_half_open, params.max_half_open_per_peer),
+            per_peer: HashMap::new(),
+            max_connections_per_peer: params.max_connections_per_peer,
             cookies,
             idle_eviction: params.idle_eviction,
             challenge_budget,
@@ -591,7 +597,11 @@ impl Driver {
             self.stats.unknown_dropped.fetch_add(1, Relaxed);
             return;
         };
-        if f.contains(Flags::SYN) && !f.contains(Flags::ACK) && self.server.is_some() {
+        let opens = f.contains(Flags::SYN) && !f.contains(Flags::ACK) && self.server.is_some();
+        if opens && self.peer_at_cap(key.remote) {
+            // The peer holds its share of the table: the reset below.
+            self.stats.per_peer_refused.fetch_add(1, Relaxed);
+        } else if opens {
             if self.cookies.is_some() && !self.has_room_for_syn(key.remote) {
                 self.answer_with_cookie(key, &repr, now);
                 return;
@@ -694,6 +704,10 @@ impl Driver {
         let Some(v) = cookies.check(now, &tuple_of(&key), ack, self.checksum) else {
             return false;
         };
+        if self.peer_at_cap(key.remote) {
+            self.stats.per_peer_refused.fetch_add(1, Relaxed);
+            return false;
+        }
         if self.conns.len() >= self.max_connections && !self.evict_idle(now) {
             return false;
         }
@@ -716,11 +730,33 @@ impl Driver {
         true
     }
 
+    /// `peer`'s address has opened as many connections as it may.
+    fn peer_at_cap(&self, peer: SocketAddr) -> bool {
+        self.per_peer.get(&peer.ip()).copied().unwrap_or(0) >= self.max_connections_per_peer
+    }
+
+    /// Takes `key`'s connection out of the table.
+    fn remove_entry(&mut self, key: &Key) {
+        let Some(entry) = self.conns.remove(key) else {
+            return;
+        };
+        if entry.passive {
+            let ip = key.remote.ip();
+            if let Some(n) = self.per_peer.get_mut(&ip) {
+                *n -= 1;
+                if *n == 0 {
+                    self.per_peer.remove(&ip);
+                }
+            }
+        }
+    }
+
     /// Enters a connection a peer opened into the table (counted as half
     /// open while its handshake is under way) and has it serviced.
     fn insert_passive(&mut self, key: Key, conn: Connection, half_open: bool, what: &str) {
         let shared = ConnShared::new(self.with_budget(conn), key.remote);
         shared.span.in_scope(|| tracing::debug!("{what}"));
+        *self.per_peer.entry(key.remote.ip()).or_insert(0) += 1;
         self.conns.insert(
             key,
             Entry {
@@ -748,7 +784,7 @@ impl Driver {
             Room::Free => true,
             Room::Full => table_full && self.evict_idle(now),
             Room::Evict(key) => {
-                self.conns.remove(&key);
+                self.remove_entry(&key);
                 self.stats.half_open_evicted.fetch_add(1, Relaxed);
                 if self.last_rx.as_ref().is_some_and(|(k, _)| *k == key) {
                     self.last_rx = None;
@@ -899,7 +935,7 @@ impl Driver {
                 self.leave_half_open(key);
             }
             if closed {
-                self.conns.remove(&key);
+                self.remove_entry(&key);
             } else if newly_connected && passive {
                 self.stats.connections_accepted.fetch_add(1, Relaxed);
                 if let Some(tx) = &self.accept_tx {

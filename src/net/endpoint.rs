@@ -41,6 +41,13 @@ pub struct EndpointConfig {
     /// Half-open connections from one peer address at most; a SYN beyond
     /// takes the place of that peer's oldest.
     pub max_half_open_per_peer: usize,
+    /// Connections one peer address may have opened to this endpoint at
+    /// once, half-open or established; its SYNs beyond are refused with a
+    /// reset (the client sees "connection refused"), so that one address
+    /// cannot take the whole table. Default 1024, a quarter of the
+    /// default table. IPv6 addresses count one by one: a peer with a
+    /// whole prefix is not held back by this.
+    pub max_connections_per_peer: usize,
     /// Answer SYNs beyond the half-open limits with SYN cookies (no state
     /// kept until the handshake's ACK returns; see `docs/security.md`)
     /// instead of dropping an older half-open connection. On by default.
@@ -88,6 +95,7 @@ impl Default for EndpointConfig {
             max_connections: 4096,
             max_half_open: 1024,
             max_half_open_per_peer: 64,
+            max_connections_per_peer: 1024,
             syn_cookies: true,
             idle_eviction: Some(Duration::from_secs(30)),
             challenge_ack_limit: None,
@@ -213,6 +221,7 @@ impl Endpoint {
                 max_connections: config.max_connections,
                 max_half_open: config.max_half_open,
                 max_half_open_per_peer: config.max_half_open_per_peer,
+                max_connections_per_peer: config.max_connections_per_peer,
                 syn_cookies: config.syn_cookies,
                 idle_eviction: config.idle_eviction,
                 challenge_ack_limit: config.challenge_ack_limit,

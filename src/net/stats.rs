@@ -32,6 +32,11 @@ pub struct EndpointStats {
     /// the connection table was full: what a SYN flood costs the flooder
     /// instead of the clients behind it.
     pub half_open_evicted: u64,
+    /// SYNs (and returning SYN cookies) refused with a reset because
+    /// their peer address had
+    /// [`EndpointConfig::max_connections_per_peer`](super::EndpointConfig::max_connections_per_peer)
+    /// connections open already.
+    pub per_peer_refused: u64,
     /// SYNs answered with a SYN cookie (no state kept) because the
     /// half-open limits were reached.
     pub syn_cookies_sent: u64,
@@ -63,6 +68,7 @@ pub(crate) struct StatsCell {
     pub(crate) send_errors: AtomicU64,
     pub(crate) connections_accepted: AtomicU64,
     pub(crate) half_open_evicted: AtomicU64,
+    pub(crate) per_peer_refused: AtomicU64,
     pub(crate) syn_cookies_sent: AtomicU64,
     pub(crate) syn_cookies_accepted: AtomicU64,
     pub(crate) idle_evicted: AtomicU64,
@@ -83,6 +89,7 @@ impl StatsCell {
             send_errors: self.send_errors.load(Relaxed),
             connections_accepted: self.connections_accepted.load(Relaxed),
             half_open_evicted: self.half_open_evicted.load(Relaxed),
+            per_peer_refused: self.per_peer_refused.load(Relaxed),
             syn_cookies_sent: self.syn_cookies_sent.load(Relaxed),
             syn_cookies_accepted: self.syn_cookies_accepted.load(Relaxed),
             idle_evicted: self.idle_evicted.load(Relaxed),
