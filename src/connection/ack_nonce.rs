@@ -173,6 +173,13 @@ impl SentEnds {
         }
     }
 
+    /// Gives the storage back when no segment is outstanding.
+    pub fn release_if_empty(&mut self) {
+        if self.ends.is_empty() {
+            self.ends = std::collections::VecDeque::new();
+        }
+    }
+
     /// SND.UNA reached `una`: the segments below are settled.
     pub fn on_acked(&mut self, una: u64) {
         while self.ends.front().is_some_and(|&(e, _)| e <= una) {

@@ -236,6 +236,24 @@ pub struct Connection {
 }
 
 impl Connection {
+    /// Gives back to the allocator the storage an idle connection does not
+    /// need: the send buffer and the sender's scoreboard once everything
+    /// written is acknowledged, the receive ring once everything received
+    /// has been read. Each is allocated again, small, when data next
+    /// moves, so calling this on a busy connection only costs
+    /// allocations; an endpoint calls it on connections whose data has
+    /// stood still for a while. After a 1 MiB transfer each way, an idle
+    /// connection keeps about 2.5 KiB of heap instead of about 150 KiB
+    /// (`tests/idle_memory.rs`).
+    pub fn release_idle_memory(&mut self) {
+        self.sender.release_idle_memory();
+        if let Some(r) = self.recv.as_mut() {
+            r.reassembly.release_if_drained();
+        }
+        self.sack_scratch = Vec::new();
+        self.sent_ends.release_if_empty();
+    }
+
     /// Starts an active open towards `remote_port`; the SYN comes out of
     /// the first [`poll_transmit`](Self::poll_transmit).
     pub fn connect(

@@ -118,6 +118,7 @@ pub(crate) struct DriverParams {
     pub(crate) max_connections_per_peer: usize,
     pub(crate) syn_cookies: bool,
     pub(crate) idle_eviction: Option<Duration>,
+    pub(crate) idle_release: Option<Duration>,
     pub(crate) challenge_ack_limit: Option<u32>,
     pub(crate) gso: bool,
     pub(crate) transmit_per_segment: bool,
@@ -150,6 +151,11 @@ pub(crate) struct Driver {
     /// How long an established connection's data must have stood still
     /// before a full table gives its place to a new connection.
     idle_eviction: Option<Duration>,
+    /// How long a connection's data must have stood still before it
+    /// gives its buffers back, and how often the sweep runs.
+    idle_release: Option<Duration>,
+    /// When the next sweep gives idle connections' buffers back.
+    next_trim: Option<Instant>,
     max_gso_segments: usize,
     transmit_per_segment: bool,
     recv_buf: Vec<u8>,
@@ -223,6 +229,8 @@ impl Driver {
             max_connections_per_peer: params.max_connections_per_peer,
             cookies,
             idle_eviction: params.idle_eviction,
+            idle_release: params.idle_release,
+            next_trim: params.idle_release.map(|d| Instant::ZERO + d),
             challenge_budget,
             max_gso_segments,
             transmit_per_segment: params.transmit_per_segment,
@@ -269,6 +277,9 @@ impl Driver {
             let now = self.clock.now();
             self.collect_dirty();
             self.run_timers(now);
+            if self.next_trim.is_some_and(|t| now >= t) {
+                self.release_idle_memory(now);
+            }
             self.service_touched(now).await;
             if let Some(c) = &mut self.capture {
                 count_captured(&self.stats, c.maybe_flush().map(|()| 0));
@@ -291,9 +302,29 @@ impl Driver {
         }
     }
 
-    /// The earliest connection timer, or the end of the grace period.
+    /// Gives back the buffers of connections whose data has stood still
+    /// for [`idle_release`](Self::idle_release) (see
+    /// `Connection::release_idle_memory`), and sets the next sweep.
+    fn release_idle_memory(&mut self, now: Instant) {
+        let Some(idle) = self.idle_release else {
+            return;
+        };
+        for e in self.conns.values() {
+            let mut st = e.shared.lock();
+            if now >= st.conn.last_progress() + idle {
+                st.conn.release_idle_memory();
+            }
+        }
+        self.next_trim = Some(now + idle);
+    }
+
+    /// The earliest connection timer, the end of the grace period, or
+    /// (while there are connections) the next idle sweep.
     fn next_deadline(&self) -> Option<Instant> {
         let mut t = self.closing.as_ref().map(|(d, _)| *d);
+        if let Some(trim) = self.next_trim.filter(|_| !self.conns.is_empty()) {
+            t = Some(t.map_or(trim, |t| t.min(trim)));
+        }
         for e in self.conns.values() {
             if let Some(x) = e.timeout {
                 t = Some(t.map_or(x, |t| t.min(x)));

@@ -58,6 +58,13 @@ pub struct EndpointConfig {
     /// if that is at least this long; it is reset and its stream fails
     /// with `ConnectionReset`. `None`: never. Default 30 s.
     pub idle_eviction: Option<Duration>,
+    /// A connection whose data has stood still this long gives its send
+    /// buffer and receive ring back to the allocator (see
+    /// [`Connection::release_idle_memory`](crate::connection::Connection::release_idle_memory)):
+    /// an idle connection then holds a few KiB instead of its largest
+    /// window. The sweep that finds them runs as often. `None`: never.
+    /// Default 5 s.
+    pub idle_release: Option<Duration>,
     /// Challenge ACKs (RFC 5961) all connections of the endpoint may send
     /// per second together, on top of each connection's
     /// [`Config::challenge_ack_limit`]; each second's budget is drawn
@@ -98,6 +105,7 @@ impl Default for EndpointConfig {
             max_connections_per_peer: 1024,
             syn_cookies: true,
             idle_eviction: Some(Duration::from_secs(30)),
+            idle_release: Some(Duration::from_secs(5)),
             challenge_ack_limit: None,
             socket_buffer_bytes: 8 << 20,
             gso: true,
@@ -224,6 +232,7 @@ impl Endpoint {
                 max_connections_per_peer: config.max_connections_per_peer,
                 syn_cookies: config.syn_cookies,
                 idle_eviction: config.idle_eviction,
+                idle_release: config.idle_release,
                 challenge_ack_limit: config.challenge_ack_limit,
                 gso: config.gso,
                 transmit_per_segment: config.transmit_per_segment,

@@ -149,6 +149,16 @@ impl Reassembly {
         self.highest
     }
 
+    /// Gives the ring back to the allocator when nothing is held (every
+    /// byte read, no out-of-order data); it is allocated again, small,
+    /// when data next arrives. For a connection gone idle.
+    pub fn release_if_drained(&mut self) {
+        if self.readable() == 0 && self.ranges.is_empty() {
+            self.buf = Vec::new();
+            self.ranges = Vec::new();
+        }
+    }
+
     /// The held out-of-order range `[start, end)` that contains the byte
     /// at stream offset `offset`, if one does.
     pub fn held_range(&self, offset: u64) -> Option<(u64, u64)> {

@@ -385,6 +385,14 @@ impl Sender {
         self.buffer.end() + u64::from(self.fin_queued)
     }
 
+    /// Gives the send buffer's and the scoreboard's storage back to the
+    /// allocator when everything written has been acknowledged (see
+    /// [`Connection::release_idle_memory`](crate::connection::Connection::release_idle_memory)).
+    pub fn release_idle_memory(&mut self) {
+        self.buffer.release_if_empty();
+        self.board.release_if_empty();
+    }
+
     /// Offset one past the last data byte written.
     pub fn data_end(&self) -> u64 {
         self.buffer.end()

@@ -456,6 +456,15 @@ impl Scoreboard {
         self.relost_from = None;
     }
 
+    /// Gives the record storage back to the allocator when nothing is
+    /// outstanding. For a connection gone idle.
+    pub fn release_if_empty(&mut self) {
+        if self.records.is_empty() {
+            self.records = VecDeque::new();
+            self.runs = VecDeque::new();
+        }
+    }
+
     /// Retransmission timeout: forget all SACK marks, since the receiver
     /// may have reneged (RFC 2018 section 8), and all retransmitted marks;
     /// HighRxt = SND.UNA and RecoveryPoint = HighData (RFC 6675 section 5.1).

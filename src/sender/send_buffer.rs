@@ -47,6 +47,14 @@ impl SendBuffer {
         n
     }
 
+    /// Gives the storage back to the allocator when nothing is held; the
+    /// next write allocates again. For a connection gone idle.
+    pub fn release_if_empty(&mut self) {
+        if self.buf.is_empty() {
+            self.buf = VecDeque::new();
+        }
+    }
+
     /// Room left, in bytes.
     pub fn free(&self) -> usize {
         self.capacity.saturating_sub(self.buf.len())
