@@ -47,18 +47,6 @@ const TRACE_RATE_MBPS: f64 = 5.0;
 /// first round trips have given it next to nothing to go on.
 const ESTIMATE_FROM_S: f64 = 1.0;
 
-/// Capacities of the High-Multiplexing runs on the page. Each run moves
-/// 2 GB through 200 connections, so these dominate the page's run time;
-/// the preset's 1 and 2 Mbit/s points are left to `ackwise lab
-/// p004-highmux`.
-const HIGHMUX_RATES_MBPS: [f64; 3] = [5.0, 10.0, 20.0];
-
-/// High-Multiplexing runs at most this many at a time: one run holds
-/// about 4 GB (200 connections' 10 MB transfers), and the process keeps
-/// much of it between runs, so two at a time grew past 18 GB on a 23 GB
-/// machine where one at a time levels off below 10 GB.
-const HIGHMUX_JOBS: usize = 1;
-
 /// `metric` of a run over `metric` of the `baseline` strategy's run at
 /// the same point (paper 004's relative completion time).
 pub(super) fn relative<'a>(
@@ -172,15 +160,10 @@ pub(super) fn paper_004(plan: &ReportPlan) -> Result<PathBuf, LabError> {
     let red = run_preset("p004-red", plan)?;
     let asym = run_preset("p004-asym", plan)?;
     let tcp_udp = run_preset("p004-tcp-udp", plan)?;
-    let highmux_preset = presets::find("p004-highmux")?;
-    let highmux_all = highmux_preset.points.len();
-    let highmux_preset = only_points(highmux_preset, "rate_mbps", &HIGHMUX_RATES_MBPS)?;
-    let highmux_run = highmux_preset.points.len();
-    let one_at_a_time = ReportPlan {
-        jobs: plan.jobs.min(HIGHMUX_JOBS),
-        ..plan.clone()
-    };
-    let highmux = run_points(highmux_preset, &one_at_a_time, None)?;
+    // All five capacities, as many at a time as the plan says: with
+    // buffers that follow the data, the whole preset peaks at about 410
+    // MiB at two jobs.
+    let highmux = run_preset("p004-highmux", plan)?;
     let parking = run_preset("p004-parking-lot", plan)?;
     let parking_red = run_preset("p004-parking-lot-red", plan)?;
     let friendly = run_preset("p004-friendly", plan)?;
@@ -463,7 +446,7 @@ pub(super) fn paper_004(plan: &ReportPlan) -> Result<PathBuf, LabError> {
     );
     md.push('\n');
 
-    setup::differences(&mut md, &one_zero, highmux_run, highmux_all)?;
+    setup::differences(&mut md, &one_zero)?;
 
     let files = plots(&one_zero, &dir)?;
     completion_section(

@@ -3,16 +3,10 @@
 //! cannot drift from what ran.
 
 use super::super::*;
-use super::{HIGHMUX_RATES_MBPS, TRACE_RATE_MBPS};
+use super::TRACE_RATE_MBPS;
 
-/// Writes the section; `one_zero` is the 1-0 run, `highmux_run` of
-/// `highmux_all` High-Multiplexing capacities ran.
-pub(super) fn differences(
-    md: &mut String,
-    one_zero: &[RunRecord],
-    highmux_run: usize,
-    highmux_all: usize,
-) -> Result<(), LabError> {
+/// Writes the section; `one_zero` is the 1-0 run.
+pub(super) fn differences(md: &mut String, one_zero: &[RunRecord]) -> Result<(), LabError> {
     let base = presets::find("p004-1-0")?;
     let asym_preset = presets::find("p004-asym")?;
     let red_preset = presets::find("p004-red")?;
@@ -98,15 +92,6 @@ pub(super) fn differences(
          {} Mbit/s here, the capacity of figs. 6 and 15.",
         format_number(TRACE_RATE_MBPS, 1)
     );
-    if highmux_run < highmux_all {
-        let _ = writeln!(
-            md,
-            "- High-Multiplexing runs {highmux_run} of the preset's {highmux_all} capacities \
-             here ({} Mbit/s), one run at a time since each holds gigabytes, to keep the \
-             page's run time and memory sane; `ackwise lab p004-highmux` runs them all.",
-            HIGHMUX_RATES_MBPS.map(|v| format_number(v, 1)).join(", ")
-        );
-    }
     md.push('\n');
 
     Ok(())
