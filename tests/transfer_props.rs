@@ -1,6 +1,7 @@
 //! Property: whatever the pipe does (loss up to 30 %, reordering,
 //! duplication), a transfer in both directions delivers exactly the bytes
-//! written and both ends close cleanly, with every ACK policy: delayed,
+//! written, both ends close cleanly and no ACK fails the nonce check,
+//! with every ACK policy: delayed,
 //! every segment, smartacking (the paper's and ackwise's min-RTT variant,
 //! plain and extended) and ACC.
 //!
@@ -137,6 +138,13 @@ proptest! {
         prop_assert_eq!(out.client_received.len(), b.len(), "seed {}", seed);
         prop_assert_eq!(digest(&out.server_received), digest(&a), "seed {}", seed);
         prop_assert_eq!(digest(&out.client_received), digest(&b), "seed {}", seed);
+        // Honest ends never fail the ACK nonce: every ACK that moves
+        // SND.UNA proves what it claims.
+        prop_assert_eq!(
+            (out.client_stats.ack_nonce_failures, out.server_stats.ack_nonce_failures),
+            (0, 0),
+            "seed {}", seed
+        );
         prop_assert!(
             out.closed_cleanly,
             "seed {} did not close cleanly: {:?} {:?} at {:?}\nclient {:?}\nserver {:?}",
@@ -216,6 +224,8 @@ fn regression() {
             out.server_stats
         );
         assert_eq!(out.client_received.len(), b.len(), "seed {seed}");
+        assert_eq!(out.client_stats.ack_nonce_failures, 0, "seed {seed}");
+        assert_eq!(out.server_stats.ack_nonce_failures, 0, "seed {seed}");
         assert_eq!(digest(&out.server_received), digest(&a), "seed {seed}");
         assert_eq!(digest(&out.client_received), digest(&b), "seed {seed}");
         assert!(
