@@ -885,6 +885,27 @@ fn data_injected_ahead_of_the_peer_does_not_start_an_ack_storm() {
     assert!(exchanged <= 60, "{exchanged} segments in 10 s");
 }
 
+/// Every segment `conn` has to send at `now`.
+fn drain(conn: &mut Connection, now: Instant) -> Vec<Vec<u8>> {
+    let mut buf = [0u8; 2000];
+    let mut out = Vec::new();
+    while let Some(n) = conn.poll_transmit(now, &mut buf) {
+        out.push(buf[..n].to_vec());
+    }
+    out
+}
+
+/// An established pair whose client sends every write at once (Nagle
+/// off), for tests that cut the stream into segments of their choosing.
+fn eager_pair() -> (Connection, Connection) {
+    let client = Config {
+        nagle: false,
+        ..fast_config()
+    };
+    let (c, s) = handshake(client, fast_config());
+    (c, s.unwrap())
+}
+
 /// More small segments above a hole than the receiver keeps nonces for
 /// (its limit counts full-sized segments per window): when the hole
 /// fills, the ACK of everything still carries the right echo, so the
@@ -944,19 +965,11 @@ fn a_window_of_small_segments_above_a_hole_is_acknowledged_with_its_proof() {
 /// every ACK.
 #[test]
 fn an_unproved_cumulative_point_is_claimed_once_old_data_proves_it() {
-    let client = Config {
-        nagle: false,
-        ..fast_config()
-    };
-    let (mut c, s) = handshake(client, fast_config());
-    let mut s = s.unwrap();
+    let (mut c, mut s) = eager_pair();
     let t1 = Instant::from_millis(10);
     assert_eq!(c.write(&[4u8; 4000]), 4000);
     let mut buf = [0u8; 2000];
-    let mut data = Vec::new();
-    while let Some(n) = c.poll_transmit(t1, &mut buf) {
-        data.push(buf[..n].to_vec());
-    }
+    let data = drain(&mut c, t1);
     assert!(data.len() >= 3, "{} segments", data.len());
     let ends: Vec<u64> = data
         .iter()
@@ -1004,25 +1017,16 @@ fn an_unproved_cumulative_point_is_claimed_once_old_data_proves_it() {
 #[test]
 fn a_fin_ahead_of_a_hole_is_acknowledged_with_its_proof() {
     for separate_fin in [false, true] {
-        let client = Config {
-            nagle: false,
-            ..fast_config()
-        };
-        let (mut c, s) = handshake(client, fast_config());
-        let mut s = s.unwrap();
+        let (mut c, mut s) = eager_pair();
         let t1 = Instant::from_millis(10);
         assert_eq!(c.write(&[6u8; 4000]), 4000);
         let mut buf = [0u8; 2000];
         let mut data = Vec::new();
         if separate_fin {
-            while let Some(n) = c.poll_transmit(t1, &mut buf) {
-                data.push(buf[..n].to_vec());
-            }
+            data = drain(&mut c, t1);
         }
         c.close();
-        while let Some(n) = c.poll_transmit(t1, &mut buf) {
-            data.push(buf[..n].to_vec());
-        }
+        data.extend(drain(&mut c, t1));
         let last = SegmentRepr::parse(data.last().unwrap(), Checksum::UNSPECIFIED).unwrap();
         assert!(last.flags.contains(Flags::FIN));
         assert_eq!(last.payload.is_empty(), separate_fin);
