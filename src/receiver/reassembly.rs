@@ -10,8 +10,9 @@
 //! Which out-of-order bytes are held is tracked as a short sorted list of
 //! disjoint, non-adjacent ranges above `RCV.NXT`. The list is bounded by
 //! `max_ranges` and its storage is reserved up front, so steady-state
-//! operation does not allocate. The same list yields the SACK blocks of
-//! RFC 2018.
+//! operation does not allocate (a connection gone idle may give it back,
+//! with the ring: [`Reassembly::release_if_drained`]). The same list
+//! yields the SACK blocks of RFC 2018.
 //!
 //! Offsets are 64-bit stream offsets (0 = first data byte); sequence-number
 //! wrap-around and FIN are handled by the connection.
