@@ -381,7 +381,8 @@ async fn client_conn(
     };
     io.write_all(&hello).await.map_err(lost)?;
     if reverse {
-        let received = read_to_end(&mut io, &counter, deadline + DRAIN_TIMEOUT).await?;
+        let received =
+            read_to_end(&mut io, &counter, deadline + DRAIN_TIMEOUT, probe.as_ref()).await?;
         let local = probe.as_ref().map(AckProbe::stats);
         io.shutdown().await.map_err(lost)?;
         return Ok(ConnOutcome {
@@ -429,18 +430,31 @@ async fn client_conn(
 trait Duplex: AsyncRead + AsyncWrite + Unpin + Send {}
 impl<T: AsyncRead + AsyncWrite + Unpin + Send> Duplex for T {}
 
-/// Reads until the peer's FIN, counting into `counter`.
+/// Reads until the peer's FIN, counting into `counter`. A timeout names
+/// what the connection (when `probe` shows it) saw, so that a stall can be
+/// told from a slow path.
 async fn read_to_end<S: AsyncRead + Unpin + ?Sized>(
     io: &mut S,
     counter: &AtomicU64,
     give_up: Instant,
+    probe: Option<&AckProbe>,
 ) -> Result<u64, PerfError> {
     let mut buf = vec![0u8; WRITE_CHUNK];
     let mut total = 0u64;
     loop {
         let n = tokio::time::timeout_at(give_up.into(), io.read(&mut buf))
             .await
-            .map_err(|_| PerfError::Protocol("the data did not end in time".into()))?
+            .map_err(|_| {
+                let seen = probe.map_or(String::new(), |p| {
+                    let s = p.stats();
+                    format!(
+                        " ({total} bytes read; the connection received {} data segments, \
+                         discarded {} segments and sent {} ACKs)",
+                        s.data_segments_received, s.discarded_segments, s.acks_sent
+                    )
+                });
+                PerfError::Protocol(format!("the data did not end in time{seen}"))
+            })?
             .map_err(|e| PerfError::Protocol(format!("the connection failed: {e}")))?;
         if n == 0 {
             return Ok(total);
@@ -603,11 +617,11 @@ async fn serve_body<S: AsyncRead + AsyncWrite + Unpin>(
         }
         io.shutdown().await.map_err(lost)?;
         // The client closes once it has everything.
-        read_to_end(io, &counter, Instant::now() + DRAIN_TIMEOUT).await?;
+        read_to_end(io, &counter, Instant::now() + DRAIN_TIMEOUT, probe).await?;
         return Ok(());
     }
     let give_up = Instant::now() + hello.duration + DRAIN_TIMEOUT;
-    let received = read_to_end(io, &counter, give_up).await?;
+    let received = read_to_end(io, &counter, give_up, probe).await?;
     let acks = probe.map(|p| p.stats().pure_acks_sent);
     let mut result = [0u8; RESULT_LEN];
     result[0..8].copy_from_slice(&received.to_be_bytes());
