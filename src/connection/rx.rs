@@ -140,6 +140,7 @@ impl Connection {
         let rcv_nxt = recv.reassembly.next_offset() + u64::from(fin_received);
         let rcv_nxt_seq = super::seq_of(recv.irs, rcv_nxt);
         let window = recv.reassembly.window() as u64;
+        let buffer_bytes = recv.reassembly.capacity() as u64;
         let rel = seg.seq.diff(rcv_nxt_seq) as i64;
         let seg_len = seg.payload.len() as i64 + i64::from(f.contains(Flags::FIN));
 
@@ -227,13 +228,23 @@ impl Connection {
                     recv.report_duplicate(start, end);
                 }
             }
-            if seg_len > 0 {
-                // Data earns its answer (one segment for one, as the
-                // retransmission it usually is needs).
+            // Data an honest peer could have sent earns its answer at once,
+            // one for one: a retransmission of bytes we hold (never more
+            // than a buffer's worth below RCV.NXT, as the peer cannot have
+            // had more in flight) or a probe starting at the window's right
+            // edge (RFC 9293 3.8.6.1). Data anywhere else, like a bare ACK
+            // outside the window (a keep-alive, an ACK loop's turn), is a
+            // blind guess or a desynchronized peer: rate-limited (RFC 5961
+            // section 7's advice for every unacceptable segment).
+            let honest_data = seg_len > 0
+                && if rel < 0 {
+                    below <= rcv_nxt.min(buffer_bytes)
+                } else {
+                    rel.unsigned_abs() == window
+                };
+            if honest_data {
                 self.ack_immediately();
             } else {
-                // A bare ACK outside the window: a keep-alive, an ACK
-                // loop's turn, or a forgery.
                 self.reply_to_invalid(now);
             }
             return;

@@ -284,6 +284,73 @@ fn a_flood_of_bare_acks_outside_the_window_is_answered_twice_a_second_at_most() 
     assert!(client.poll_transmit(later, &mut buf).is_some());
 }
 
+fn data_at(seq: SeqNum, ack: SeqNum, payload: &[u8]) -> Vec<u8> {
+    let repr = SegmentRepr {
+        src_port: 80,
+        dst_port: 40_000,
+        seq,
+        ack,
+        flags: Flags::ACK | Flags::PSH,
+        window: 1000,
+        options: Options::default(),
+        payload,
+    };
+    let mut buf = vec![0u8; repr.buffer_len()];
+    repr.emit(&mut buf, Checksum::UNSPECIFIED).unwrap();
+    buf
+}
+
+#[test]
+fn data_outside_the_window_is_answered_one_for_one_only_where_an_honest_peer_could_send_it() {
+    let mut pipe = established_pipe(fast_config(), fast_config());
+    pipe.server().unwrap().write(&[7u8; 10_000]);
+    let soon = pipe.now() + Duration::from_secs(2);
+    pipe.run_until(soon, |p| p.client().readable() == 10_000)
+        .unwrap();
+    let now = pipe.now();
+    let client = pipe.client();
+    let mut sink = [0u8; 10_000];
+    assert_eq!(client.read(&mut sink), 10_000);
+    let rcv_nxt = client.rcv_ack_seq();
+    let una = client.snd_seq(client.sender().snd_una());
+    let window = Config::default().recv_buffer as u32;
+    let mut buf = [0u8; 2000];
+    let mut answers = |client: &mut Connection, seg: &[u8]| {
+        client.handle_segment(now, seg).unwrap();
+        let mut n = 0;
+        while client.poll_transmit(now, &mut buf).is_some() {
+            n += 1;
+        }
+        n
+    };
+    // Blind guesses, below anything the peer could still resend and past
+    // the window's right edge: two answers a second at most.
+    let mut blind = 0;
+    for k in 0..10_000u32 {
+        let seq = if k % 2 == 0 {
+            SeqNum(rcv_nxt.0.wrapping_sub(window + 100 + k))
+        } else {
+            rcv_nxt.add(window + 1 + k)
+        };
+        blind += answers(client, &data_at(seq, una, b"guess"));
+    }
+    assert_eq!(blind, 1, "one answer per 500 ms");
+    assert_eq!(client.stats().invalid_replies_suppressed, 9_999);
+    // Retransmissions of bytes already held, and probes at the right
+    // edge, are answered one for one at once (the sender needs each).
+    let mut honest = 0;
+    for k in 0..100u32 {
+        let old = data_at(SeqNum(rcv_nxt.0.wrapping_sub(1000 + k)), una, &[7u8; 500]);
+        honest += answers(client, &old);
+        let probe = data_at(rcv_nxt.add(window), una, &[1]);
+        honest += answers(client, &probe);
+    }
+    assert_eq!(honest, 200);
+    assert_eq!(client.stats().invalid_replies_suppressed, 9_999);
+    assert_eq!(client.readable(), 0, "nothing outside the window delivered");
+    assert_eq!(client.state(), State::Established);
+}
+
 #[test]
 fn a_syn_on_an_open_connection_gets_a_challenge_ack_and_changes_nothing() {
     let mut pipe = established_pipe(fast_config(), fast_config());
