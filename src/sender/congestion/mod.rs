@@ -75,8 +75,8 @@ pub trait CongestionControl: core::fmt::Debug + Send {
     }
 
     /// Ends slow start where cwnd stands: ssthresh = cwnd (HyStart++'s
-    /// exit, RFC 9406 section 4.2, without its conservative phase; see
-    /// `sender::hystart`).
+    /// exit at the end of Conservative Slow Start, RFC 9406 section 4.3;
+    /// see `sender::hystart`).
     fn end_slow_start(&mut self, now: Instant);
 
     /// Sets the byte-counting limit L in segments (RFC 3465 section 2.2).
