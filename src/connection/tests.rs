@@ -174,15 +174,20 @@ fn blind_reset_gets_a_challenge_ack_and_exact_reset_closes() {
 
 /// A data segment whose ACK field the peer could not have sent.
 fn forged_data(client: &Connection, ack: SeqNum) -> Vec<u8> {
+    data_at(client.rcv_ack_seq(), ack, b"forged")
+}
+
+/// A data segment from the server's port to the client's.
+fn data_at(seq: SeqNum, ack: SeqNum, payload: &[u8]) -> Vec<u8> {
     let repr = SegmentRepr {
         src_port: 80,
         dst_port: 40_000,
-        seq: client.rcv_ack_seq(),
+        seq,
         ack,
         flags: Flags::ACK | Flags::PSH,
         window: 1000,
         options: Options::default(),
-        payload: b"forged",
+        payload,
     };
     let mut buf = vec![0u8; repr.buffer_len()];
     repr.emit(&mut buf, Checksum::UNSPECIFIED).unwrap();
@@ -282,22 +287,6 @@ fn a_flood_of_bare_acks_outside_the_window_is_answered_twice_a_second_at_most() 
     );
     client.handle_segment(later, &probe).unwrap();
     assert!(client.poll_transmit(later, &mut buf).is_some());
-}
-
-fn data_at(seq: SeqNum, ack: SeqNum, payload: &[u8]) -> Vec<u8> {
-    let repr = SegmentRepr {
-        src_port: 80,
-        dst_port: 40_000,
-        seq,
-        ack,
-        flags: Flags::ACK | Flags::PSH,
-        window: 1000,
-        options: Options::default(),
-        payload,
-    };
-    let mut buf = vec![0u8; repr.buffer_len()];
-    repr.emit(&mut buf, Checksum::UNSPECIFIED).unwrap();
-    buf
 }
 
 #[test]
