@@ -21,7 +21,7 @@
 //! SACK information may no longer be trusted (RFC 2018 section 8).
 
 use super::ack_request::{Requester, WindowInfo};
-use super::hystart::{HyStart, CSS_GROWTH_DIVISOR};
+use super::hystart::HyStart;
 use super::tail_loss_probe::{ProbeVerdict, TailLossProbe, WORST_CASE_ACK_DELAY};
 use super::{AckOutcome, CongestionControl, PriorWindow, Scoreboard, SendBuffer, SpuriousTimeout};
 // Pacing (paper 004 section 4.1).
@@ -820,14 +820,12 @@ impl Sender {
                 }
             }
             Recovery::Open => {
-                let counted = if self.hystart.as_ref().is_some_and(HyStart::in_css)
-                    && self.cc.in_slow_start()
-                {
-                    // RFC 9406 section 4.3: min(N, L * SMSS) / 4.
-                    let limit = u64::from(self.cc.byte_counting_limit()) * self.mss;
-                    counted.min(limit) / CSS_GROWTH_DIVISOR
-                } else {
-                    counted
+                let counted = match &self.hystart {
+                    Some(h) if self.cc.in_slow_start() => {
+                        let limit = u64::from(self.cc.byte_counting_limit()) * self.mss;
+                        h.slow_start_credit(counted, limit)
+                    }
+                    _ => counted,
                 };
                 self.cc.on_ack(now, counted);
                 self.hystart_on_ack(now, input.ack, sample);

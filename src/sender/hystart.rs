@@ -63,7 +63,7 @@ pub struct HyStart {
 
 /// RFC 9406 section 4.3: growth in CSS is a quarter of slow start's, for
 /// at most five rounds.
-pub const CSS_GROWTH_DIVISOR: u64 = 4;
+const CSS_GROWTH_DIVISOR: u64 = 4;
 const CSS_ROUNDS: u32 = 5;
 
 impl HyStart {
@@ -76,6 +76,18 @@ impl HyStart {
     /// [`CSS_GROWTH_DIVISOR`]).
     pub fn in_css(&self) -> bool {
         self.css.is_some()
+    }
+
+    /// The bytes slow start may count for an ACK that newly acknowledged
+    /// `counted` bytes under a byte-counting limit of `limit_bytes`: all
+    /// of them, or in Conservative Slow Start `min(N, L * SMSS) / 4`
+    /// (RFC 9406 section 4.3).
+    pub fn slow_start_credit(&self, counted: u64, limit_bytes: u64) -> u64 {
+        if self.in_css() {
+            counted.min(limit_bytes) / CSS_GROWTH_DIVISOR
+        } else {
+            counted
+        }
     }
 
     /// Whether the detector has ended slow start or been retired.
