@@ -1,11 +1,15 @@
 //! Reassembly of in-order and out-of-order data.
 //!
-//! All received bytes live in one ring of `capacity` bytes. The byte at
-//! stream offset `o` always sits at ring index `o % capacity`; because the
-//! receive window (RFC 9293 section 3.8.6) never extends past
+//! All received bytes live in one ring of at most `capacity` bytes. The
+//! byte at stream offset `o` sits at ring index `(o - base) % len`; because
+//! the receive window (RFC 9293 section 3.8.6) never extends past
 //! `read offset + capacity`, every acceptable offset maps to a distinct slot,
 //! so out-of-order bytes are written straight to their final place and
 //! become readable without any copy once the hole below them is filled.
+//! Whenever the ring holds nothing, `base` moves up to the next expected
+//! byte, so an application that reads as data arrives keeps reusing the
+//! ring's first slots (which stay in cache) instead of sweeping the whole
+//! ring.
 //!
 //! Which out-of-order bytes are held is tracked as a short sorted list of
 //! disjoint, non-adjacent ranges above `RCV.NXT`. The list is bounded by
@@ -66,6 +70,9 @@ pub struct Reassembly {
     buf: Vec<u8>,
     /// Size of the ring in bytes.
     capacity: usize,
+    /// Stream offset that ring slot 0 stands for (modulo the ring's
+    /// length); at most `read_offset`, moved up only while nothing is held.
+    base: u64,
     /// Stream offset of the first byte not yet read by the application.
     read_offset: u64,
     /// `RCV.NXT` as a stream offset: one past the last in-order byte.
@@ -93,6 +100,7 @@ impl Reassembly {
         Reassembly {
             buf: Vec::new(),
             capacity: capacity_bytes,
+            base: 0,
             read_offset: 0,
             next: 0,
             ranges: Vec::with_capacity(max_ranges),
@@ -219,13 +227,18 @@ impl Reassembly {
             return outcome;
         }
 
+        if self.readable() == 0 && self.ranges.is_empty() {
+            self.base = self.read_offset;
+        }
         self.reserve_to(end);
         let top_start = self.ranges.last().map(|r| r.start);
-        let Reassembly { buf, ranges, .. } = self;
+        let Reassembly {
+            buf, ranges, base, ..
+        } = self;
         let mut cursor = start;
         let mut store = |from: u64, to: u64| {
             let src = &data[slice_index(from - offset)..slice_index(to - offset)];
-            write_ring(buf, from, src);
+            write_ring(buf, from - *base, src);
             outcome.new_bytes += to - from;
             // A new byte below the highest held range lies in a hole.
             if top_start.is_some_and(|top| from < top) {
@@ -280,7 +293,7 @@ impl Reassembly {
         if n == 0 {
             return 0;
         }
-        let at = ring_index(self.buf.len(), self.read_offset);
+        let at = ring_index(self.buf.len(), self.read_offset - self.base);
         let first = n.min(self.buf.len() - at);
         buf[..first].copy_from_slice(&self.buf[at..at + first]);
         buf[first..n].copy_from_slice(&self.buf[..n - first]);
@@ -344,9 +357,9 @@ impl Reassembly {
         let held_end = self.highest.max(self.next);
         let mut at = self.read_offset;
         while old > 0 && at < held_end {
-            let idx = ring_index(old, at);
+            let idx = ring_index(old, at - self.base);
             let n = slice_index(held_end - at).min(old - idx);
-            write_ring(&mut grown, at, &self.buf[idx..idx + n]);
+            write_ring(&mut grown, at - self.base, &self.buf[idx..idx + n]);
             at += n as u64;
         }
         self.buf = grown;
@@ -355,14 +368,15 @@ impl Reassembly {
     /// The byte held at stream offset `offset` (tests only).
     #[cfg(test)]
     fn byte_at(&self, offset: u64) -> u8 {
-        self.buf[ring_index(self.buf.len(), offset)]
+        self.buf[ring_index(self.buf.len(), offset - self.base)]
     }
 }
 
 /// The ring's first size: it doubles from here as the window needs.
 const INITIAL_RING_BYTES: usize = 64 * 1024;
 
-/// Ring slot of stream offset `offset`; `capacity` must be non-zero.
+/// Ring slot of the byte `offset` bytes past the ring's base; `capacity`
+/// must be non-zero.
 fn ring_index(capacity: usize, offset: u64) -> usize {
     // The remainder is below `capacity`, so it fits in usize.
     (offset % capacity as u64) as usize
@@ -374,8 +388,8 @@ fn slice_index(distance: u64) -> usize {
     usize::try_from(distance).unwrap_or(usize::MAX)
 }
 
-/// Writes `src` into the ring starting at the slot of stream offset `at`,
-/// wrapping around the end. `src` is never longer than the ring because it
+/// Writes `src` into the ring starting at the slot `at` bytes past the
+/// ring's base, wrapping around the end. `src` is never longer than the ring because it
 /// lies within the receive window.
 fn write_ring(ring: &mut [u8], at: u64, src: &[u8]) {
     if src.is_empty() || ring.is_empty() {
