@@ -94,7 +94,7 @@ trait AppEnd {
 /// the memory a flow holds follows its window, not its transfer size, and
 /// bytes are copied into packets soon after they were written, while they
 /// are still in the CPU's cache.
-const BACKLOG_SLACK_BYTES: u64 = 64 * 1024;
+const BACKLOG_SLACK_BYTES: u64 = 16 * 1024;
 
 impl AppEnd for Connection {
     fn write(&mut self, data: &[u8]) -> usize {

@@ -542,3 +542,31 @@ fn held_range_names_the_range_around_a_byte() {
     put(&mut r, &data, 10, 20);
     assert_eq!(r.held_range(25), None, "delivered");
 }
+
+#[test]
+fn an_empty_ring_starts_again_at_its_first_slot() {
+    // An application that reads each segment as it lands should keep
+    // writing the same first slots (cache-warm) rather than sweep the
+    // ring; held data, in order or not, must stay where it is.
+    let data = stream(100_000);
+    let mut r = Reassembly::new(1 << 20, 64);
+    let mut out = Vec::new();
+    for at in (0..30_000).step_by(1000) {
+        put(&mut r, &data, at, at + 1000);
+        assert_eq!(&r.buf[..1000], &data[at..at + 1000], "segment at {at}");
+        out.extend(read_all(&mut r));
+    }
+    // A hole: the segment above it keeps the ring's base until the hole
+    // is filled and everything is read.
+    put(&mut r, &data, 31_000, 32_000);
+    put(&mut r, &data, 30_000, 31_000);
+    assert_eq!(&r.buf[..2000], &data[30_000..32_000]);
+    out.extend(read_all(&mut r));
+    put(&mut r, &data, 32_000, 32_500);
+    assert_eq!(&r.buf[..500], &data[32_000..32_500]);
+    // Unread data also pins the base.
+    put(&mut r, &data, 32_500, 33_000);
+    assert_eq!(&r.buf[500..1000], &data[32_500..33_000]);
+    out.extend(read_all(&mut r));
+    assert!(out == data[..33_000]);
+}
