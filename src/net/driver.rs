@@ -25,7 +25,7 @@ use crate::time::Instant;
 use crate::wire::{Checksum, Flags, SegmentRepr, HEADER_LEN, MAX_OPTIONS_LEN};
 use quinn_udp::{EcnCodepoint, RecvMeta, Transmit, UdpSocketState, BATCH_SIZE};
 use rand_chacha::ChaCha8Rng;
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::io::{self, IoSliceMut};
 use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::Ordering::Relaxed;
@@ -63,7 +63,7 @@ pub(crate) enum Command {
 
 /// A connection's identity: the peer's socket address and the port pair
 /// from the TCP header.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 struct Key {
     remote: SocketAddr,
     local_port: u16,
@@ -82,7 +82,8 @@ impl Key {
 
 struct Entry {
     shared: Arc<ConnShared>,
-    /// The connection's `poll_timeout` as of the last time we touched it.
+    /// The connection's `poll_timeout` as of the last time we touched it;
+    /// also its place in [`Driver::deadlines`].
     timeout: Option<Instant>,
     /// Opened by a peer's SYN; handed to `accept` once established.
     passive: bool,
@@ -136,6 +137,10 @@ pub(crate) struct Driver {
     accept_tx: Option<mpsc::UnboundedSender<(Stream, SocketAddr)>>,
     cmd_rx: mpsc::UnboundedReceiver<Command>,
     conns: HashMap<Key, Entry>,
+    /// Every entry's `timeout`, in time order: the next deadline and the
+    /// due timers without a pass over all connections, so a wake-up costs
+    /// the same with ten thousand connections as with one.
+    deadlines: BTreeSet<(Instant, Key)>,
     rng: ChaCha8Rng,
     next_port: u16,
     max_connections: usize,
@@ -221,6 +226,7 @@ impl Driver {
             accept_tx,
             cmd_rx,
             conns: HashMap::new(),
+            deadlines: BTreeSet::new(),
             rng,
             next_port: first_port.clamp(*EPHEMERAL.start(), *EPHEMERAL.end()),
             max_connections: params.max_connections,
@@ -325,12 +331,28 @@ impl Driver {
         if let Some(trim) = self.next_trim.filter(|_| !self.conns.is_empty()) {
             t = Some(t.map_or(trim, |t| t.min(trim)));
         }
-        for e in self.conns.values() {
-            if let Some(x) = e.timeout {
-                t = Some(t.map_or(x, |t| t.min(x)));
-            }
+        if let Some(&(x, _)) = self.deadlines.first() {
+            t = Some(t.map_or(x, |t| t.min(x)));
         }
         t
+    }
+
+    /// Records `key`'s next timer (its entry's `timeout` and its place in
+    /// `deadlines`).
+    fn set_timeout(&mut self, key: Key, timeout: Option<Instant>) {
+        let Some(e) = self.conns.get_mut(&key) else {
+            return;
+        };
+        if e.timeout == timeout {
+            return;
+        }
+        if let Some(old) = e.timeout {
+            self.deadlines.remove(&(old, key));
+        }
+        if let Some(new) = timeout {
+            self.deadlines.insert((new, key));
+        }
+        e.timeout = timeout;
     }
 
     fn touch(&mut self, key: Key) {
@@ -352,14 +374,15 @@ impl Driver {
     }
 
     fn run_timers(&mut self, now: Instant) {
-        let due: Vec<Key> = self
-            .conns
-            .iter()
-            .filter(|(_, e)| e.timeout.is_some_and(|t| t <= now))
-            .map(|(k, _)| *k)
-            .collect();
-        for key in due {
-            if let Some(e) = self.conns.get(&key) {
+        while let Some(&(at, key)) = self.deadlines.first() {
+            if at > now {
+                break;
+            }
+            self.deadlines.pop_first();
+            if let Some(e) = self.conns.get_mut(&key) {
+                // Servicing the connection (it is touched below) sets its
+                // next timer.
+                e.timeout = None;
                 let shared = e.shared.clone();
                 shared
                     .span
@@ -435,7 +458,7 @@ impl Driver {
         )?;
         let shared = ConnShared::new(self.with_budget(conn), remote);
         shared.span.in_scope(|| tracing::debug!("connecting"));
-        self.conns.insert(
+        self.insert_entry(
             key,
             Entry {
                 shared: shared.clone(),
@@ -766,8 +789,20 @@ impl Driver {
         self.per_peer.get(&peer.ip()).copied().unwrap_or(0) >= self.max_connections_per_peer
     }
 
+    /// Puts a connection into the table under `key` (which no connection
+    /// holds: new connections take free ports or unknown port pairs).
+    fn insert_entry(&mut self, key: Key, entry: Entry) {
+        if let Some(old) = self.conns.insert(key, entry) {
+            debug_assert!(false, "a second connection under {key:?}");
+            if let Some(t) = old.timeout {
+                self.deadlines.remove(&(t, key));
+            }
+        }
+    }
+
     /// Takes `key`'s connection out of the table.
     fn remove_entry(&mut self, key: &Key) {
+        self.set_timeout(*key, None);
         let Some(entry) = self.conns.remove(key) else {
             return;
         };
@@ -788,7 +823,7 @@ impl Driver {
         let shared = ConnShared::new(self.with_budget(conn), key.remote);
         shared.span.in_scope(|| tracing::debug!("{what}"));
         *self.per_peer.entry(key.remote.ip()).or_insert(0) += 1;
-        self.conns.insert(
+        self.insert_entry(
             key,
             Entry {
                 shared,
@@ -959,9 +994,7 @@ impl Driver {
                 self.send_pending().await;
                 continue;
             }
-            if let Some(e) = self.conns.get_mut(&key) {
-                e.timeout = timeout;
-            }
+            self.set_timeout(key, timeout);
             if closed || newly_connected {
                 self.leave_half_open(key);
             }
