@@ -372,8 +372,12 @@ impl Reassembly {
     }
 }
 
-/// The ring's first size: it doubles from here as the window needs.
-const INITIAL_RING_BYTES: usize = 64 * 1024;
+/// The ring's first size: it doubles from here as the window needs. An
+/// application that reads data as it arrives never needs more than its
+/// largest out-of-order span (the ring restarts at its first slot whenever
+/// it is empty), so this stays small: a thousand emulated flows hold a
+/// thousand rings.
+const INITIAL_RING_BYTES: usize = 8 * 1024;
 
 /// Ring slot of the byte `offset` bytes past the ring's base; `capacity`
 /// must be non-zero.

@@ -479,7 +479,7 @@ proptest! {
 
 #[test]
 fn the_ring_grows_with_the_window_and_keeps_every_held_byte() {
-    // A 1 MiB buffer starts with a 64 KiB ring and grows as segments land
+    // A 1 MiB buffer starts with a small ring and grows as segments land
     // further out, out of order and while the application reads: every
     // byte must come out as sent, across growth and wrap-around.
     let cap = 1 << 20;
@@ -496,7 +496,7 @@ fn the_ring_grows_with_the_window_and_keeps_every_held_byte() {
         x
     };
     r.insert(0, &data[..1000]);
-    assert_eq!(r.buf.len(), 64 * 1024, "the ring starts small");
+    assert_eq!(r.buf.len(), INITIAL_RING_BYTES, "the ring starts small");
     while out.len() < total {
         for _ in 0..20 {
             let next = r.next_offset() as usize;
