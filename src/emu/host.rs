@@ -85,15 +85,16 @@ trait AppEnd {
     }
 }
 
-/// Unsent bytes an emulated application keeps queued beyond the
-/// congestion window: enough that the sender never waits for data between
-/// two calls of the application (each ACK, timer or packet calls it after
-/// the connection took in what arrived and before the sender transmits;
-/// the sender sends at most `cwnd - pipe` of new data then, plus a few
-/// segments of limited transmit or a probe, well within the slack), while
-/// the memory a flow holds follows its window, not its transfer size, and
-/// bytes are copied into packets soon after they were written, while they
-/// are still in the CPU's cache.
+/// Unsent bytes an emulated application keeps queued beyond what its
+/// sender may send at once (`cwnd - pipe`): enough that the sender never
+/// waits for data between two calls of the application (each ACK, timer
+/// or packet calls it after the connection took in what arrived and
+/// before the sender transmits; the sender then sends at most
+/// `cwnd - pipe` of new data, plus a few segments of limited transmit or
+/// a probe, well within the slack). So bytes are copied into packets
+/// right after they were written, while they are still in the CPU's
+/// cache, and the memory a flow holds follows its window, not its
+/// transfer size.
 const BACKLOG_SLACK_BYTES: u64 = 16 * 1024;
 
 impl AppEnd for Connection {
@@ -120,7 +121,7 @@ impl AppEnd for Connection {
     }
     fn write_budget(&self) -> Option<u64> {
         let s = self.sender();
-        let want = s.cwnd().saturating_add(BACKLOG_SLACK_BYTES);
+        let want = s.cwnd().saturating_sub(s.pipe()).saturating_add(BACKLOG_SLACK_BYTES);
         Some(want.saturating_sub(s.unsent_bytes()))
     }
 }
