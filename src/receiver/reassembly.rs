@@ -84,7 +84,20 @@ pub struct Reassembly {
     highest: u64,
     /// Source of [`Range::stamp`] values; strictly increasing.
     change_counter: u64,
+    /// The latest out-of-order changes, newest first, as (stamp, start of
+    /// the range it left): the SACK blocks' order without a pass over
+    /// every range. An entry whose range has since been merged or
+    /// delivered no longer matches a range and is skipped; every range not
+    /// listed was changed before all listed ones.
+    recent: [(u64, u64); RECENT_CHANGES],
+    /// Entries in use in `recent`.
+    recent_len: usize,
 }
+
+/// Out-of-order changes remembered for the SACK blocks' order: more than
+/// the four blocks an ACK can carry, so that a few merged or delivered
+/// ranges among them rarely leave too few.
+const RECENT_CHANGES: usize = 8;
 
 impl Reassembly {
     /// A buffer of `capacity_bytes` bytes that holds at most `max_ranges`
@@ -107,6 +120,8 @@ impl Reassembly {
             max_ranges,
             highest: 0,
             change_counter: 0,
+            recent: [(0, 0); RECENT_CHANGES],
+            recent_len: 0,
         }
     }
 
@@ -165,6 +180,7 @@ impl Reassembly {
         if self.readable() == 0 && self.ranges.is_empty() {
             self.buf = Vec::new();
             self.ranges = Vec::new();
+            self.recent_len = 0;
         }
     }
 
@@ -266,7 +282,7 @@ impl Reassembly {
         } else {
             self.change_counter = self.change_counter.wrapping_add(1);
             let stamp = self.change_counter;
-            if first < past {
+            let changed = if first < past {
                 let merged = Range {
                     start: start.min(self.ranges[first].start),
                     end: end.max(self.ranges[past - 1].end),
@@ -274,11 +290,15 @@ impl Reassembly {
                 };
                 self.ranges[first] = merged;
                 self.ranges.drain(first + 1..past);
+                merged
             } else {
                 // Capacity was reserved for max_ranges entries and the limit
                 // was checked above, so this does not allocate.
-                self.ranges.insert(first, Range { start, end, stamp });
-            }
+                let new = Range { start, end, stamp };
+                self.ranges.insert(first, new);
+                new
+            };
+            self.note_change(changed);
         }
         self.highest = self.highest.max(end);
         outcome.duplicate = outcome.new_bytes == 0 && !outcome.dropped;
@@ -311,11 +331,30 @@ impl Reassembly {
     /// are repeated. Each held range is reported at most once. Does not
     /// allocate.
     pub fn sack_blocks(&self, out: &mut [(u64, u64)]) -> usize {
-        // Selection by descending stamp; the range list is short (bounded
-        // by max_ranges) and this keeps the call allocation-free.
         let mut below = u64::MAX;
         let mut written = 0;
-        for slot in out.iter_mut() {
+        for &(stamp, start) in &self.recent[..self.recent_len] {
+            if written == out.len() {
+                return written;
+            }
+            below = stamp;
+            let i = self.ranges.partition_point(|r| r.end <= start);
+            if let Some(r) = self
+                .ranges
+                .get(i)
+                .filter(|r| r.start == start && r.stamp == stamp)
+            {
+                out[written] = (r.start, r.end);
+                written += 1;
+            }
+        }
+        if written == self.ranges.len() {
+            return written;
+        }
+        // Too few listed changes were still ranges: the rest by descending
+        // stamp, below every listed one, with a pass over the ranges per
+        // block (rare: only after merges or deliveries of recent ranges).
+        for slot in out[written..].iter_mut() {
             let Some(r) = self
                 .ranges
                 .iter()
@@ -329,6 +368,24 @@ impl Reassembly {
             written += 1;
         }
         written
+    }
+
+    /// Puts `changed`, the range an out-of-order segment just created or
+    /// extended, first in `recent`; entries of ranges it swallowed go.
+    fn note_change(&mut self, changed: Range) {
+        let mut kept = [(changed.stamp, changed.start); RECENT_CHANGES];
+        let mut n = 1;
+        for &(stamp, start) in &self.recent[..self.recent_len] {
+            if n == RECENT_CHANGES {
+                break;
+            }
+            if !(changed.start..changed.end).contains(&start) {
+                kept[n] = (stamp, start);
+                n += 1;
+            }
+        }
+        self.recent = kept;
+        self.recent_len = n;
     }
 
     /// Grows the ring so that it holds every offset from the first unread

@@ -397,6 +397,19 @@ fn check_invariants(
             prop_assert_eq!(r.byte_at(i), data[i as usize]);
         }
     }
+    // The order is every range by its latest change, newest first, for
+    // any number of blocks asked for (the recent-change list must give
+    // what a pass over all ranges gives).
+    let mut by_stamp: Vec<&Range> = r.ranges.iter().collect();
+    by_stamp.sort_unstable_by_key(|x| std::cmp::Reverse(x.stamp));
+    let reference: Vec<(u64, u64)> = by_stamp.iter().map(|x| (x.start, x.end)).collect();
+    prop_assert_eq!(got, &reference[..]);
+    for k in 1..=4 {
+        let mut few = [(0, 0); 4];
+        let m = r.sack_blocks(&mut few[..k]);
+        prop_assert_eq!(&few[..m], &reference[..m.min(reference.len())]);
+        prop_assert_eq!(m, k.min(reference.len()));
+    }
     let mut sorted = got.to_vec();
     sorted.sort_unstable();
     for w in sorted.windows(2) {
@@ -419,7 +432,7 @@ proptest! {
         order_seed in any::<u64>(),
         reads in prop::collection::vec(0usize..300, 1..50),
         capacity in 1usize..600,
-        max_ranges in 0usize..8,
+        max_ranges in 0usize..24,
     ) {
         let len = data.len();
         let mut points: Vec<usize> = cuts.iter().map(|c| c.index(len + 1)).collect();
