@@ -108,6 +108,17 @@ pub struct Scoreboard {
     /// most recently sent segment known delivered (RFC 8985 RACK.xmit_ts,
     /// as a count instead of a time).
     delivered_xmit_seq: u64,
+    /// Every retransmission not yet overtaken, in the order sent, as
+    /// (`xmit_seq`, start, end of the range it covered): a record marked
+    /// retransmitted lies in the range of the entry with its `xmit_seq`
+    /// (later splits and partial ACKs keep it inside). Lost retransmissions
+    /// are found from here and `rxt_overtaken` without a pass over every
+    /// record on every ACK.
+    rxt_sent: VecDeque<(u64, u64, u64)>,
+    /// Overtaken retransmissions whose records were not all found lost yet
+    /// (some lay at or above the lost boundary), as (start, end,
+    /// `xmit_seq`), sorted by start.
+    rxt_overtaken: Vec<(u64, u64, u64)>,
 }
 
 impl Scoreboard {
@@ -138,6 +149,8 @@ impl Scoreboard {
             relost_from: None,
             xmit_count: 0,
             delivered_xmit_seq: 0,
+            rxt_sent: VecDeque::new(),
+            rxt_overtaken: Vec::new(),
         }
     }
 
@@ -300,22 +313,61 @@ impl Scoreboard {
 
     /// Clears the retransmitted mark of every lost record whose
     /// retransmission a segment sent DupThresh or more transmissions later
-    /// has overtaken (see [`on_ack`](Self::on_ack)). O(records below the
-    /// lost boundary), only while retransmissions are in flight.
+    /// has overtaken (see [`on_ack`](Self::on_ack)). Only while
+    /// retransmissions are in flight; the cost follows the retransmissions
+    /// that became overtaken, not the window (a record only qualifies
+    /// through the log entry of its latest retransmission).
     fn detect_lost_retransmissions(&mut self) {
         if self.rxt_bytes == 0 {
+            // No record carries an outstanding retransmission: every entry
+            // is spent.
+            self.rxt_sent.clear();
+            self.rxt_overtaken.clear();
             return;
         }
-        let lost_end = self.lost_end;
         let overtaken_below = self
             .delivered_xmit_seq
             .saturating_sub(u64::from(self.dup_thresh))
             .saturating_add(1);
-        for r in self.records.iter_mut() {
-            if r.start >= lost_end {
+        // The overtaken threshold only rises, so an entry moves over once.
+        while let Some(&(seq, start, end)) = self.rxt_sent.front() {
+            if seq >= overtaken_below {
                 break;
             }
-            if r.sacked || !r.retransmitted || r.xmit_seq >= overtaken_below {
+            self.rxt_sent.pop_front();
+            let at = self.rxt_overtaken.partition_point(|w| w.0 < start);
+            self.rxt_overtaken.insert(at, (start, end, seq));
+        }
+        let mut i = 0;
+        while let Some(&(start, end, seq)) = self.rxt_overtaken.get(i) {
+            if start >= self.lost_end {
+                break;
+            }
+            if self.mark_relost(start, end, seq) {
+                self.rxt_overtaken.remove(i);
+            } else {
+                i += 1;
+            }
+        }
+    }
+
+    /// Marks lost again the records of `[start, end)` still carrying the
+    /// retransmission `seq`, unSACKed and below the lost boundary; returns
+    /// whether none of them is left (all lost again, SACKed, acknowledged
+    /// or sent once more).
+    fn mark_relost(&mut self, start: u64, end: u64, seq: u64) -> bool {
+        let mut i = self.records.partition_point(|r| r.end <= start);
+        let mut left = false;
+        while let Some(r) = self.records.get_mut(i) {
+            if r.start >= end {
+                break;
+            }
+            i += 1;
+            if r.sacked || !r.retransmitted || r.xmit_seq != seq {
+                continue;
+            }
+            if r.start >= self.lost_end {
+                left = true;
                 continue;
             }
             r.retransmitted = false;
@@ -324,6 +376,7 @@ impl Scoreboard {
             self.relost_from = Some(self.relost_from.map_or(r.start, |f| f.min(r.start)));
             tracing::debug!(start = r.start, end = r.end, "retransmission lost");
         }
+        !left
     }
 
     /// RFC 6675 section 4 IsLost: whether the octet at `offset` is deemed
@@ -454,6 +507,8 @@ impl Scoreboard {
         self.recovery_point = offset;
         self.rescue_rxt = None;
         self.relost_from = None;
+        self.rxt_sent.clear();
+        self.rxt_overtaken.clear();
     }
 
     /// Gives the record storage back to the allocator when nothing is
@@ -462,6 +517,8 @@ impl Scoreboard {
         if self.records.is_empty() {
             self.records = VecDeque::new();
             self.runs = VecDeque::new();
+            self.rxt_sent = VecDeque::new();
+            self.rxt_overtaken = Vec::new();
         }
     }
 
@@ -484,6 +541,8 @@ impl Scoreboard {
         self.recovery_point = self.high_data;
         self.rescue_rxt = None;
         self.relost_from = None;
+        self.rxt_sent.clear();
+        self.rxt_overtaken.clear();
     }
 
     /// Removes records below `cum` (`snd_una < cum <= high_data`).
@@ -545,6 +604,7 @@ impl Scoreboard {
         if self.relost_from.is_some_and(|f| f >= start && f < end) {
             self.relost_from = Some(end);
         }
+        self.rxt_sent.push_back((self.xmit_count, start, end));
         let mut i = self.records.partition_point(|r| r.end <= start);
         if let Some(r) = self.records.get(i) {
             if r.start < start && !r.sacked {
