@@ -121,7 +121,10 @@ impl AppEnd for Connection {
     }
     fn write_budget(&self) -> Option<u64> {
         let s = self.sender();
-        let want = s.cwnd().saturating_sub(s.pipe()).saturating_add(BACKLOG_SLACK_BYTES);
+        let want = s
+            .cwnd()
+            .saturating_sub(s.pipe())
+            .saturating_add(BACKLOG_SLACK_BYTES);
         Some(want.saturating_sub(s.unsent_bytes()))
     }
 }

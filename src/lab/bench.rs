@@ -46,6 +46,9 @@ pub struct ScalePoint {
     pub rate_bps: u64,
     /// Virtual time simulated.
     pub simulated: Duration,
+    /// Socket buffers (send and receive) of every connection, bytes;
+    /// `None` for the lab's 16 MiB.
+    pub socket_buffer_bytes: Option<usize>,
 }
 
 impl ScalePoint {
@@ -54,6 +57,7 @@ impl ScalePoint {
         flows: 1,
         rate_bps: 100_000_000,
         simulated: Duration::from_secs(200),
+        socket_buffer_bytes: None,
     };
 
     /// The buffer: one bandwidth-delay product of 1000-byte packets at
@@ -85,13 +89,15 @@ pub fn scale_scenario(p: &ScalePoint) -> Scenario {
         loss: LossModel::None,
         jitter: None,
     };
-    // 16 MiB socket buffers, the lab's: above about 1.3 Gbit/s at 100 ms
-    // they, not the path, bound the window (see the speed page).
+    // 16 MiB socket buffers unless asked otherwise, the lab's: above about
+    // 1.3 Gbit/s at 100 ms they, not the path, bound the window (see the
+    // speed page).
+    let buffer = p.socket_buffer_bytes.unwrap_or(16 << 20);
     let base = Config {
         mss: 1012,
         min_rto: Duration::from_millis(200),
-        send_buffer: 16 << 20,
-        recv_buffer: 16 << 20,
+        send_buffer: buffer,
+        recv_buffer: buffer,
         idle_timeout: None,
         nagle: false,
         // The emulator never corrupts packets; ns-2 computes no checksums.
@@ -174,6 +180,9 @@ pub struct PointRecord {
     pub wall_s: f64,
     /// The process's peak resident set after the run, bytes.
     pub peak_rss_bytes: Option<u64>,
+    /// Socket buffers when not the lab's 16 MiB, bytes.
+    #[serde(default)]
+    pub socket_buffer_bytes: Option<u64>,
 }
 
 impl PointRecord {
@@ -187,6 +196,7 @@ impl PointRecord {
             events: r.events,
             wall_s: r.wall.as_secs_f64(),
             peak_rss_bytes,
+            socket_buffer_bytes: p.socket_buffer_bytes.map(|b| b as u64),
         }
     }
 
@@ -198,9 +208,11 @@ impl PointRecord {
     /// One line for people.
     pub fn summary(&self) -> String {
         format!(
-            "{} flow(s), {} bit/s, {:.0} s simulated: {} data packets, {} events in {:.2} s wall ({:.0} ns per packet), peak RSS {}",
+            "{} flow(s), {} bit/s{}, {:.0} s simulated: {} data packets, {} events in {:.2} s wall ({:.0} ns per packet), peak RSS {}",
             self.flows,
             self.rate_bps,
+            self.socket_buffer_bytes
+                .map_or(String::new(), |b| format!(", {b}-byte socket buffers")),
             self.simulated_s,
             self.data_packets,
             self.events,
@@ -263,6 +275,7 @@ mod tests {
             flows: 10,
             rate_bps: 10_000_000,
             simulated: Duration::from_secs(4),
+            socket_buffer_bytes: None,
         };
         let s = scale_scenario(&p);
         assert_eq!(s.flows.len(), 10);
