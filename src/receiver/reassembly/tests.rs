@@ -423,6 +423,7 @@ fn check_invariants(
 }
 
 proptest! {
+    #![proptest_config(crate::test_support::proptest_config(256, 0x4ea5_5e3b))]
     #[test]
     fn any_arrival_order_reassembles(
         data in prop::collection::vec(any::<u8>(), 0..1500),
