@@ -177,7 +177,7 @@ impl Reassembly {
     /// byte read, no out-of-order data); it is allocated again, small,
     /// when data next arrives. For a connection gone idle.
     pub fn release_if_drained(&mut self) {
-        if self.readable() == 0 && self.ranges.is_empty() {
+        if self.is_drained() {
             self.buf = Vec::new();
             self.ranges = Vec::new();
             self.recent_len = 0;
@@ -187,11 +187,19 @@ impl Reassembly {
     /// The held out-of-order range `[start, end)` that contains the byte
     /// at stream offset `offset`, if one does.
     pub fn held_range(&self, offset: u64) -> Option<(u64, u64)> {
+        self.range_holding(offset).map(|r| (r.start, r.end))
+    }
+
+    /// The held out-of-order range containing stream offset `offset`.
+    fn range_holding(&self, offset: u64) -> Option<&Range> {
         let i = self.ranges.partition_point(|r| r.end <= offset);
-        self.ranges
-            .get(i)
-            .filter(|r| r.start <= offset)
-            .map(|r| (r.start, r.end))
+        self.ranges.get(i).filter(|r| r.start <= offset)
+    }
+
+    /// Nothing is held: every byte received was read and no out-of-order
+    /// data waits.
+    fn is_drained(&self) -> bool {
+        self.readable() == 0 && self.ranges.is_empty()
     }
 
     /// Stores a segment's payload that starts at stream offset `offset`.
@@ -243,7 +251,7 @@ impl Reassembly {
             return outcome;
         }
 
-        if self.readable() == 0 && self.ranges.is_empty() {
+        if self.is_drained() {
             self.base = self.read_offset;
         }
         self.reserve_to(end);
@@ -338,10 +346,8 @@ impl Reassembly {
                 return written;
             }
             below = stamp;
-            let i = self.ranges.partition_point(|r| r.end <= start);
             if let Some(r) = self
-                .ranges
-                .get(i)
+                .range_holding(start)
                 .filter(|r| r.start == start && r.stamp == stamp)
             {
                 out[written] = (r.start, r.end);
