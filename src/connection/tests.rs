@@ -1101,3 +1101,56 @@ fn a_fin_ahead_of_a_hole_is_acknowledged_with_its_proof() {
         assert_eq!(c.state(), State::FinWait2, "separate FIN: {separate_fin}");
     }
 }
+
+/// The last segment carries the FIN; when it arrives ahead of a hole, the
+/// receiver's SACK block covers the FIN too, so the sender can mark that
+/// segment SACKed and resend the hole just below it during recovery
+/// (NextSeg rule 3). A block that stopped short of the FIN left the last
+/// segment partly covered, never SACKed, and the hole below it to the
+/// retransmission timer.
+#[test]
+fn a_sack_block_reaching_a_held_fin_covers_it() {
+    let mut client = Config {
+        nagle: false,
+        ..fast_config()
+    };
+    client.congestion.initial_window = Some(1 << 20);
+    let (mut c, s) = handshake(client, fast_config());
+    let mut s = s.unwrap();
+    let t1 = Instant::from_millis(10);
+    let bytes = 6 * c.sender().mss();
+    assert_eq!(c.write(&vec![5u8; bytes as usize]), bytes as usize);
+    c.close();
+    let data = drain(&mut c, t1);
+    let starts: Vec<SeqNum> = data
+        .iter()
+        .map(|seg| SegmentRepr::parse(seg, Checksum::UNSPECIFIED).unwrap().seq)
+        .collect();
+    assert_eq!(data.len(), 6, "the FIN rides on the last data segment");
+    let last = SegmentRepr::parse(&data[5], Checksum::UNSPECIFIED).unwrap();
+    assert!(last.flags.contains(Flags::FIN));
+    // The first and the fifth segments are lost.
+    let t2 = Instant::from_millis(20);
+    for seg in [&data[1], &data[2], &data[3], &data[5]] {
+        s.handle_segment(t2, seg).unwrap();
+    }
+    let mut buf = [0u8; 2000];
+    let mut top_edge = None;
+    while let Some(n) = s.poll_transmit(t2, &mut buf) {
+        let ack = SegmentRepr::parse(&buf[..n], Checksum::UNSPECIFIED).unwrap();
+        let edges = ack.options.sack.as_slice().iter().map(|b| b.1);
+        top_edge = edges.max_by_key(|r| r.diff(starts[0]));
+        c.handle_segment(t2, &buf[..n]).unwrap();
+    }
+    let after_fin = c.snd_seq(bytes + 1);
+    assert_eq!(top_edge, Some(after_fin), "the block ends after the FIN");
+    let resent: Vec<SeqNum> = drain(&mut c, t2)
+        .iter()
+        .map(|seg| SegmentRepr::parse(seg, Checksum::UNSPECIFIED).unwrap().seq)
+        .collect();
+    assert!(resent.contains(&starts[0]), "{resent:?}");
+    assert!(
+        resent.contains(&starts[4]),
+        "the hole below the last segment: {resent:?}"
+    );
+}

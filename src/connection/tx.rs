@@ -223,6 +223,12 @@ impl Connection {
             let mut blocks = [(0u64, 0u64); 4];
             let n = recv.reassembly.sack_blocks(&mut blocks);
             for &(l, r) in &blocks[..n] {
+                // A block that reaches a FIN held out of order covers the
+                // FIN too: the sender's last segment carries it and is
+                // SACKed only when a block covers it wholly. Without it a
+                // hole just below the last segment has nothing SACKed
+                // above it, and only a timeout resends it.
+                let r = if recv.fin_offset == Some(r) { r + 1 } else { r };
                 options.sack.push(seq_of(recv.irs, l), seq_of(recv.irs, r));
             }
         }
