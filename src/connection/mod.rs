@@ -408,6 +408,7 @@ impl Connection {
             impatient: config.impatient,
             hystart: config.hystart,
             tail_loss_probe: config.tail_loss_probe,
+            loss_by_send_order: config.loss_by_send_order,
         };
         let cc = config.congestion.build(u64::from(config.mss));
         let mut sender = Sender::new(params, cc, config.sack, 0);

@@ -690,6 +690,10 @@ impl Strategy {
         config.ack_fixes = matches!(self.base, Base::W2af | Base::W4af | Base::W4Adaptive);
         config.tail_loss_probe =
             (self.base.probes_tails() || self.options.tlp) && !self.options.notlp;
+        // Every lab sender finds losses by the order of transmission too
+        // (ackwise's loss recovery; the ns-2 cross-checks use
+        // `Config::standard_tcp` without it).
+        config.loss_by_send_order = true;
         // Paper 004's NewReno counts ACKs in congestion avoidance; its ABC
         // (`dal2`) and paper 003's senders count bytes.
         config.congestion.ack_counting_avoidance = matches!(

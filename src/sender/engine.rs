@@ -73,6 +73,11 @@ pub struct SenderParams {
     /// to draw one, instead of waiting for the retransmission timer. Acts
     /// only with SACK.
     pub tail_loss_probe: bool,
+    /// RFC 8985's "a segment sent later was delivered" applied to segments
+    /// sent once (see [`Scoreboard::on_ack`]): the last segments of a
+    /// flight, lost during a recovery, are resent by the recovery instead
+    /// of the timer. Acts only with SACK.
+    pub loss_by_send_order: bool,
 }
 
 /// One segment the sender wants on the wire.
@@ -255,7 +260,8 @@ impl Sender {
         let hystart = params.hystart.then(HyStart::new);
         Sender {
             buffer: SendBuffer::new(params.send_buffer),
-            board: Scoreboard::new(mss as usize, params.dup_thresh),
+            board: Scoreboard::new(mss as usize, params.dup_thresh)
+                .with_loss_by_send_order(params.loss_by_send_order),
             rtt: RttEstimator::new(params.initial_rto, params.min_rto, params.max_rto)
                 .with_variance_floor(params.rto_variance_floor),
             params,
@@ -320,7 +326,8 @@ impl Sender {
         debug_assert_eq!(self.max_sent, 0, "reconfigure after transmission");
         self.params.mss = mss.max(1);
         self.mss = self.params.mss as u64;
-        self.board = Scoreboard::new(self.params.mss, self.params.dup_thresh);
+        self.board = Scoreboard::new(self.params.mss, self.params.dup_thresh)
+            .with_loss_by_send_order(self.params.loss_by_send_order);
         self.sack = sack;
         self.cc = cc;
         self.window_edge = peer_window;
@@ -903,7 +910,10 @@ impl Sender {
             r.restart();
         }
         self.counters.fast_retransmits += 1;
-        self.retransmit_head = true;
+        // A head already resent in an earlier recovery, its copy still
+        // out, needs no second copy: the scoreboard offers it again if
+        // that one is found lost.
+        self.retransmit_head = !(self.sack && self.board.is_retransmitted(self.board.snd_una()));
         if !self.sack {
             self.reno_departed = u64::from(self.dup_acks) * self.mss;
         }

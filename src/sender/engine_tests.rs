@@ -31,6 +31,7 @@ fn params(ack_fixes: bool) -> SenderParams {
         impatient: false,
         hystart: false,
         tail_loss_probe: false,
+        loss_by_send_order: true,
     }
 }
 
@@ -204,6 +205,7 @@ fn fin_follows_the_last_byte_and_is_retransmitted_with_it() {
         impatient: false,
         hystart: false,
         tail_loss_probe: false,
+        loss_by_send_order: true,
     };
     let mut s = Sender::new(
         params,
@@ -606,6 +608,7 @@ fn a_group_barely_started_when_the_window_fills_stays_open() {
 fn probing_params() -> SenderParams {
     SenderParams {
         tail_loss_probe: true,
+        loss_by_send_order: true,
         ..params(false)
     }
 }
@@ -707,4 +710,54 @@ fn no_probe_without_sack_or_during_recovery() {
     let at = s.poll_timeout().unwrap();
     assert!(s.handle_timeout(at), "NewReno has no probe: a timeout");
     assert_eq!(s.counters().tail_loss_probes, 0);
+}
+
+/// A loss among the data sent during a recovery starts a new recovery
+/// once the first ends, but a segment resent in the first whose copy is
+/// still in flight is not sent a second time (neither as the new
+/// recovery's fast retransmit nor by NextSeg, which restarts HighRxt at
+/// the cumulative ACK).
+#[test]
+fn a_new_recovery_does_not_resend_a_retransmission_still_in_flight() {
+    let mut s = sender(true);
+    let starts = |segs: &[TxSegment]| segs.iter().map(|g| g.start).collect::<Vec<_>>();
+    // Slow start, one ACK per segment, until 16 segments are out.
+    let mut now = 0;
+    let mut out = starts(&drain(&mut s, t(now)));
+    while out.len() < 16 {
+        now += 100;
+        for a in out {
+            ack(&mut s, t(now), a + MSS, &[]);
+        }
+        out = starts(&drain(&mut s, t(now)));
+    }
+    assert_eq!(out.len(), 16, "{out:?}");
+    assert_eq!(out[0], 12_000);
+    // Segment 12 is lost: recovery, 12 resent.
+    ack(&mut s, t(300), 12_000, &[(13_000, 16_000)]);
+    assert!(s.in_recovery());
+    assert_eq!(starts(&drain(&mut s, t(300))), vec![12_000]);
+    // Everything else arrives; new data goes out, and 28 is lost.
+    ack(&mut s, t(310), 12_000, &[(13_000, 28_000)]);
+    let sent = starts(&drain(&mut s, t(310)));
+    assert_eq!(sent.first(), Some(&28_000), "{sent:?}");
+    // 29..32, sent after 12's copy, arrive: that copy was lost too, and
+    // 28 is lost. Both go out again, 12 first.
+    ack(
+        &mut s,
+        t(320),
+        12_000,
+        &[(13_000, 28_000), (29_000, 32_000)],
+    );
+    let resent = starts(&drain(&mut s, t(320)));
+    assert_eq!(resent[..2], [12_000, 28_000], "{resent:?}");
+    // 12's second copy arrives: the first recovery ends, the second
+    // begins with 28's copy still out.
+    let effect = ack(&mut s, t(400), 28_000, &[(29_000, 32_000)]);
+    assert!(effect.exited_recovery);
+    let mut sent = starts(&drain(&mut s, t(400)));
+    let effect = ack(&mut s, t(401), 28_000, &[(29_000, 33_000)]);
+    assert!(effect.entered_recovery);
+    sent.extend(starts(&drain(&mut s, t(401))));
+    assert!(!sent.contains(&28_000), "{sent:?}");
 }

@@ -25,7 +25,12 @@
 //! bytes have been seen. Cumulative ACKs remove records below that point
 //! and never move it. The costs are therefore O(log window) binary searches
 //! plus work proportional to the number of holes touched, not to the
-//! window. Nothing allocates per ACK once the queues have reached the window
+//! window. The boundary found by the order of transmission (see
+//! `Scoreboard::on_ack`) is kept between ACKs, so its walk passes each
+//! record once, except resent records just above it, which it passes on
+//! trial on every ACK until a record above them proves them lost (few:
+//! resends above RFC 6675's boundary are NextSeg rule 3's, below the
+//! third-highest SACKed record). Nothing allocates per ACK once the queues have reached the window
 //! size.
 
 use std::collections::VecDeque;
@@ -89,9 +94,22 @@ pub struct Scoreboard {
     /// cumulatively acknowledged: the second term of SetPipe.
     rxt_bytes: u64,
     /// Every unSACKed record below this offset is lost, none above it is.
-    /// It is the start of a SACKed record (or `snd_una` when nothing is
-    /// lost), so no record straddles it.
+    /// It is a record edge: the start of a SACKed record (RFC 6675's
+    /// criteria), the end of a record lost by the order of transmission,
+    /// or `snd_una` when nothing is lost.
     lost_end: u64,
+    /// Every unSACKed record below this offset is lost by the order of
+    /// transmission (see [`Scoreboard::on_ack`]); `lost_end` is never below
+    /// it. Only rises until a timeout or [`Scoreboard::reset_to`].
+    sent_order_lost_end: u64,
+    /// The boundary by RFC 6675's criteria alone. A cumulative ACK or SACK
+    /// of a resent record counts its latest transmission as delivered only
+    /// below it: there the first transmission is lost beyond doubt, while
+    /// a record lost only by the order of transmission may have been sent
+    /// again just before its first copy was reported, and crediting the
+    /// copy would condemn everything sent before it (a cascade of needless
+    /// retransmissions seen on a gauntlet path).
+    dupthresh_lost_end: u64,
     /// SACKed bytes at or above `lost_end`; with `sacked_bytes` this gives
     /// the lost bytes in O(1) after cumulative ACKs.
     sacked_above_lost: u64,
@@ -119,9 +137,19 @@ pub struct Scoreboard {
     /// (some lay at or above the lost boundary), as (start, end,
     /// `xmit_seq`), sorted by start.
     rxt_overtaken: Vec<(u64, u64, u64)>,
+    /// Whether records sent once are found lost by the order of
+    /// transmission too (see [`on_ack`](Self::on_ack)).
+    loss_by_send_order: bool,
 }
 
 impl Scoreboard {
+    /// With `false`, records sent once are lost only by RFC 6675's
+    /// criteria, as in ns-2's SACK sender (see [`on_ack`](Self::on_ack)).
+    pub fn with_loss_by_send_order(mut self, on: bool) -> Self {
+        self.loss_by_send_order = on;
+        self
+    }
+
     /// `mss` is SMSS in bytes; `dup_thresh` is DupThresh (3 in RFC 6675
     /// section 2). Both are raised to at least 1. The first byte sent is
     /// expected at stream offset 0; see [`with_start`](Self::with_start).
@@ -143,6 +171,8 @@ impl Scoreboard {
             sacked_bytes: 0,
             rxt_bytes: 0,
             lost_end: offset,
+            sent_order_lost_end: offset,
+            dupthresh_lost_end: offset,
             sacked_above_lost: 0,
             recovery_point: offset,
             rescue_rxt: None,
@@ -151,6 +181,7 @@ impl Scoreboard {
             delivered_xmit_seq: 0,
             rxt_sent: VecDeque::new(),
             rxt_overtaken: Vec::new(),
+            loss_by_send_order: true,
         }
     }
 
@@ -286,6 +317,14 @@ impl Scoreboard {
     /// longer counts it and NextSeg rule 1 offers it again; without this
     /// only the retransmission timer repairs it.
     ///
+    /// The same rule applies to segments sent once: an unSACKed record
+    /// first sent DupThresh or more transmissions before a segment since
+    /// delivered is lost, however few SACKed records lie above it. Without
+    /// it the last segments of a flight are never deemed lost when they go
+    /// missing in a recovery: nothing is SACKed above them, and once every
+    /// other hole is repaired no ACK comes to reveal them, so the timer
+    /// resends them a retransmission timeout later.
+    ///
     /// [`on_retransmission_timeout`]: Self::on_retransmission_timeout
     pub fn on_ack(&mut self, cum_ack: u64, sack: &[(u64, u64)]) -> AckOutcome {
         let mut out = AckOutcome::default();
@@ -306,9 +345,60 @@ impl Scoreboard {
             self.recompute_lost_boundary();
         }
         if out.newly_sacked > 0 || out.newly_acked > 0 {
+            if self.loss_by_send_order {
+                self.detect_lost_by_sent_order();
+            }
             self.detect_lost_retransmissions();
         }
         out
+    }
+
+    /// Raises the lost boundary over the unSACKed records first sent
+    /// DupThresh or more transmissions before a segment since delivered
+    /// (see [`on_ack`](Self::on_ack)), walking up from the boundary and
+    /// stopping at the first record that is not SACKed, not resent and
+    /// not such a record. A resent record is passed on trial: records are
+    /// first sent in offset order, so its first transmission preceded any
+    /// record above it, and it is lost if one of those is. The boundary
+    /// reached is kept, so a record found lost stays lost once resent and
+    /// each record is passed once.
+    fn detect_lost_by_sent_order(&mut self) {
+        let overtaken_below = self
+            .delivered_xmit_seq
+            .saturating_sub(u64::from(self.dup_thresh))
+            .saturating_add(1);
+        let mut pos = self.sent_order_lost_end.max(self.lost_end);
+        let mut proved = pos;
+        loop {
+            let k = self.runs.partition_point(|run| run.1 <= pos);
+            if let Some(&(start, end)) = self.runs.get(k) {
+                if start <= pos {
+                    pos = end;
+                    continue;
+                }
+            }
+            let i = self.records.partition_point(|r| r.end <= pos);
+            match self.records.get(i) {
+                Some(r) if r.retransmitted => pos = r.end,
+                Some(r) if r.xmit_seq < overtaken_below => {
+                    pos = r.end;
+                    proved = pos;
+                }
+                _ => break,
+            }
+        }
+        let pos = proved;
+        self.sent_order_lost_end = pos;
+        if pos > self.lost_end {
+            self.lost_end = pos;
+            self.sacked_above_lost = self
+                .runs
+                .iter()
+                .rev()
+                .take_while(|run| run.1 > pos)
+                .map(|run| run.1 - run.0.max(pos))
+                .sum();
+        }
     }
 
     /// Clears the retransmitted mark of every lost record whose
@@ -392,6 +482,19 @@ impl Scoreboard {
         }
         let i = self.records.partition_point(|r| r.end <= offset);
         self.records.get(i).is_some_and(|r| !r.sacked)
+    }
+
+    /// Whether the octet at `offset` lies in an unSACKed record whose
+    /// retransmission is outstanding (neither SACKed, acknowledged nor
+    /// found lost since it was sent).
+    pub fn is_retransmitted(&self, offset: u64) -> bool {
+        if offset < self.snd_una {
+            return false;
+        }
+        let i = self.records.partition_point(|r| r.end <= offset);
+        self.records
+            .get(i)
+            .is_some_and(|r| r.start <= offset && !r.sacked && r.retransmitted)
     }
 
     /// Bytes of unSACKed records that [`is_lost`](Self::is_lost) deems lost.
@@ -503,6 +606,8 @@ impl Scoreboard {
         self.sacked_bytes = 0;
         self.rxt_bytes = 0;
         self.lost_end = offset;
+        self.sent_order_lost_end = offset;
+        self.dupthresh_lost_end = offset;
         self.sacked_above_lost = 0;
         self.recovery_point = offset;
         self.rescue_rxt = None;
@@ -537,6 +642,8 @@ impl Scoreboard {
         self.rxt_bytes = 0;
         self.high_rxt = self.snd_una;
         self.lost_end = self.snd_una;
+        self.sent_order_lost_end = self.snd_una;
+        self.dupthresh_lost_end = self.snd_una;
         self.sacked_above_lost = 0;
         self.recovery_point = self.high_data;
         self.rescue_rxt = None;
@@ -561,7 +668,7 @@ impl Scoreboard {
             // A SACKed record's delivery was judged when its SACK came;
             // the cumulative ACK that later covers it says nothing new
             // about which transmission arrived.
-            if !front.retransmitted || (!front.sacked && front.start < self.lost_end) {
+            if !front.retransmitted || (!front.sacked && front.start < self.dupthresh_lost_end) {
                 self.delivered_xmit_seq = self.delivered_xmit_seq.max(front.xmit_seq);
             }
             if front.sacked {
@@ -592,6 +699,7 @@ impl Scoreboard {
         // Records below the lost boundary disappear without changing what
         // lies above it, so the boundary stays valid; once SND.UNA reaches
         // it, nothing that remains is lost.
+        self.dupthresh_lost_end = self.dupthresh_lost_end.max(cum);
         if self.lost_end <= cum {
             self.lost_end = cum;
             self.sacked_above_lost = self.sacked_bytes;
@@ -679,7 +787,7 @@ impl Scoreboard {
             // Which transmission of a retransmitted record arrived is known
             // only when the first one was deemed lost (RFC 8985 section 6.1
             // avoids the same ambiguity with timestamps).
-            if !r.retransmitted || r.start < self.lost_end {
+            if !r.retransmitted || r.start < self.dupthresh_lost_end {
                 self.delivered_xmit_seq = self.delivered_xmit_seq.max(r.xmit_seq);
             }
             let len = r.len();
@@ -711,25 +819,35 @@ impl Scoreboard {
     }
 
     /// The lowest unSACKed record at or above HighRxt that starts below
-    /// `limit`, trimmed to start at HighRxt (NextSeg rules 1 and 3).
+    /// `limit` and has no retransmission outstanding, trimmed to start at
+    /// HighRxt (NextSeg rules 1 and 3). Within a recovery nothing at or
+    /// above HighRxt was resent (HighRxt follows the resends); a new
+    /// recovery restarts HighRxt at HighACK while the previous one's
+    /// resends may still be in flight, and those are not sent again.
     fn first_unsacked_below(&self, limit: u64) -> Option<(u64, u64)> {
         let mut from = self.high_rxt.max(self.snd_una);
-        // Inside a run: the first unSACKed octet is the run's end, because
-        // runs are maximal.
-        let k = self.runs.partition_point(|run| run.1 <= from);
-        if let Some(&(start, end)) = self.runs.get(k) {
-            if start <= from {
-                from = end;
+        loop {
+            // Inside a run: the first unSACKed octet is the run's end,
+            // because runs are maximal.
+            let k = self.runs.partition_point(|run| run.1 <= from);
+            if let Some(&(start, end)) = self.runs.get(k) {
+                if start <= from {
+                    from = end;
+                }
             }
+            if from >= limit {
+                return None;
+            }
+            let i = self.records.partition_point(|r| r.end <= from);
+            let r = self
+                .records
+                .get(i)
+                .filter(|r| r.start < limit && !r.sacked)?;
+            if !r.retransmitted {
+                return Some((r.start.max(from), r.end));
+            }
+            from = r.end;
         }
-        if from >= limit {
-            return None;
-        }
-        let i = self.records.partition_point(|r| r.end <= from);
-        self.records
-            .get(i)
-            .filter(|r| r.start < limit && !r.sacked)
-            .map(|r| (r.start.max(from), r.end))
     }
 
     /// Recomputes `lost_end` and `sacked_above_lost` by counting SACKed
@@ -739,7 +857,10 @@ impl Scoreboard {
     /// them unless they are smaller than SMSS.
     fn recompute_lost_boundary(&mut self) {
         self.lost_end = self.snd_una;
+        self.dupthresh_lost_end = self.snd_una;
         self.sacked_above_lost = self.sacked_bytes;
+        // `detect_lost_by_sent_order` raises it again to the boundary it
+        // found before, if that lies higher.
         let byte_thresh = u64::from(self.dup_thresh - 1).saturating_mul(self.mss);
         let count_thresh = u64::from(self.dup_thresh);
         let mut count = 0u64;
@@ -754,6 +875,7 @@ impl Scoreboard {
                 bytes += r.len();
                 if count >= count_thresh || bytes > byte_thresh {
                     self.lost_end = r.start;
+                    self.dupthresh_lost_end = r.start;
                     self.sacked_above_lost = bytes;
                     return;
                 }

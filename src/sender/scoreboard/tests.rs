@@ -164,19 +164,27 @@ fn pipe_counts_retransmissions_once_more() {
     }
     assert_eq!(sent, vec![seg(0), seg(1), seg(2)]);
     assert_eq!(sb.pipe(), 7 * MSS);
-    // Cumulative ACK of a retransmitted lost segment removes it once.
+    // Cumulative ACK of a retransmitted lost segment removes it once. It
+    // also shows segments 6 and 7 lost: first sent three or more
+    // transmissions before that retransmission, they are not SACKed.
     sb.on_ack(MSS, &[(3 * MSS, 6 * MSS)]);
+    assert!(sb.is_lost(6 * MSS) && sb.is_lost(7 * MSS) && !sb.is_lost(8 * MSS));
+    assert_eq!(sb.pipe(), 4 * MSS, "1 and 2 resent, 8 and 9 in flight");
+    assert_eq!(sb.pipe(), rfc_literal_pipe(&sb));
+    while let Some((s, e)) = sb.next_lost() {
+        sb.on_transmit(s, e);
+    }
     assert_eq!(sb.pipe(), 6 * MSS);
     assert_eq!(sb.pipe(), rfc_literal_pipe(&sb));
     // Retransmitting a segment that is not lost counts it twice.
-    sb.on_transmit(6 * MSS, 7 * MSS);
+    sb.on_transmit(8 * MSS, 9 * MSS);
     assert_eq!(sb.pipe(), 7 * MSS);
     assert_eq!(sb.pipe(), rfc_literal_pipe(&sb));
     // Retransmitting the same range again does not count it a third time.
-    sb.on_transmit(6 * MSS, 7 * MSS);
+    sb.on_transmit(8 * MSS, 9 * MSS);
     assert_eq!(sb.pipe(), 7 * MSS);
     // A SACK for a retransmitted segment removes both counts.
-    sb.on_ack(MSS, &[(3 * MSS, 7 * MSS)]);
+    sb.on_ack(MSS, &[(3 * MSS, 6 * MSS), (8 * MSS, 9 * MSS)]);
     assert_eq!(sb.pipe(), 5 * MSS);
 }
 
@@ -248,34 +256,32 @@ fn highest_sack_advance_is_reported() {
 #[test]
 fn nextseg_rule1_rule3_and_rescue() {
     let mut sb = board(10);
-    sb.on_ack(0, &[seg(5), seg(7)]);
+    sb.on_ack(0, &[seg(1), seg(2)]);
     sb.begin_recovery();
-    // Only two SACKed segments: nothing lost, rule 3 offers the first hole.
+    // Only two SACKed segments, sent right after the hole: nothing lost,
+    // rule 3 offers the hole.
     assert_eq!(sb.next_lost(), None);
     assert_eq!(sb.next_unsacked_rule3(), Some(seg(0)));
     sb.on_transmit(0, MSS);
-    assert_eq!(sb.next_unsacked_rule3(), Some(seg(1)));
-    // A third SACKed segment: segments below 5 become lost (3 above them),
-    // segment 6 (2 above) and 8 (1 above) do not.
-    sb.on_ack(0, &[seg(9), seg(5), seg(7)]);
-    assert_eq!(sb.lost_bytes(), 5 * MSS);
-    assert!(!sb.is_lost(6 * MSS) && !sb.is_lost(8 * MSS));
+    assert_eq!(sb.next_unsacked_rule3(), None, "nothing else below the top");
+    // Three more SACKed segments: 3 and 4 become lost (three SACKed above
+    // them); 6 has two above, but 9, sent three transmissions after it,
+    // arrived, so it is lost too; 8 is neither.
+    sb.on_ack(0, &[seg(9), seg(5), seg(7), (MSS, 3 * MSS)]);
+    assert_eq!(sb.lost_bytes(), 4 * MSS, "0, 3, 4 and 6");
+    assert!(sb.is_lost(6 * MSS) && !sb.is_lost(8 * MSS));
     let mut rule1 = Vec::new();
     while let Some((s, e)) = sb.next_lost() {
         sb.on_transmit(s, e);
         rule1.push(s / MSS);
     }
-    assert_eq!(
-        rule1,
-        vec![1, 2, 3, 4],
-        "segment 0 was already retransmitted"
-    );
+    assert_eq!(rule1, vec![3, 4, 6], "segment 0 was already retransmitted");
     let mut rule3 = Vec::new();
     while let Some((s, e)) = sb.next_unsacked_rule3() {
         sb.on_transmit(s, e);
         rule3.push(s / MSS);
     }
-    assert_eq!(rule3, vec![6, 8]);
+    assert_eq!(rule3, vec![8]);
     assert_eq!(sb.high_rxt(), 9 * MSS);
     // Rule 4: highest unSACKed segment, once per recovery.
     assert_eq!(sb.rescue_candidate(), Some(seg(8)));
@@ -408,6 +414,9 @@ struct Model {
     dup_thresh: u32,
     xmit_count: u64,
     delivered_xmit_seq: u64,
+    /// Every unSACKed record below it is lost by the order of
+    /// transmission.
+    sent_order_lost_end: u64,
 }
 
 impl Model {
@@ -462,9 +471,10 @@ impl Model {
     fn ack(&mut self, cum: u64, sack: &[(u64, u64)]) {
         let cum = cum.min(self.high_data).max(self.snd_una);
         let advanced = cum > self.snd_una;
-        // IsLost before this ACK: the delivered transmission of a
-        // retransmitted record is known only if the first was lost.
-        let lost_before = self.lost_flags();
+        // RFC 6675's IsLost before this ACK: the delivered transmission
+        // of a retransmitted record is known only if the first was lost
+        // by that rule.
+        let lost_before = self.dupthresh_lost_flags();
         for (r, lost) in self.recs.iter().zip(&lost_before) {
             if r.start < cum && (!r.retransmitted || *lost) {
                 self.delivered_xmit_seq = self.delivered_xmit_seq.max(r.xmit_seq);
@@ -498,29 +508,43 @@ impl Model {
         if !newly_sacked && !advanced {
             return;
         }
+        // Lost by the order of transmission: from the lowest record up,
+        // past every record that is lost, SACKed or resent, to the last
+        // one sent once DupThresh or more transmissions before a
+        // delivered one; lost records and those prove what lies below.
+        let dup_thresh = u64::from(self.dup_thresh);
+        let mut end = self.sent_order_lost_end.max(self.snd_una);
+        for (r, lost) in self.recs.iter().zip(self.lost_flags()) {
+            if r.end <= end {
+                continue;
+            }
+            let overtaken = !r.retransmitted && r.xmit_seq + dup_thresh <= self.delivered_xmit_seq;
+            if !r.sacked && (lost || overtaken) {
+                end = r.end;
+            } else if !(r.sacked || r.retransmitted) {
+                break;
+            }
+        }
+        self.sent_order_lost_end = end;
         // A lost retransmission: a segment sent DupThresh or more
         // transmissions after it was delivered.
-        let dup_thresh = u64::from(self.dup_thresh);
-        for i in 0..self.recs.len() {
-            let rec = self.recs[i];
+        let lost = self.lost_flags();
+        for (rec, lost) in self.recs.iter_mut().zip(lost) {
             if rec.sacked
                 || !rec.retransmitted
                 || rec.xmit_seq + dup_thresh > self.delivered_xmit_seq
             {
                 continue;
             }
-            let above = self.recs[i + 1..].iter().filter(|r| r.sacked);
-            let count = above.clone().count() as u64;
-            let bytes: u64 = above.map(Record::len).sum();
-            if count >= dup_thresh || bytes > (dup_thresh - 1) * MSS {
-                self.recs[i].retransmitted = false;
-                self.recs[i].relost = true;
+            if lost {
+                rec.retransmitted = false;
+                rec.relost = true;
             }
         }
     }
 
-    /// Brute-force IsLost of every record.
-    fn lost_flags(&self) -> Vec<bool> {
+    /// Brute-force RFC 6675 IsLost of every record.
+    fn dupthresh_lost_flags(&self) -> Vec<bool> {
         let dup_thresh = u64::from(self.dup_thresh);
         (0..self.recs.len())
             .map(|i| {
@@ -532,7 +556,22 @@ impl Model {
             .collect()
     }
 
+    /// Brute-force IsLost of every record, the order of transmission
+    /// included.
+    fn lost_flags(&self) -> Vec<bool> {
+        let by_order = self
+            .recs
+            .iter()
+            .map(|r| !r.sacked && r.start < self.sent_order_lost_end);
+        self.dupthresh_lost_flags()
+            .into_iter()
+            .zip(by_order)
+            .map(|(a, b)| a || b)
+            .collect()
+    }
+
     fn rto(&mut self) {
+        self.sent_order_lost_end = self.snd_una;
         for r in &mut self.recs {
             r.sacked = false;
             r.retransmitted = false;
@@ -550,7 +589,9 @@ fn brute_lost(sb: &Scoreboard, i: usize) -> bool {
     let above = sb.records.iter().skip(i + 1).filter(|r| r.sacked);
     let count = above.clone().count() as u64;
     let bytes: u64 = above.map(Record::len).sum();
-    count >= u64::from(sb.dup_thresh) || bytes > u64::from(sb.dup_thresh - 1) * sb.mss
+    count >= u64::from(sb.dup_thresh)
+        || bytes > u64::from(sb.dup_thresh - 1) * sb.mss
+        || r.start < sb.sent_order_lost_end
 }
 
 fn check_invariants(sb: &Scoreboard) {
@@ -627,7 +668,7 @@ fn check_invariants(sb: &Scoreboard) {
         sb.records
             .iter()
             .enumerate()
-            .find(|(i, r)| r.end > from && !r.sacked && brute_lost(sb, *i))
+            .find(|(i, r)| r.end > from && !r.sacked && !r.retransmitted && brute_lost(sb, *i))
             .map(|(_, r)| trim(r))
     });
     assert_eq!(sb.next_lost(), rule1, "NextSeg rule 1");
@@ -635,7 +676,7 @@ fn check_invariants(sb: &Scoreboard) {
     let rule3 = sb
         .records
         .iter()
-        .find(|r| r.end > from && r.start < top && !r.sacked)
+        .find(|r| r.end > from && r.start < top && !r.sacked && !r.retransmitted)
         .map(trim);
     assert_eq!(sb.next_unsacked_rule3(), rule3, "NextSeg rule 3");
     let rescue_allowed = sb.rescue_rxt.is_none_or(|r| sb.snd_una > r);
@@ -798,6 +839,8 @@ proptest! {
             prop_assert_eq!(sb.snd_una(), model.snd_una);
             prop_assert_eq!(sb.high_data(), model.high_data);
             prop_assert_eq!(sb.records.iter().copied().collect::<Vec<_>>(), model.recs.clone());
+            let lost: Vec<bool> = sb.records.iter().map(|r| sb.is_lost(r.start)).collect();
+            prop_assert_eq!(lost, model.lost_flags());
             check_invariants(&sb);
         }
     }
@@ -854,7 +897,7 @@ fn data_sent_before_a_retransmission_does_not_condemn_it() {
 /// of later holes (lower offsets than any new data) arriving before it.
 #[test]
 fn later_retransmissions_reveal_a_lost_fast_retransmit() {
-    let mut sb = board(20);
+    let mut sb = board(12);
     sb.begin_recovery();
     // Holes at 0, 2, 4, 6, 8; the rest up to 12 arrives.
     let blocks = [
@@ -905,4 +948,36 @@ fn an_ack_up_to_a_retransmission_does_not_deliver_it() {
     sb.on_ack(2 * MSS, &blocks[1..]);
     assert_eq!(sb.retransmitted_bytes(), 2 * MSS, "both still in flight");
     assert_eq!(sb.next_lost(), None);
+}
+
+/// RFC 8985's rule for segments sent once: the last segment of a flight
+/// went missing along with holes below it. Nothing is ever SACKed above
+/// it, so RFC 6675 never deems it lost; the retransmissions of the holes,
+/// sent after it, arrive, and that shows it lost (without this only the
+/// retransmission timer resent it: a gauntlet path whose recovery of a
+/// slow-start overshoot ended in a timeout for every strategy, where
+/// ns-2's Sack1 had none).
+#[test]
+fn retransmissions_delivered_after_the_last_segment_show_it_lost() {
+    let mut sb = board(10);
+    sb.on_ack(0, &[(3 * MSS, 9 * MSS)]);
+    sb.begin_recovery();
+    let mut sent = Vec::new();
+    while let Some((s, e)) = sb.next_lost() {
+        sb.on_transmit(s, e);
+        sent.push(s / MSS);
+    }
+    assert_eq!(sent, vec![0, 1, 2]);
+    assert!(!sb.is_lost(9 * MSS), "nothing SACKed above it");
+    // Two retransmissions arrive: not enough to rule out reordering.
+    sb.on_ack(2 * MSS, &[(3 * MSS, 9 * MSS)]);
+    assert!(!sb.is_lost(9 * MSS));
+    assert_eq!(sb.next_lost(), None);
+    // The third, sent three transmissions after segment 9.
+    sb.on_ack(9 * MSS, &[]);
+    assert!(sb.is_lost(9 * MSS));
+    assert_eq!(sb.next_lost(), Some(seg(9)));
+    assert_eq!(sb.pipe(), 0);
+    sb.on_transmit(9 * MSS, 10 * MSS);
+    assert_eq!(sb.pipe(), MSS, "resent, counted once");
 }
