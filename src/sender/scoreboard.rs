@@ -3,7 +3,9 @@
 //! One record per transmitted segment between the cumulative ACK point
 //! (SND.UNA, RFC 6675 "HighACK") and HighData, each marked SACKed and/or
 //! retransmitted. The loss-recovery driver asks it the RFC 6675 section 4
-//! questions: `IsLost`, `SetPipe` and `NextSeg` rules 1, 3 and 4.
+//! questions: `IsLost`, `SetPipe` and `NextSeg` rules 1, 3 and 4. IsLost
+//! also follows RFC 8985's rule that a segment is lost once a segment sent
+//! sufficiently later was delivered, counted in transmissions.
 //!
 //! Offsets are exclusive upper bounds: `high_data()` and `high_rxt()` are
 //! one past the last octet, where the RFC names the last octet itself.
@@ -471,7 +473,10 @@ impl Scoreboard {
 
     /// RFC 6675 section 4 IsLost: whether the octet at `offset` is deemed
     /// lost, i.e. at least DupThresh SACKed segments lie above it or more
-    /// than (DupThresh - 1) * SMSS SACKed bytes do.
+    /// than (DupThresh - 1) * SMSS SACKed bytes do, or (unless turned off
+    /// with [`with_loss_by_send_order`](Self::with_loss_by_send_order)) it
+    /// was found lost by the order of transmission (see
+    /// [`on_ack`](Self::on_ack)).
     ///
     /// Counting is per record: the segments above are the records above the
     /// one holding `offset`. A SACKed octet, or one outside
