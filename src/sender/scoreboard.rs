@@ -319,13 +319,15 @@ impl Scoreboard {
     /// longer counts it and NextSeg rule 1 offers it again; without this
     /// only the retransmission timer repairs it.
     ///
-    /// The same rule applies to segments sent once: an unSACKed record
-    /// first sent DupThresh or more transmissions before a segment since
-    /// delivered is lost, however few SACKed records lie above it. Without
-    /// it the last segments of a flight are never deemed lost when they go
-    /// missing in a recovery: nothing is SACKed above them, and once every
-    /// other hole is repaired no ACK comes to reveal them, so the timer
-    /// resends them a retransmission timeout later.
+    /// The same rule applies to segments sent once above the highest
+    /// SACKed record, where RFC 6675 can never decide: such a record first
+    /// sent DupThresh or more transmissions before a segment since
+    /// delivered (a resend, as everything delivered below it was first
+    /// sent before it) is lost, and with it every unSACKed record below.
+    /// Without it the last segments of a flight are never deemed lost when
+    /// they go missing in a recovery: nothing is SACKed above them, and
+    /// once every other hole is repaired no ACK comes to reveal them, so
+    /// the timer resends them a retransmission timeout later.
     ///
     /// [`on_retransmission_timeout`]: Self::on_retransmission_timeout
     pub fn on_ack(&mut self, cum_ack: u64, sack: &[(u64, u64)]) -> AckOutcome {
@@ -357,9 +359,9 @@ impl Scoreboard {
 
     /// Raises the lost boundary over the unSACKed records first sent
     /// DupThresh or more transmissions before a segment since delivered
-    /// (see [`on_ack`](Self::on_ack)), walking up from the boundary and
-    /// stopping at the first record that is not SACKed, not resent and
-    /// not such a record. A resent record is passed on trial: records are
+    /// (see [`on_ack`](Self::on_ack)), walking up from the highest SACKed
+    /// record and stopping at the first record that is not SACKed, not
+    /// resent and not such a record. A resent record is passed on trial: records are
     /// first sent in offset order, so its first transmission preceded any
     /// record above it, and it is lost if one of those is. The boundary
     /// reached is kept, so a record found lost stays lost once resent and
@@ -369,8 +371,15 @@ impl Scoreboard {
             .delivered_xmit_seq
             .saturating_sub(u64::from(self.dup_thresh))
             .saturating_add(1);
-        let mut pos = self.sent_order_lost_end.max(self.lost_end);
-        let mut proved = pos;
+        let mut proved = self.sent_order_lost_end.max(self.lost_end);
+        // Only the records above the highest SACKed one are tried: below
+        // it RFC 6675's count decides, and a rule that condemned holes
+        // there sooner would resend them into the queue that just
+        // overflowed (seen in slow-start overshoots with every other
+        // segment lost: an extra loss and a second reduction). Above it,
+        // records can only be overtaken by delivered resends, which is
+        // where RFC 6675 can never decide.
+        let mut pos = proved.max(self.highest_sacked().unwrap_or(0));
         loop {
             let k = self.runs.partition_point(|run| run.1 <= pos);
             if let Some(&(start, end)) = self.runs.get(k) {
