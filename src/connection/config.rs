@@ -263,13 +263,14 @@ pub struct Config {
     /// is repaired by fast recovery rather than by a timeout (see
     /// `sender::tail_loss_probe`). Needs SACK. On by default.
     pub tail_loss_probe: bool,
-    /// A segment is also deemed lost when segments sent three or more
-    /// transmissions after it have been delivered and it has not (RFC
-    /// 8985's rule, counted in transmissions rather than time), not only
-    /// when three SACKed segments lie above it (RFC 6675). Without it, the
-    /// last segments of a flight lost during a recovery wait for the
-    /// retransmission timer. Needs SACK. On by default; off in
-    /// [`Config::standard_tcp`], as ns-2's SACK sender has no such rule.
+    /// A segment above the highest SACKed one, where RFC 6675's count of
+    /// SACKed segments above can never decide, is deemed lost once a
+    /// segment sent three or more transmissions after it (a resend) has
+    /// been delivered and it has not (RFC 8985's rule, counted in
+    /// transmissions rather than time). Without it, the last segments of
+    /// a flight lost during a recovery wait for the retransmission timer.
+    /// Needs SACK. On by default; off in [`Config::standard_tcp`], as
+    /// ns-2's SACK sender has no such rule.
     pub loss_by_send_order: bool,
     /// ACK nonces (see [`ack_nonce`](super::ack_nonce)): every data
     /// segment carries a nonce only a receiver holding it can echo, and

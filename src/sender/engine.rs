@@ -74,9 +74,9 @@ pub struct SenderParams {
     /// only with SACK.
     pub tail_loss_probe: bool,
     /// RFC 8985's "a segment sent later was delivered" applied to segments
-    /// sent once (see [`Scoreboard::on_ack`]): the last segments of a
-    /// flight, lost during a recovery, are resent by the recovery instead
-    /// of the timer. Acts only with SACK.
+    /// sent once above the highest SACK (see [`Scoreboard::on_ack`]): the
+    /// last segments of a flight, lost during a recovery, are resent by the
+    /// recovery instead of the timer. Acts only with SACK.
     pub loss_by_send_order: bool,
 }
 
