@@ -28,12 +28,12 @@
 //! and never move it. The costs are therefore O(log window) binary searches
 //! plus work proportional to the number of holes touched, not to the
 //! window. The boundary found by the order of transmission (see
-//! `Scoreboard::on_ack`) is kept between ACKs, so its walk passes each
-//! record once, except resent records just above it, which it passes on
-//! trial on every ACK until a record above them proves them lost (few:
-//! resends above RFC 6675's boundary are NextSeg rule 3's, below the
-//! third-highest SACKed record). Nothing allocates per ACK once the queues have reached the window
-//! size.
+//! `Scoreboard::on_ack`) is kept between ACKs and its walk starts at the
+//! highest SACKed record, so it passes each record once, except resent
+//! records above that, which it passes on trial on every ACK until a
+//! record above them proves them lost (few: NextSeg resends nothing there
+//! but a probe's or a rescue's segment). Nothing allocates per ACK once
+//! the queues have reached the window size.
 
 use std::collections::VecDeque;
 
@@ -361,16 +361,14 @@ impl Scoreboard {
     /// DupThresh or more transmissions before a segment since delivered
     /// (see [`on_ack`](Self::on_ack)), walking up from the highest SACKed
     /// record and stopping at the first record that is not SACKed, not
-    /// resent and not such a record. A resent record is passed on trial: records are
-    /// first sent in offset order, so its first transmission preceded any
-    /// record above it, and it is lost if one of those is. The boundary
+    /// resent and not such a record. A resent record is passed on trial:
+    /// records are first sent in offset order, so its first transmission
+    /// preceded any record above it, and it is lost if one of those is. The
+    /// boundary
     /// reached is kept, so a record found lost stays lost once resent and
     /// each record is passed once.
     fn detect_lost_by_sent_order(&mut self) {
-        let overtaken_below = self
-            .delivered_xmit_seq
-            .saturating_sub(u64::from(self.dup_thresh))
-            .saturating_add(1);
+        let overtaken_below = self.overtaken_below();
         let mut proved = self.sent_order_lost_end.max(self.lost_end);
         // Only the records above the highest SACKed one are tried: below
         // it RFC 6675's count decides, and a rule that condemned holes
@@ -381,13 +379,7 @@ impl Scoreboard {
         // where RFC 6675 can never decide.
         let mut pos = proved.max(self.highest_sacked().unwrap_or(0));
         loop {
-            let k = self.runs.partition_point(|run| run.1 <= pos);
-            if let Some(&(start, end)) = self.runs.get(k) {
-                if start <= pos {
-                    pos = end;
-                    continue;
-                }
-            }
+            pos = self.past_run(pos);
             let i = self.records.partition_point(|r| r.end <= pos);
             match self.records.get(i) {
                 Some(r) if r.retransmitted => pos = r.end,
@@ -412,6 +404,16 @@ impl Scoreboard {
         }
     }
 
+    /// Transmissions numbered below this one were sent DupThresh or more
+    /// transmissions before the latest one known delivered: overtaken,
+    /// RFC 8985's "a segment sent later was delivered" with DupThresh
+    /// transmissions as the reordering margin.
+    fn overtaken_below(&self) -> u64 {
+        self.delivered_xmit_seq
+            .saturating_sub(u64::from(self.dup_thresh))
+            .saturating_add(1)
+    }
+
     /// Clears the retransmitted mark of every lost record whose
     /// retransmission a segment sent DupThresh or more transmissions later
     /// has overtaken (see [`on_ack`](Self::on_ack)). Only while
@@ -426,10 +428,7 @@ impl Scoreboard {
             self.rxt_overtaken.clear();
             return;
         }
-        let overtaken_below = self
-            .delivered_xmit_seq
-            .saturating_sub(u64::from(self.dup_thresh))
-            .saturating_add(1);
+        let overtaken_below = self.overtaken_below();
         // The overtaken threshold only rises, so an entry moves over once.
         while let Some(&(seq, start, end)) = self.rxt_sent.front() {
             if seq >= overtaken_below {
@@ -832,6 +831,16 @@ impl Scoreboard {
         }
     }
 
+    /// The first unSACKed octet at or above `pos`: the end of the run
+    /// holding `pos` (runs are maximal), or `pos` itself.
+    fn past_run(&self, pos: u64) -> u64 {
+        let k = self.runs.partition_point(|run| run.1 <= pos);
+        match self.runs.get(k) {
+            Some(&(start, end)) if start <= pos => end,
+            _ => pos,
+        }
+    }
+
     /// The lowest unSACKed record at or above HighRxt that starts below
     /// `limit` and has no retransmission outstanding, trimmed to start at
     /// HighRxt (NextSeg rules 1 and 3). Within a recovery nothing at or
@@ -841,14 +850,7 @@ impl Scoreboard {
     fn first_unsacked_below(&self, limit: u64) -> Option<(u64, u64)> {
         let mut from = self.high_rxt.max(self.snd_una);
         loop {
-            // Inside a run: the first unSACKed octet is the run's end,
-            // because runs are maximal.
-            let k = self.runs.partition_point(|run| run.1 <= from);
-            if let Some(&(start, end)) = self.runs.get(k) {
-                if start <= from {
-                    from = end;
-                }
-            }
+            from = self.past_run(from);
             if from >= limit {
                 return None;
             }
