@@ -2,6 +2,7 @@
 //! with the figures of the same run that show its cause.
 
 use super::super::*;
+use super::phases;
 
 /// `v` with `decimals`, `-` when there is none.
 fn fmt_opt(v: Option<f64>, decimals: usize) -> String {
@@ -58,7 +59,7 @@ fn two_w_at_100(md: &mut String, fig6: &[RunRecord]) {
 
 /// The fig. 11 Jain goal: the lowest index of each strategy beside AE
 /// against AE at the same point.
-fn jain_against_ae(md: &mut String, fig11: &[RunRecord]) {
+fn jain_against_ae(md: &mut String, fig11: &[RunRecord], over_phases: &phases::PhaseTable) {
     let mut rows = Vec::new();
     for s in ["4w", "4waf", "4w-adaptive"] {
         let mut lowest: Option<(&RunRecord, f64)> = None;
@@ -79,14 +80,25 @@ fn jain_against_ae(md: &mut String, fig11: &[RunRecord]) {
             continue;
         };
         let ae_there = same_point(fig11, low_r, "ae").and_then(|a| a.jain_index);
-        rows.push(format!(
+        let mut row = format!(
             "`{s}` {low:.3} at {} (AE against AE there: {}), and at most {:.3} below AE \
              against AE at any point ({})",
             point_text(low_r),
             fmt_opt(ae_there, 3),
             -gap,
             point_text(gap_r),
-        ));
+        );
+        if let (Some((low_at, low)), Some((gap_at, gap))) = (
+            phases::lowest_mean(over_phases, s),
+            phases::widest_gap(over_phases, s),
+        ) {
+            let _ = write!(
+                row,
+                "; over the start phases its lowest mean is {low:.3} ({low_at}) and it \
+                 falls at most {gap:.3} below AE against AE's mean ({gap_at})"
+            );
+        }
+        rows.push(row);
     }
     if rows.is_empty() {
         return;
@@ -104,9 +116,14 @@ fn jain_against_ae(md: &mut String, fig11: &[RunRecord]) {
 }
 
 /// Writes the section.
-pub(super) fn section(md: &mut String, fig6: &[RunRecord], fig11: &[RunRecord]) {
+pub(super) fn section(
+    md: &mut String,
+    fig6: &[RunRecord],
+    fig11: &[RunRecord],
+    over_phases: &phases::PhaseTable,
+) {
     let _ = writeln!(md, "## Why the misses\n");
     two_w_at_100(md, fig6);
-    jain_against_ae(md, fig11);
+    jain_against_ae(md, fig11, over_phases);
     md.push('\n');
 }

@@ -3,6 +3,7 @@
 use super::*;
 
 mod misses;
+mod phases;
 
 pub(super) fn paper_003(plan: &ReportPlan) -> Result<PathBuf, LabError> {
     let dir = plot_dir(plan, "paper-003")?;
@@ -10,6 +11,7 @@ pub(super) fn paper_003(plan: &ReportPlan) -> Result<PathBuf, LabError> {
     let fig6 = run_preset("p003-fig6", plan)?;
     let fig8 = run_preset("p003-fig8", plan)?;
     let fig11 = run_preset("p003-fig11", plan)?;
+    let over_phases = phases::summarize(&phases::run(plan)?);
     let mut md = String::new();
     let _ = writeln!(
         md,
@@ -87,6 +89,17 @@ pub(super) fn paper_003(plan: &ReportPlan) -> Result<PathBuf, LabError> {
             tolerance: 0.0,
             decimals: 3,
         });
+        checks.push(Check {
+            what: format!(
+                "goal: lowest Jain index, {s} flows against ae flows, mean over start phases \
+                 (fig. 11 setup, >= 0.95)"
+            ),
+            paper: Some(0.95),
+            ackwise: phases::lowest_mean(&over_phases, s).map(|(_, j)| j),
+            higher_is_better: true,
+            tolerance: 0.0,
+            decimals: 3,
+        });
     }
     let _ = writeln!(md, "## Summary against the paper\n");
     let _ = writeln!(
@@ -96,7 +109,7 @@ pub(super) fn paper_003(plan: &ReportPlan) -> Result<PathBuf, LabError> {
     );
     md.push_str(&checks_table(&checks));
     md.push('\n');
-    misses::section(&mut md, &fig6, &fig11);
+    misses::section(&mut md, &fig6, &fig11, &over_phases);
 
     let files3 = plots(&fig3, &dir)?;
     let _ = writeln!(
@@ -179,6 +192,7 @@ pub(super) fn paper_003(plan: &ReportPlan) -> Result<PathBuf, LabError> {
     let _ = writeln!(md, "\n### Drops at every queue, % of data segments\n");
     md.push_str(&table(&fig11, RunRecord::drop_percent_all_queues, 2));
     md.push('\n');
+    phases::section(&mut md, &over_phases);
     plot_links(&mut md, &files11, &["fairness-vs-flows", "drops-vs-flows"]);
 
     let path = plan.out_dir.join("paper-003.md");
