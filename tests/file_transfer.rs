@@ -8,6 +8,8 @@
 #![cfg(all(feature = "tokio", feature = "lab"))]
 #![cfg(all(feature = "tokio", feature = "cli"))]
 
+mod common;
+
 use ackwise::connection::AckPolicyConfig;
 use ackwise::lab::Strategy;
 use ackwise::net::transfer::{
@@ -260,6 +262,7 @@ async fn a_sender_that_vanishes_mid_file_leaves_nothing_behind() {
         name: "big.bin".into(),
         length_bytes: 10_000_000,
         strategy: None,
+        can_resume: false,
     };
     protocol::write_header(&mut s, &header).await.unwrap();
     assert_eq!(
@@ -282,6 +285,183 @@ async fn a_sender_that_vanishes_mid_file_leaves_nothing_behind() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// Sends the first `sent` bytes of `content` under `name` by hand, as a
+/// sender that can resume, to a receiver on a fresh TCP connection, then
+/// vanishes; returns the receiver's result and the offer it made.
+async fn break_off(
+    options: ReceiveOptions,
+    name: &str,
+    content: &[u8],
+    sent: &[u8],
+) -> (Result<transfer::Summary, TransferError>, protocol::Offer) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let server = tokio::spawn(async move {
+        let (mut s, _) = listener.accept().await.unwrap();
+        transfer::receive_files(&mut s, &options, &mut Silent).await
+    });
+    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let header = protocol::Header {
+        name: name.into(),
+        length_bytes: content.len() as u64,
+        strategy: None,
+        can_resume: true,
+    };
+    protocol::write_header(&mut s, &header).await.unwrap();
+    assert_eq!(
+        protocol::read_verdict(&mut s).await.unwrap(),
+        Ok(Verdict::Ok)
+    );
+    let offer = protocol::read_offer(&mut s).await.unwrap();
+    s.write_all(&0u64.to_be_bytes()).await.unwrap();
+    s.write_all(sent).await.unwrap();
+    s.flush().await.unwrap();
+    drop(s);
+    (server.await.unwrap(), offer)
+}
+
+/// Sends `path` with [`transfer::send_files`] to a receiver with
+/// `options` on a fresh TCP connection; returns both summaries.
+async fn send_over_tcp(
+    path: &Path,
+    options: ReceiveOptions,
+) -> (transfer::Summary, transfer::Summary) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let server = tokio::spawn(async move {
+        let (mut s, _) = listener.accept().await.unwrap();
+        transfer::receive_files(&mut s, &options, &mut Silent).await
+    });
+    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let files = transfer::open_files(&[path]).unwrap();
+    let sent = transfer::send_files(&mut s, files, &SendOptions::default(), &mut Silent)
+        .await
+        .unwrap();
+    (sent, server.await.unwrap().unwrap())
+}
+
+/// The names in `dir` that hold bytes kept for a resumption.
+fn kept(dir: &Path) -> Vec<String> {
+    listing(dir)
+        .into_iter()
+        .filter(|n| n.contains(".ackwise-partial-resume-"))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_broken_off_file_resumes_from_what_the_receiver_kept() {
+    let dir = scratch("resume");
+    let out = dir.join("out");
+    let (paths, contents) = make_files(&dir, 11, &[3_000_017]);
+    let (name, content) = &contents[0];
+    let held = 1_234_567;
+    let options = ReceiveOptions::new(&out);
+    let (first, offer) = break_off(options.clone(), name, content, &content[..held]).await;
+    assert_eq!(offer, protocol::Offer::NOTHING);
+    assert!(
+        matches!(first, Err(TransferError::PeerVanished)),
+        "{first:?}"
+    );
+    // Every byte that arrived is kept, under a name that is no real one.
+    let kept_now = kept(&out);
+    assert_eq!(listing(&out), kept_now);
+    assert_eq!(kept_now.len(), 1, "{kept_now:?}");
+    assert_eq!(
+        std::fs::metadata(out.join(&kept_now[0])).unwrap().len(),
+        held as u64
+    );
+
+    let (sent, received) = send_over_tcp(&paths[0], options).await;
+    for report in [&sent.files[0], &received.files[0]] {
+        assert_eq!(report.verdict, Verdict::Ok);
+        assert_eq!(report.resumed_from_bytes, held as u64);
+        assert_eq!(report.bytes, (content.len() - held) as u64);
+    }
+    assert!(std::fs::read(out.join(name)).unwrap() == *content);
+    assert_eq!(listing(&out), vec![name.clone()]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kept_bytes_that_differ_from_the_senders_file_are_not_resumed() {
+    let dir = scratch("resume-differs");
+    let out = dir.join("out");
+    let (paths, contents) = make_files(&dir, 12, &[700_001]);
+    let (name, content) = &contents[0];
+    let mut other = content[..300_000].to_vec();
+    other[299_999] ^= 1;
+    let options = ReceiveOptions::new(&out);
+    let (first, _) = break_off(options.clone(), name, content, &other).await;
+    assert!(first.is_err());
+    assert_eq!(kept(&out).len(), 1);
+    let (sent, received) = send_over_tcp(&paths[0], options).await;
+    for report in [&sent.files[0], &received.files[0]] {
+        assert_eq!(report.verdict, Verdict::Ok);
+        assert_eq!(report.resumed_from_bytes, 0);
+        assert_eq!(report.bytes, content.len() as u64);
+    }
+    assert!(std::fs::read(out.join(name)).unwrap() == *content);
+    assert_eq!(listing(&out), vec![name.clone()]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_receiver_that_keeps_nothing_removes_a_broken_off_file() {
+    let dir = scratch("resume-off");
+    let out = dir.join("out");
+    let (_, contents) = make_files(&dir, 13, &[400_000]);
+    let (name, content) = &contents[0];
+    let mut options = ReceiveOptions::new(&out);
+    options.keep_partial = Duration::ZERO;
+    let (first, _) = break_off(options, name, content, &content[..100_000]).await;
+    assert!(
+        matches!(first, Err(TransferError::PeerVanished)),
+        "{first:?}"
+    );
+    assert!(listing(&out).is_empty(), "{:?}", listing(&out));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_start_other_than_zero_or_the_offer_is_a_protocol_error() {
+    let dir = scratch("resume-bad-start");
+    let out = dir.join("out");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let options = ReceiveOptions::new(&out);
+    let server = tokio::spawn(async move {
+        let (mut s, _) = listener.accept().await.unwrap();
+        transfer::receive_files(&mut s, &options, &mut Silent).await
+    });
+    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let header = protocol::Header {
+        name: "f.bin".into(),
+        length_bytes: 1000,
+        strategy: None,
+        can_resume: true,
+    };
+    protocol::write_header(&mut s, &header).await.unwrap();
+    assert_eq!(
+        protocol::read_verdict(&mut s).await.unwrap(),
+        Ok(Verdict::Ok)
+    );
+    assert_eq!(
+        protocol::read_offer(&mut s).await.unwrap(),
+        protocol::Offer::NOTHING
+    );
+    s.write_all(&5u64.to_be_bytes()).await.unwrap();
+    let err = server.await.unwrap().unwrap_err();
+    assert!(
+        matches!(
+            err,
+            TransferError::Protocol(protocol::ProtocolError::BadStart { start: 5, held: 0 })
+        ),
+        "{err}"
+    );
+    assert!(listing(&out).is_empty(), "{:?}", listing(&out));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[tokio::test]
 async fn a_silent_sender_times_out_and_leaves_nothing_behind() {
     let dir = scratch("silent");
@@ -294,6 +474,7 @@ async fn a_silent_sender_times_out_and_leaves_nothing_behind() {
         name: "slow.bin".into(),
         length_bytes: 1000,
         strategy: None,
+        can_resume: false,
     };
     protocol::write_header(&mut a, &header).await.unwrap();
     a.write_all(&[1u8; 10]).await.unwrap();
@@ -325,6 +506,7 @@ async fn bad_names_are_refused_at_both_ends() {
             name: bad.into(),
             length_bytes: 3,
             strategy: None,
+            can_resume: false,
         };
         protocol::write_header(&mut a, &header).await.unwrap();
         let verdict = protocol::read_verdict(&mut a).await.unwrap().unwrap();
@@ -747,6 +929,7 @@ async fn half_sent(
         name: "half.bin".into(),
         length_bytes,
         strategy: None,
+        can_resume: false,
     };
     protocol::write_header(&mut s, &header).await.unwrap();
     assert_eq!(
@@ -992,10 +1175,16 @@ impl Server {
     }
 
     fn start_with(transport: &str, out: &Path, idle_timeout: &str) -> Server {
+        Server::start_with_args(transport, out, idle_timeout, &[])
+    }
+
+    fn start_with_args(transport: &str, out: &Path, idle_timeout: &str, more: &[&str]) -> Server {
         let mut child = ackwise()
             .args(["recv", "--listen", "127.0.0.1:0", "--transport", transport])
             // Loopback takes large segments.
-            .args(["--mss", "16000", "--idle-timeout", idle_timeout, "--out"])
+            .args(["--mss", "16000", "--idle-timeout", idle_timeout])
+            .args(more)
+            .arg("--out")
             .arg(out)
             .stderr(Stdio::piped())
             .spawn()
@@ -1089,8 +1278,13 @@ fn round_trip_then_kill_the_sender(transport: &str) {
     }
     sender.kill().unwrap();
     sender.wait().unwrap();
+    // What arrived waits for a resumption under its kept name, and
+    // nothing else of the file is left: no real name, no live partial.
     let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    while listing(&out).iter().any(|n| n.contains("big.bin")) {
+    while listing(&out)
+        .iter()
+        .any(|n| n.contains("big.bin") && !n.contains(".ackwise-partial-resume-"))
+    {
         assert!(
             std::time::Instant::now() < deadline,
             "left behind: {:?}",
@@ -1098,7 +1292,12 @@ fn round_trip_then_kill_the_sender(transport: &str) {
         );
         std::thread::sleep(Duration::from_millis(20));
     }
-    assert_eq!(listing(&out), vec![contents[0].0.clone()]);
+    let kept_now = kept(&out);
+    assert_eq!(kept_now.len(), 1, "{:?}", listing(&out));
+    assert!(kept_now[0].starts_with(".big.bin."), "{kept_now:?}");
+    let mut expected = vec![contents[0].0.clone(), kept_now[0].clone()];
+    expected.sort();
+    assert_eq!(listing(&out), expected);
     drop(server);
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -1162,8 +1361,9 @@ fn cli_ctrl_c_at_the_sender_resets_and_the_partial_goes_at_once() {
     let dir = scratch("cli-sigint");
     let out = dir.join("out");
     // The receiver would wait a minute for a silent sender: only the
-    // sender's reset can remove the partial file within seconds.
-    let server = Server::start_with("ackwise", &out, "60s");
+    // sender's reset can remove the partial file within seconds. This
+    // receiver keeps nothing for resumptions.
+    let server = Server::start_with_args("ackwise", &out, "60s", &["--keep-partial", "0"]);
     let sender = start_big_send(&dir, &out, &server);
     let killed = Command::new("kill")
         .args(["-INT", &sender.id().to_string()])
@@ -1175,6 +1375,89 @@ fn cli_ctrl_c_at_the_sender_resets_and_the_partial_goes_at_once() {
     let line = error_line(&result);
     assert!(line.contains("interrupted"), "{line}");
     partials_gone(&out, Duration::from_secs(5)).unwrap_or_else(|left| panic!("left: {left:?}"));
+    drop(server);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn cli_a_send_stopped_with_ctrl_c_resumes_where_it_stopped() {
+    let dir = scratch("cli-resume");
+    let out = dir.join("out");
+    let server = Server::start("ackwise", &out);
+    // 8 MB through a 20 Mbit/s relay: about 3 s, long enough to stop.
+    let relay_port = common::free_udp_port();
+    let mut relay = ackwise()
+        .args(["relay", "--listen", &format!("127.0.0.1:{relay_port}")])
+        .args(["--to", &server.addr, "--fwd-rate", "20mbit"])
+        .args([
+            "--rev-rate",
+            "20mbit",
+            "--fwd-delay",
+            "5ms",
+            "--rev-delay",
+            "5ms",
+        ])
+        .args(["--buffer", "100"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    common::wait_for_line(&mut relay, "ackwise relay:");
+    let (paths, contents) = make_files(&dir, 21, &[8_000_000]);
+    let (name, content) = &contents[0];
+    let to = format!("127.0.0.1:{relay_port}");
+    let sender = ackwise()
+        .arg("send")
+        .arg(&paths[0])
+        .args(["--mss", "1400", "--quiet", "--to", &to])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while !listing(&out)
+        .iter()
+        .any(|n| std::fs::metadata(out.join(n)).is_ok_and(|m| m.len() > 2_000_000))
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "transfer did not start"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let stopped = Command::new("kill")
+        .args(["-INT", &sender.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(stopped.success());
+    assert_eq!(sender.wait_with_output().unwrap().status.code(), Some(130));
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while kept(&out).is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "nothing kept: {:?}",
+            listing(&out)
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let held = std::fs::metadata(out.join(&kept(&out)[0])).unwrap().len();
+    assert!(held > 2_000_000 && held < 8_000_000, "{held}");
+
+    let again = ackwise()
+        .arg("send")
+        .arg(&paths[0])
+        .args(["--mss", "1400", "--to", &to])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&again.stderr);
+    assert!(again.status.success(), "{said}");
+    assert!(
+        said.contains(&format!("(resumed after {held} held bytes)")),
+        "{said}"
+    );
+    assert!(std::fs::read(out.join(name)).unwrap() == *content);
+    assert_eq!(listing(&out), vec![name.clone()]);
+    let _ = relay.kill();
+    let _ = relay.wait();
     drop(server);
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -8,7 +8,9 @@
 //! `.ci/run`, which installs it).
 #![cfg(feature = "cli")]
 
-use std::io::{BufRead, BufReader};
+mod common;
+
+use common::{free_udp_port, wait_for_line};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -134,32 +136,6 @@ fn one_transfer(path: &Path, sender: &str, bytes: u64) {
         "{}: the sender's data reaches only {top} of {bytes}",
         path.display()
     );
-}
-
-/// Reads `child`'s stderr until a line starting with `prefix`, then keeps
-/// draining it so the child never blocks on a full pipe.
-fn wait_for_line(child: &mut Child, prefix: &str) -> String {
-    let stderr = child.stderr.take().unwrap();
-    let mut lines = BufReader::new(stderr).lines();
-    let line = loop {
-        let l = lines
-            .next()
-            .unwrap_or_else(|| panic!("no line starting with {prefix:?}"))
-            .unwrap();
-        if l.starts_with(prefix) {
-            break l;
-        }
-    };
-    std::thread::spawn(move || for _ in lines {});
-    line
-}
-
-fn free_udp_port() -> u16 {
-    std::net::UdpSocket::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 /// Ctrl-C, then waits for the child to end on its own.

@@ -27,7 +27,7 @@
 //!                                   # a link emulator between two UDP endpoints
 //! ackwise recv --listen ADDR --out DIR [--strategy S] [--overwrite] [--key-file F | --insecure]
 //!              [--transport ackwise|tcp|quic] [--quic-cert-sha256 HEX] [--mss N] [--idle-timeout 60s]
-//!              [--pcap FILE] [--quiet]
+//!              [--keep-partial 24h] [--pcap FILE] [--quiet]
 //!                                   # receive files until Ctrl-C
 //! ackwise send FILE... --to ADDR [--strategy S] [--connect-timeout 10s] [--key-file F]
 //!              [--transport ackwise|tcp|quic] [--mss N] [--idle-timeout 60s] [--pcap FILE] [--quiet]
@@ -288,6 +288,11 @@ struct RecvArgs {
     /// Drop a connection that stalls for this long.
     #[arg(long, value_name = "DURATION", default_value = "60s")]
     idle_timeout: String,
+    /// Keep what arrived of a file whose transfer broke off for this
+    /// long, so that sending it again resumes where it stopped; `0`
+    /// keeps nothing.
+    #[arg(long, value_name = "DURATION", default_value = "24h")]
+    keep_partial: String,
     /// No progress, no summaries: only errors.
     #[arg(long, short)]
     quiet: bool,
@@ -858,6 +863,14 @@ fn perf_command(role: PerfRole) -> ExitCode {
     }
 }
 
+/// `--keep-partial`: a duration, `0` for none.
+fn parse_keep_partial(text: &str) -> Result<std::time::Duration, String> {
+    if text.trim() == "0" {
+        return Ok(std::time::Duration::ZERO);
+    }
+    lab::units::parse_duration(text).map_err(|e| format!("--keep-partial: {e}"))
+}
+
 fn recv_command(args: RecvArgs) -> ExitCode {
     let named = args.strategy.as_deref().unwrap_or(Strategy::DEFAULT_NAME);
     let (strategy, transport, idle) =
@@ -883,7 +896,12 @@ fn recv_command(args: RecvArgs) -> ExitCode {
             }
         }
     }
+    let keep_partial = match parse_keep_partial(&args.keep_partial) {
+        Ok(d) => d,
+        Err(e) => return usage(e),
+    };
     let mut options = ReceiveOptions::new(args.out);
+    options.keep_partial = keep_partial;
     options.overwrite = args.overwrite;
     options.key = key;
     options.idle_timeout = idle;

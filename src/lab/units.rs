@@ -51,8 +51,14 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
         "us" => value * 1e3,
         "ms" => value * 1e6,
         "s" => value * 1e9,
-        "" => return Err(format!("`{s}` needs a unit (us, ms, s)")),
-        other => return Err(format!("unknown time unit `{other}` (use us, ms, s)")),
+        "min" => value * 60e9,
+        "h" => value * 3600e9,
+        "" => return Err(format!("`{s}` needs a unit (us, ms, s, min, h)")),
+        other => {
+            return Err(format!(
+                "unknown time unit `{other}` (use us, ms, s, min, h)"
+            ))
+        }
     };
     if nanos > 1e18 {
         return Err(format!("`{s}` is too long"));
@@ -81,6 +87,8 @@ mod tests {
         assert_eq!(parse_duration("100ms"), Ok(Duration::from_millis(100)));
         assert_eq!(parse_duration("2.5s"), Ok(Duration::from_millis(2500)));
         assert_eq!(parse_duration("250us"), Ok(Duration::from_micros(250)));
+        assert_eq!(parse_duration("2min"), Ok(Duration::from_secs(120)));
+        assert_eq!(parse_duration("24h"), Ok(Duration::from_secs(86_400)));
         assert!(parse_duration("100").unwrap_err().contains("unit"));
         assert!(parse_duration("-5ms").is_err());
     }

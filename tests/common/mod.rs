@@ -31,3 +31,31 @@ pub fn proptest_config(cases: u32, seed: u64) -> ProptestConfig {
         ..ProptestConfig::default()
     }
 }
+
+/// Reads `child`'s stderr until a line starting with `prefix`, then keeps
+/// draining it so the child never blocks on a full pipe.
+pub fn wait_for_line(child: &mut std::process::Child, prefix: &str) -> String {
+    use std::io::{BufRead, BufReader};
+    let stderr = child.stderr.take().unwrap();
+    let mut lines = BufReader::new(stderr).lines();
+    let line = loop {
+        let l = lines
+            .next()
+            .unwrap_or_else(|| panic!("no line starting with {prefix:?}"))
+            .unwrap();
+        if l.starts_with(prefix) {
+            break l;
+        }
+    };
+    std::thread::spawn(move || for _ in lines {});
+    line
+}
+
+/// A UDP port on 127.0.0.1 that was free a moment ago.
+pub fn free_udp_port() -> u16 {
+    std::net::UdpSocket::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}

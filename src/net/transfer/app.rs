@@ -368,7 +368,8 @@ async fn connect_tcp(addr: SocketAddr, plan: &SendPlan) -> Result<TcpStream, Tra
 /// handled concurrently, each with its own summary line on stderr.
 /// Partial files that a killed receiver left in the output directory are
 /// removed at start and then every idle timeout ([`sweep_partials`] with
-/// [`stale_age`]). A
+/// [`stale_age`], and bytes kept for a resumption after
+/// [`ReceiveOptions::keep_partial`](super::ReceiveOptions::keep_partial)). A
 /// connection that fails is reported and the server goes on; transfers
 /// still running at shutdown are dropped, which removes their partial
 /// files.
@@ -383,7 +384,8 @@ pub async fn serve(
     // What a killed receiver left behind goes now, and what one that dies
     // while this one runs leaves goes on the timer.
     let stale = stale_age(plan.options.idle_timeout);
-    let swept = sweep_partials(&plan.options.out_dir, stale).unwrap_or(0);
+    let keep = plan.options.keep_partial;
+    let swept = sweep_partials(&plan.options.out_dir, stale, keep).unwrap_or(0);
     if swept > 0 && plan.console != ConsoleMode::Quiet {
         eprintln!(
             "removed {swept} abandoned partial file{} from {}",
@@ -395,6 +397,7 @@ pub async fn serve(
         plan.options.out_dir.clone(),
         plan.options.idle_timeout,
         stale,
+        keep,
     )));
     let listen_failed = |reason: String| TransferError::Listen {
         addr: plan.listen.clone(),
@@ -497,13 +500,18 @@ fn report_capture(console: &Console, pcap: Option<&Path>, endpoint: &Endpoint) {
 }
 
 /// Sweeps `dir` every `period` for partial files untouched for `stale`.
-async fn sweep_every(dir: PathBuf, period: std::time::Duration, stale: std::time::Duration) {
+async fn sweep_every(
+    dir: PathBuf,
+    period: std::time::Duration,
+    stale: std::time::Duration,
+    keep: std::time::Duration,
+) {
     let start = tokio::time::Instant::now() + period;
     let mut ticks = tokio::time::interval_at(start, period);
     loop {
         ticks.tick().await;
         let dir = dir.clone();
-        let _ = tokio::task::spawn_blocking(move || sweep_partials(&dir, stale)).await;
+        let _ = tokio::task::spawn_blocking(move || sweep_partials(&dir, stale, keep)).await;
     }
 }
 

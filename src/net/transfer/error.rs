@@ -123,8 +123,10 @@ pub enum TransferError {
         after: Duration,
     },
     /// The transfer was stopped here (Ctrl-C); the receiver was told
-    /// with a reset and discards the file in progress.
-    #[error("interrupted; the receiver discards the file in progress")]
+    /// with a reset and keeps what arrived of the file in progress for a
+    /// resumption (an older receiver, or one with `--keep-partial 0`,
+    /// discards it).
+    #[error("interrupted; sending the file again resumes where it stopped")]
     Interrupted,
     /// The peer broke the protocol.
     #[error("protocol error: {0}")]

@@ -10,11 +10,14 @@
 //! The receiver never leaves a truncated or corrupted file under the real
 //! name: content goes to `.NAME.ackwise-partial-PID-RANDOM` in the output
 //! directory, which is synced and renamed only after the digest matched,
-//! and removed on any failure (digest mismatch, connection lost, sender
-//! gone, disk full, task cancelled). What a killed receiver leaves behind
-//! is swept by the next one ([`sweep_partials`], which [`serve`] runs at
-//! start and then every idle timeout). An existing file is never replaced
-//! unless [`ReceiveOptions::overwrite`] says so.
+//! and removed on a digest mismatch, a full disk or a cancelled task.
+//! When the connection breaks mid-file (sender gone or stopped, path
+//! lost), what arrived is kept for [`ReceiveOptions::keep_partial`] and
+//! the next transfer of the same file resumes from it once the sender has
+//! checked its digest ([`protocol`] version 3). What a killed receiver
+//! leaves behind is swept by the next one ([`sweep_partials`], which
+//! [`serve`] runs at start and then every idle timeout). An existing file
+//! is never replaced unless [`ReceiveOptions::overwrite`] says so.
 //!
 //! The transfer loops are generic over `AsyncRead + AsyncWrite`; the
 //! [`StatsSource`] trait lets an ackwise stream show its ACK counters in
@@ -76,7 +79,7 @@ pub use progress::{
     PROGRESS_INTERVAL,
 };
 pub use protocol::{validate_name, NameError, ProtocolError, Verdict};
-pub use receive::{receive_files, ReceiveOptions};
+pub use receive::{receive_files, ReceiveOptions, DEFAULT_KEEP_PARTIAL};
 pub use send::{open_files, send_files, OutgoingFile, SendOptions};
 pub use sweep::{stale_age, sweep_partials};
 

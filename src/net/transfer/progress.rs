@@ -112,8 +112,12 @@ pub const PROGRESS_INTERVAL: Duration = Duration::from_millis(100);
 pub struct FileReport {
     /// The name it travelled under.
     pub name: String,
-    /// Content bytes moved (all of them when `verdict` is ok).
+    /// Content bytes moved on this connection (all of them from
+    /// `resumed_from_bytes` on when `verdict` is ok).
     pub bytes: u64,
+    /// Where the content started: 0, or the bytes the receiver held from
+    /// an interrupted transfer of the file ([`super::protocol::Offer`]).
+    pub resumed_from_bytes: u64,
     /// From the header to the final verdict.
     pub elapsed: Duration,
     /// The receiver's final word.
@@ -389,8 +393,13 @@ impl Observer for Console {
                 } else {
                     0.0
                 };
+                let resumed = if report.resumed_from_bytes > 0 {
+                    format!(" (resumed after {} held bytes)", report.resumed_from_bytes)
+                } else {
+                    String::new()
+                };
                 self.line(&format!(
-                    "{}{}: {} bytes in {secs:.3} s ({}), digest ok",
+                    "{}{}: {} bytes in {secs:.3} s ({}){resumed}, digest ok",
                     self.prefix(),
                     report.name,
                     report.bytes,

@@ -4,13 +4,25 @@
 //!
 //! ```text
 //! sender   -> receiver  header:  "AWFT" | version u8 | name_len u16 | name | length u64
-//!                                  | strategy_len u8 | strategy (ASCII; version 2 only)
+//!                                  | strategy_len u8 | strategy (ASCII; versions 2 and 3)
 //! receiver -> sender    verdict: code u8 | reason_len u16 | reason (UTF-8)
-//!   (only when the verdict is `ok` does the sender go on:)
-//! sender   -> receiver  content: `length` bytes
-//! sender   -> receiver  digest:  SHA-256 of the content, 32 bytes
+//!   (only when the verdict is `ok` does the sender go on; version 3 only:)
+//! receiver -> sender    offer:   held u64 | SHA-256 of the held bytes, 32 bytes
+//! sender   -> receiver  start:   u64, 0 or `held`
+//!   (all versions:)
+//! sender   -> receiver  content: `length` bytes (`length - start` in version 3)
+//! sender   -> receiver  digest:  SHA-256 of the whole content, 32 bytes
 //! receiver -> sender    verdict: code u8 | reason_len u16 | reason
 //! ```
+//!
+//! Version 3 resumes interrupted files. A receiver whose transfer from a
+//! version 3 sender broke off mid-file keeps what it had written; when a
+//! file of the same name and length comes again, its offer says how many
+//! bytes it holds and their digest. The sender resumes from there when
+//! the first `held` bytes of its file have that digest and starts from 0
+//! otherwise (the offer is all zeros when nothing is held). The final
+//! digest covers the whole file either way, so a held prefix that differs
+//! from the sender's can never be stored under the real name.
 //!
 //! The strategy is the sender's lab name (`4w`, `ae`, ...), empty for
 //! none: a receiver that was not told a strategy of its own takes its ACK
@@ -30,7 +42,10 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 pub const MAGIC: [u8; 4] = *b"AWFT";
 
 /// The protocol version this module writes.
-pub const VERSION: u8 = 2;
+pub const VERSION: u8 = 3;
+
+/// The first version whose senders can resume (offer and start).
+pub const RESUME_VERSION: u8 = 3;
 
 /// The oldest version this module still reads (headers without a
 /// strategy).
@@ -57,6 +72,10 @@ pub struct Header {
     pub length_bytes: u64,
     /// The sender's strategy, a lab name, when it runs one.
     pub strategy: Option<String>,
+    /// The sender takes part in resumption ([`Offer`]): written as
+    /// version 3, read from versions 3 and later. A version 2 header
+    /// (`false`) is what older ackwise senders send.
+    pub can_resume: bool,
 }
 
 impl Header {
@@ -146,6 +165,15 @@ pub enum ProtocolError {
     /// answer.
     #[error("the sender authenticates with a key (--key-file) and this receiver has none")]
     AuthenticationOffered,
+    /// A version 3 sender started neither at 0 nor at the offered end of
+    /// the held bytes.
+    #[error("the sender resumes at byte {start}, but the receiver offered {held}")]
+    BadStart {
+        /// Where the sender said it starts.
+        start: u64,
+        /// What the receiver offered.
+        held: u64,
+    },
     /// A verdict code this module does not know.
     #[error("unknown verdict code {0}")]
     UnknownVerdict(u8),
@@ -290,6 +318,7 @@ pub async fn read_header<S: AsyncRead + Unpin>(
         name,
         length_bytes,
         strategy,
+        can_resume: version >= RESUME_VERSION,
     })))
 }
 
@@ -303,15 +332,15 @@ pub async fn write_header<S: AsyncWrite + Unpin>(
     stream.flush().await
 }
 
-/// `header` as it travels (at [`VERSION`]); an invalid one is an
-/// `InvalidInput` error.
+/// `header` as it travels (at [`VERSION`], or version 2 for a header that
+/// cannot resume); an invalid one is an `InvalidInput` error.
 pub fn encode_header(header: &Header) -> std::io::Result<Vec<u8>> {
     let name = header.name.as_bytes();
     let name_len = u16::try_from(name.len())
         .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidInput, "file name too long"))?;
     let mut buf = Vec::with_capacity(header.encoded_bytes());
     buf.extend_from_slice(&MAGIC);
-    buf.push(VERSION);
+    buf.push(if header.can_resume { VERSION } else { 2 });
     buf.extend_from_slice(&name_len.to_be_bytes());
     buf.extend_from_slice(name);
     buf.extend_from_slice(&header.length_bytes.to_be_bytes());
@@ -349,6 +378,45 @@ pub async fn write_verdict<S: AsyncWrite + Unpin>(
     buf.extend_from_slice(reason.as_bytes());
     stream.write_all(&buf).await?;
     stream.flush().await
+}
+
+/// The receiver's offer after it accepted a version 3 header: how much of
+/// the file it holds from an interrupted transfer, and the SHA-256 of
+/// those bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Offer {
+    /// Bytes held, from the start of the file; 0 when nothing is.
+    pub held_bytes: u64,
+    /// SHA-256 of the held bytes (zeros when nothing is held).
+    pub digest: [u8; DIGEST_BYTES],
+}
+
+impl Offer {
+    /// Nothing held: the sender starts from 0.
+    pub const NOTHING: Offer = Offer {
+        held_bytes: 0,
+        digest: [0; DIGEST_BYTES],
+    };
+}
+
+/// Writes `offer` and flushes.
+pub async fn write_offer<S: AsyncWrite + Unpin>(
+    stream: &mut S,
+    offer: &Offer,
+) -> std::io::Result<()> {
+    let mut buf = [0u8; 8 + DIGEST_BYTES];
+    buf[..8].copy_from_slice(&offer.held_bytes.to_be_bytes());
+    buf[8..].copy_from_slice(&offer.digest);
+    stream.write_all(&buf).await?;
+    stream.flush().await
+}
+
+/// Reads an offer.
+pub async fn read_offer<S: AsyncRead + Unpin>(stream: &mut S) -> std::io::Result<Offer> {
+    let held_bytes = stream.read_u64().await?;
+    let mut digest = [0u8; DIGEST_BYTES];
+    stream.read_exact(&mut digest).await?;
+    Ok(Offer { held_bytes, digest })
 }
 
 /// Reads a verdict.
@@ -399,16 +467,28 @@ mod tests {
             name: "f.bin".into(),
             length_bytes: 1 << 40,
             strategy: Some("4w-adaptive+pacing".into()),
+            can_resume: true,
         };
         write_header(&mut a, &h).await.unwrap();
         assert_eq!(read_header(&mut b).await.unwrap(), Ok(Some(h)));
+        // A sender that cannot resume writes version 2, as before.
         let none = Header {
             name: "g".into(),
             length_bytes: 3,
             strategy: None,
+            can_resume: false,
         };
+        assert_eq!(encode_header(&none).unwrap()[4], 2);
         write_header(&mut a, &none).await.unwrap();
         assert_eq!(read_header(&mut b).await.unwrap(), Ok(Some(none)));
+        let offer = Offer {
+            held_bytes: (1 << 33) + 5,
+            digest: [7; DIGEST_BYTES],
+        };
+        write_offer(&mut b, &offer).await.unwrap();
+        write_offer(&mut b, &Offer::NOTHING).await.unwrap();
+        assert_eq!(read_offer(&mut a).await.unwrap(), offer);
+        assert_eq!(read_offer(&mut a).await.unwrap(), Offer::NOTHING);
         for v in [
             Verdict::Ok,
             Verdict::DigestMismatch,
@@ -447,10 +527,10 @@ mod tests {
             Err(ProtocolError::Name(NameError::DotName))
         );
         let (mut a, mut b) = tokio::io::duplex(4096);
-        a.write_all(b"AWFT\x03").await.unwrap();
+        a.write_all(b"AWFT\x04").await.unwrap();
         assert_eq!(
             read_header(&mut b).await.unwrap(),
-            Err(ProtocolError::Version(3))
+            Err(ProtocolError::Version(4))
         );
         // A version 1 header (no strategy) still reads.
         let (mut a, mut b) = tokio::io::duplex(4096);

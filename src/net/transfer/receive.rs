@@ -1,18 +1,24 @@
 //! The receiving end: each file goes to a temporary file in the output
 //! directory and gets its real name only once its digest matched and it
 //! was synced to disk.
+//!
+//! A transfer from a sender that can resume (protocol version 3) that
+//! breaks off mid-file leaves its temporary file under a name made from
+//! the file's name and length (`.NAME.ackwise-partial-resume-...`); the
+//! next transfer of that name and length claims it and offers the sender
+//! to go on from its end ([`protocol::Offer`]).
 
 use super::auth::{self, Key, Session};
 use super::error::{describe_store_error, TransferError};
 use super::progress::{Direction, FileReport, Observer, StatsSource, Summary, PROGRESS_INTERVAL};
-use super::protocol::{self, Header, ProtocolError, Verdict, DIGEST_BYTES, PARTIAL_MARKER};
+use super::protocol::{self, Header, Offer, ProtocolError, Verdict, DIGEST_BYTES, PARTIAL_MARKER};
 use super::sweep;
 use super::CHUNK_BYTES;
 use crate::connection::AckPolicyConfig;
 use crate::lab::Strategy;
 use sha2::{Digest, Sha256};
 use std::hash::{BuildHasher, RandomState};
-use std::io::Write;
+use std::io::{Read, Seek, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
@@ -38,6 +44,11 @@ pub struct ReceiveOptions {
     /// Take files only from senders that hold this shared key
     /// ([`super::auth`]); `None` takes them from anyone who can connect.
     pub key: Option<Key>,
+    /// How long the bytes of a transfer that broke off are kept for its
+    /// resumption, counted from their last write (the sweep removes them
+    /// after that). Zero keeps nothing: every failure removes the partial
+    /// file, as for senders that cannot resume.
+    pub keep_partial: Duration,
 }
 
 impl ReceiveOptions {
@@ -49,6 +60,7 @@ impl ReceiveOptions {
             idle_timeout: Duration::from_secs(60),
             strategy: None,
             key: None,
+            keep_partial: DEFAULT_KEEP_PARTIAL,
         }
     }
 
@@ -72,6 +84,37 @@ impl ReceiveOptions {
     }
 }
 
+/// How long [`ReceiveOptions::new`] keeps the bytes of a broken-off
+/// transfer for its resumption: a day.
+pub const DEFAULT_KEEP_PARTIAL: Duration = Duration::from_secs(24 * 3600);
+
+/// The marker, after [`PARTIAL_MARKER`], of partial files kept for
+/// resumption.
+pub(crate) const RESUME_MARKER: &str = "resume-";
+
+/// Where the bytes of a broken-off transfer of `name`, `length_bytes`
+/// long, wait for its resumption: a hidden partial name (so never a real
+/// name) made from the length and a digest of the whole name, since the
+/// visible part is cut to 200 bytes.
+fn resume_path(dir: &Path, name: &str, length_bytes: u64) -> PathBuf {
+    let digest = Sha256::digest(name.as_bytes());
+    let tag: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
+    dir.join(format!(
+        ".{}{PARTIAL_MARKER}{RESUME_MARKER}{length_bytes}-{tag}",
+        shown_part(name)
+    ))
+}
+
+/// The part of `name` that temporary file names show: at most 200 bytes,
+/// so that the dot and the suffix fit the usual 255-byte limit.
+fn shown_part(name: &str) -> &str {
+    let mut end = name.len().min(200);
+    while !name.is_char_boundary(end) {
+        end -= 1;
+    }
+    &name[..end]
+}
+
 /// A temporary file that is removed when dropped unless it was renamed
 /// to its real name: any early return, error or cancelled task (a
 /// receiver stopped with Ctrl-C drops its tasks) cleans up.
@@ -85,17 +128,11 @@ impl PartialFile {
     /// Creates `.NAME.ackwise-partial-PID-RANDOM` in `dir`, never reusing
     /// an existing file.
     fn create(dir: &Path, name: &str) -> std::io::Result<(PartialFile, std::fs::File)> {
-        // Real names are at most 255 bytes, as are file names on most
-        // file systems: keep room for the dot and the suffix.
-        let mut end = name.len().min(200);
-        while !name.is_char_boundary(end) {
-            end -= 1;
-        }
         let mut attempt = 0;
         loop {
             let random = RandomState::new().hash_one((std::process::id(), attempt));
             let suffix = sweep::partial_suffix(random);
-            let path = dir.join(format!(".{}{PARTIAL_MARKER}{suffix}", &name[..end]));
+            let path = dir.join(format!(".{}{PARTIAL_MARKER}{suffix}", shown_part(name)));
             match std::fs::OpenOptions::new()
                 .write(true)
                 .create_new(true)
@@ -110,6 +147,17 @@ impl PartialFile {
                 }
                 Err(e) => return Err(e),
             }
+        }
+    }
+}
+
+impl PartialFile {
+    /// Keeps the bytes written so far for a resumption: the file takes
+    /// its resume name and is no longer removed on drop.
+    fn keep_for_resume(&mut self, kept: &Path) {
+        let empty = std::fs::metadata(&self.path).map_or(true, |m| m.len() == 0);
+        if !empty && std::fs::rename(&self.path, kept).is_ok() {
+            self.kept = true;
         }
     }
 }
@@ -133,8 +181,10 @@ impl Drop for PartialFile {
 /// reading the content so the next file can follow, and answers
 /// [`Verdict::StoreFailed`]. The stream ending or failing in the middle
 /// of a file, going silent for `options.idle_timeout`, or breaking the
-/// protocol ends the connection with an error; the partial file is
-/// removed in every case.
+/// protocol ends the connection with an error. The partial file is then
+/// kept for a resumption when the sender can resume, the break came while
+/// content or its digest was due, and `options.keep_partial` is not
+/// zero; it is removed in every other case.
 pub async fn receive_files<S>(
     stream: &mut S,
     options: &ReceiveOptions,
@@ -308,6 +358,7 @@ where
         name,
         length_bytes,
         strategy,
+        can_resume,
     } = header;
     let target = options.out_dir.join(&name);
     let refuse = follow_strategy(stream, strategy.as_deref(), options.strategy).or_else(|| {
@@ -331,12 +382,29 @@ where
             return Ok(FileReport {
                 name,
                 bytes: 0,
+                resumed_from_bytes: 0,
                 elapsed: started.elapsed(),
                 verdict,
             });
         }
     };
     answer(stream, &Verdict::Ok, idle).await?;
+    let keep = can_resume && !options.keep_partial.is_zero();
+    let kept = resume_path(&options.out_dir, &name, length_bytes);
+    let (start, hasher, file) = if can_resume {
+        match resume(stream, &partial, file, &kept, keep, length_bytes, idle).await {
+            Ok(resumed) => resumed,
+            Err(e) => {
+                // Bytes claimed for this transfer go back for the next.
+                if keep {
+                    partial.keep_for_resume(&kept);
+                }
+                return Err(e);
+            }
+        }
+    } else {
+        (0, Sha256::new(), file)
+    };
     observer.file_started(&name, length_bytes);
 
     // The file is written and hashed on a blocking thread while this task
@@ -345,7 +413,7 @@ where
     let (spare_tx, spare) = std::sync::mpsc::channel::<Vec<u8>>();
     let writer = tokio::task::spawn_blocking(move || -> std::io::Result<[u8; DIGEST_BYTES]> {
         let mut file = file;
-        let mut hasher = Sha256::new();
+        let mut hasher = hasher;
         while let Some(buf) = chunks.blocking_recv() {
             hasher.update(&buf);
             file.write_all(&buf)?;
@@ -358,16 +426,28 @@ where
     });
 
     let mut writer_alive = true;
-    let mut left = length_bytes;
-    let mut done = 0u64;
+    let mut left = length_bytes - start;
+    let mut done = start;
     let mut last_report = Instant::now();
-    while left > 0 {
+    let mut broke_off = None;
+    'content: while left > 0 {
         let mut buf = spare.try_recv().unwrap_or_default();
         let want = usize::try_from(left.min(CHUNK_BYTES as u64)).unwrap_or(CHUNK_BYTES);
         buf.resize(want, 0);
         let mut filled = 0;
         while filled < want {
-            filled += read_some(stream, &mut buf[filled..], idle).await?;
+            match read_some(stream, &mut buf[filled..], idle).await {
+                Ok(n) => filled += n,
+                Err(e) => {
+                    // What did arrive is kept for a resumption.
+                    buf.truncate(filled);
+                    if writer_alive && !buf.is_empty() {
+                        let _ = chunks_tx.send(buf).await;
+                    }
+                    broke_off = Some(e);
+                    break 'content;
+                }
+            }
             // A chunk takes 32 s at 64 kbit/s: report within it too.
             if last_report.elapsed() >= PROGRESS_INTERVAL {
                 last_report = Instant::now();
@@ -389,12 +469,22 @@ where
     }
     let mut digest = [0u8; DIGEST_BYTES];
     let mut filled = 0;
-    while filled < DIGEST_BYTES {
-        filled += read_some(stream, &mut digest[filled..], idle).await?;
+    while broke_off.is_none() && filled < DIGEST_BYTES {
+        match read_some(stream, &mut digest[filled..], idle).await {
+            Ok(n) => filled += n,
+            Err(e) => broke_off = Some(e),
+        }
     }
     drop(chunks_tx);
-    observer.progress(done, stream.transport_stats().as_ref());
     let written = writer.await;
+    if let Some(e) = broke_off {
+        // Synced by the writer; kept only when every byte reached it.
+        if keep && writer_alive && matches!(written, Ok(Ok(_))) {
+            partial.keep_for_resume(&kept);
+        }
+        return Err(e);
+    }
+    observer.progress(done, stream.transport_stats().as_ref());
     // With a key the digest travels as its tag. The tag is computed even
     // when the write failed, to keep the tag count in step with the
     // sender's.
@@ -423,10 +513,119 @@ where
     answer(stream, &verdict, idle).await?;
     Ok(FileReport {
         name,
-        bytes: done,
+        bytes: done - start,
+        resumed_from_bytes: start,
         elapsed: started.elapsed(),
         verdict,
     })
+}
+
+/// The resumption exchange with a sender that can resume: claims the
+/// bytes kept for this file (when `keep`), offers them, and reads where
+/// the sender starts. Returns that offset, the SHA-256 state of the bytes
+/// before it and the file to append to.
+async fn resume<S>(
+    stream: &mut S,
+    partial: &PartialFile,
+    file: std::fs::File,
+    kept: &Path,
+    keep: bool,
+    length_bytes: u64,
+    idle: Duration,
+) -> Result<(u64, Sha256, std::fs::File), TransferError>
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    let (held, prefix, file) = if keep {
+        let (from, path) = (kept.to_path_buf(), partial.path.clone());
+        // Hashing what is held reads it all: not on the runtime's threads.
+        let claimed = tokio::task::spawn_blocking(move || claim(&from, &path, length_bytes))
+            .await
+            .map_err(|_| std::io::Error::other("the hashing thread stopped"))
+            .and_then(|r| r);
+        claimed.map_err(|e| store_failed(kept, &e))?
+    } else {
+        (0, Sha256::new(), file)
+    };
+    let offer = if held > 0 {
+        Offer {
+            held_bytes: held,
+            digest: prefix.clone().finalize().into(),
+        }
+    } else {
+        Offer::NOTHING
+    };
+    TransferError::within(
+        idle,
+        "sending an offer",
+        protocol::write_offer(stream, &offer),
+    )
+    .await?;
+    let start =
+        TransferError::within(idle, "waiting for the sender's start", stream.read_u64()).await?;
+    let mut file = file;
+    let hasher = if start == held && held > 0 {
+        prefix
+    } else if start == 0 {
+        Sha256::new()
+    } else {
+        return Err(ProtocolError::BadStart { start, held }.into());
+    };
+    let cut = file
+        .set_len(start)
+        .and_then(|()| file.seek(std::io::SeekFrom::Start(start)));
+    cut.map_err(|e| store_failed(kept, &e))?;
+    Ok((start, hasher, file))
+}
+
+/// A failure to reopen or cut a partial file during the resumption, after
+/// the header was accepted: the stream cannot go on without a file.
+fn store_failed(kept: &Path, e: &std::io::Error) -> TransferError {
+    TransferError::OutputDir {
+        dir: kept
+            .parent()
+            .map_or_else(String::new, |d| d.display().to_string()),
+        reason: describe_store_error(e),
+    }
+}
+
+/// Moves the bytes kept at `kept` onto `path` (a new, empty partial file
+/// of this transfer), atomically, so that of two transfers of the same
+/// file only one gets them. Returns how many bytes `path` then holds,
+/// their SHA-256 state, and `path` opened for writing; a held length
+/// above `length_bytes` cannot be a prefix and counts as nothing.
+fn claim(
+    kept: &Path,
+    path: &Path,
+    length_bytes: u64,
+) -> std::io::Result<(u64, Sha256, std::fs::File)> {
+    // The rename replaces the empty file; the open handle would still
+    // point at the one replaced, so the file is opened again by name.
+    let moved = std::fs::rename(kept, path).is_ok();
+    let mut file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)?;
+    let mut hasher = Sha256::new();
+    let mut held = 0u64;
+    if moved {
+        let mut buf = vec![0u8; 1 << 20];
+        loop {
+            match file.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => {
+                    hasher.update(&buf[..n]);
+                    held += n as u64;
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+    if held > length_bytes {
+        return Ok((0, Sha256::new(), file));
+    }
+    Ok((held, hasher, file))
 }
 
 /// Gives the synced temporary file its real name.

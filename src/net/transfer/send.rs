@@ -4,12 +4,12 @@
 use super::auth::{self, Key, Session};
 use super::error::TransferError;
 use super::progress::{Direction, FileReport, Observer, StatsSource, Summary};
-use super::protocol::{self, Header, Verdict, DIGEST_BYTES};
+use super::protocol::{self, Header, Offer, Verdict, DIGEST_BYTES};
 use super::watch::SendWatch;
 use super::CHUNK_BYTES;
 use sha2::{Digest, Sha256};
 use std::collections::HashSet;
-use std::io::Read;
+use std::io::{Read, Seek};
 use std::path::Path;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
@@ -226,6 +226,7 @@ where
         name: file.name.clone(),
         length_bytes: file.length_bytes,
         strategy: strategy.map(str::to_owned),
+        can_resume: true,
     };
     watch
         .run("sending a header", protocol::write_header(stream, &header))
@@ -240,25 +241,43 @@ where
         return Ok(FileReport {
             name: file.name,
             bytes: 0,
+            resumed_from_bytes: 0,
             elapsed: started.elapsed(),
             verdict,
         });
     }
-    watch.start_file(&file.name, file.length_bytes);
+    let offer = watch
+        .run(
+            "waiting for the receiver's offer",
+            protocol::read_offer(stream),
+        )
+        .await?;
+    watch.heard_from_peer();
+    let OutgoingFile {
+        path,
+        name,
+        length_bytes,
+        file: source,
+    } = file;
+    let checked = {
+        let path = path.clone();
+        tokio::task::spawn_blocking(move || check_held(source, &offer, length_bytes))
+            .await
+            .map_err(|_| std::io::Error::other("the reading thread stopped"))
+            .and_then(|r| r)
+            .map_err(|e| TransferError::from_read(&path, e))?
+    };
+    let (start, prefix, mut source) = checked;
+    write_all_watched(stream, &start.to_be_bytes(), watch).await?;
+    watch.start_file(&name, length_bytes, start);
 
     // The file is read and hashed on a blocking thread while this task
     // writes the previous chunk: the two cores share the work.
     let (chunks_tx, mut chunks) = mpsc::channel::<Vec<u8>>(4);
     let (spare_tx, spare) = std::sync::mpsc::channel::<Vec<u8>>();
-    let OutgoingFile {
-        path,
-        name,
-        length_bytes,
-        file: mut source,
-    } = file;
     let reader = tokio::task::spawn_blocking(move || {
-        let mut hasher = Sha256::new();
-        let mut left = length_bytes;
+        let mut hasher = prefix;
+        let mut left = length_bytes - start;
         while left > 0 {
             let mut buf = spare.try_recv().unwrap_or_default();
             let want = usize::try_from(left.min(CHUNK_BYTES as u64)).unwrap_or(CHUNK_BYTES);
@@ -318,9 +337,45 @@ where
     Ok(FileReport {
         name,
         bytes: written,
+        resumed_from_bytes: start,
         elapsed: started.elapsed(),
         verdict,
     })
+}
+
+/// Decides where the content starts after the receiver's `offer`: at the
+/// end of the bytes it holds when the file's first bytes have the same
+/// digest, else at 0. Returns the start, the SHA-256 state of the bytes
+/// before it, and the file positioned there. A file shorter than the
+/// offer simply does not match.
+fn check_held(
+    mut file: std::fs::File,
+    offer: &Offer,
+    length_bytes: u64,
+) -> std::io::Result<(u64, Sha256, std::fs::File)> {
+    if offer.held_bytes == 0 || offer.held_bytes > length_bytes {
+        return Ok((0, Sha256::new(), file));
+    }
+    let mut hasher = Sha256::new();
+    let mut left = offer.held_bytes;
+    let mut buf = vec![0u8; 1 << 20];
+    while left > 0 {
+        let want = usize::try_from(left.min(buf.len() as u64)).unwrap_or(buf.len());
+        match file.read(&mut buf[..want]) {
+            Ok(0) => break,
+            Ok(n) => {
+                hasher.update(&buf[..n]);
+                left -= n as u64;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    if left == 0 && <[u8; DIGEST_BYTES]>::from(hasher.clone().finalize()) == offer.digest {
+        return Ok((offer.held_bytes, hasher, file));
+    }
+    file.rewind()?;
+    Ok((0, Sha256::new(), file))
 }
 
 enum ReadFailure {

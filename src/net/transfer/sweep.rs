@@ -14,8 +14,13 @@
 //! receiver gives up on a transfer silent for its idle timeout, so a file
 //! untouched for twice that has no writer left (the age also protects a
 //! file whose process id was reused).
+//!
+//! Bytes kept for a resumption (`.NAME.ackwise-partial-resume-...`) have
+//! no writer by design; they go once untouched for the receiver's keep
+//! time.
 
 use super::protocol::PARTIAL_MARKER;
+use super::receive::RESUME_MARKER;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard, OnceLock};
@@ -70,10 +75,15 @@ fn writer_may_run(name: &str) -> bool {
 }
 
 /// Removes the partial files in `dir` that this process is not writing
-/// and that were last modified at least `older_than` ago; returns how
-/// many went. Files that vanish meanwhile, or cannot be read, are left
-/// to the next sweep.
-pub fn sweep_partials(dir: &Path, older_than: Duration) -> std::io::Result<usize> {
+/// and that were last modified at least `older_than` ago, and the bytes
+/// kept for a resumption that were last modified at least `kept_older_than`
+/// ago; returns how many went. Files that vanish meanwhile, or cannot be
+/// read, are left to the next sweep.
+pub fn sweep_partials(
+    dir: &Path,
+    older_than: Duration,
+    kept_older_than: Duration,
+) -> std::io::Result<usize> {
     let now = SystemTime::now();
     let mut removed = 0;
     for entry in std::fs::read_dir(dir)? {
@@ -84,7 +94,8 @@ pub fn sweep_partials(dir: &Path, older_than: Duration) -> std::io::Result<usize
             continue;
         }
         let path = entry.path();
-        if live().contains(&path) || writer_may_run(name) {
+        let kept = is_kept_name(name);
+        if live().contains(&path) || (!kept && writer_may_run(name)) {
             continue;
         }
         let Ok(meta) = entry.metadata() else { continue };
@@ -98,7 +109,8 @@ pub fn sweep_partials(dir: &Path, older_than: Duration) -> std::io::Result<usize
             .ok()
             .and_then(|m| now.duration_since(m).ok())
             .unwrap_or(Duration::ZERO);
-        if age >= older_than && std::fs::remove_file(&path).is_ok() {
+        let limit = if kept { kept_older_than } else { older_than };
+        if age >= limit && std::fs::remove_file(&path).is_ok() {
             removed += 1;
         }
     }
@@ -111,9 +123,20 @@ fn is_partial_name(name: &str) -> bool {
     name.starts_with('.') && name.contains(PARTIAL_MARKER)
 }
 
+/// A partial file kept for a resumption: the marker is followed by
+/// [`RESUME_MARKER`] (the visible part of the name cannot contain the
+/// marker, so the first one is the receiver's).
+fn is_kept_name(name: &str) -> bool {
+    name.split_once(PARTIAL_MARKER)
+        .is_some_and(|(_, rest)| rest.starts_with(RESUME_MARKER))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const MINUTE: Duration = Duration::from_secs(60);
+    const HOUR: Duration = Duration::from_secs(3600);
 
     fn scratch(test: &str) -> PathBuf {
         let dir = std::env::temp_dir().join(format!("ackwise-sweep-{test}-{}", std::process::id()));
@@ -142,7 +165,7 @@ mod tests {
             age(p, Duration::from_secs(3600));
         }
         register(&ours);
-        let removed = sweep_partials(&dir, Duration::from_secs(60)).unwrap();
+        let removed = sweep_partials(&dir, MINUTE, HOUR).unwrap();
         unregister(&ours);
         assert_eq!(removed, 1);
         assert!(!old.exists());
@@ -150,8 +173,24 @@ mod tests {
             assert!(p.exists(), "{} went", p.display());
         }
         // Once no longer ours, an old partial goes too.
-        assert_eq!(sweep_partials(&dir, Duration::from_secs(60)).unwrap(), 1);
+        assert_eq!(sweep_partials(&dir, MINUTE, HOUR).unwrap(), 1);
         assert!(!ours.exists());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn bytes_kept_for_a_resumption_go_only_after_the_keep_time() {
+        let dir = scratch("kept");
+        let kept = dir.join(".a.bin.ackwise-partial-resume-100-0011223344556677");
+        let older = dir.join(".b.bin.ackwise-partial-resume-100-8899aabbccddeeff");
+        for p in [&kept, &older] {
+            std::fs::write(p, b"x").unwrap();
+        }
+        // Past the stale age of a partial, not past the keep time.
+        age(&kept, Duration::from_secs(600));
+        age(&older, Duration::from_secs(7200));
+        assert_eq!(sweep_partials(&dir, MINUTE, HOUR).unwrap(), 1);
+        assert!(kept.exists() && !older.exists());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
@@ -166,7 +205,7 @@ mod tests {
             std::fs::write(p, b"x").unwrap();
             age(p, Duration::from_secs(3600));
         }
-        assert_eq!(sweep_partials(&dir, Duration::from_secs(60)).unwrap(), 1);
+        assert_eq!(sweep_partials(&dir, MINUTE, HOUR).unwrap(), 1);
         assert_eq!(running.exists(), Path::new("/proc/1").exists());
         assert!(!gone.exists());
         std::fs::remove_dir_all(&dir).unwrap();

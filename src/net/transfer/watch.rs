@@ -37,8 +37,8 @@ pub(crate) struct SendWatch<'o> {
     delivered_seen: u64,
     last_growth: Instant,
     /// The file whose content is moving: where its content starts in the
-    /// written count, and its length.
-    file: Option<(u64, u64)>,
+    /// written count, its length, and the offset it resumes from.
+    file: Option<(u64, u64, u64)>,
     last_report: Instant,
 }
 
@@ -90,17 +90,21 @@ impl<'o> SendWatch<'o> {
     }
 
     /// The content of a file of `length_bytes` starts with the next byte
-    /// written.
-    pub(crate) fn start_file(&mut self, name: &str, length_bytes: u64) {
-        self.file = Some((self.written, length_bytes));
+    /// written, from its byte `from_bytes` (0, or where it resumes: the
+    /// receiver holds the bytes before it).
+    pub(crate) fn start_file(&mut self, name: &str, length_bytes: u64, from_bytes: u64) {
+        self.file = Some((self.written, length_bytes, from_bytes.min(length_bytes)));
         self.last_report = Instant::now();
         self.observer.file_started(name, length_bytes);
     }
 
-    /// Content bytes of the current file the receiver has acknowledged.
+    /// Content bytes of the current file the receiver has acknowledged
+    /// (or held before a resumption).
     pub(crate) fn file_delivered(&self) -> u64 {
         match self.file {
-            Some((start, length)) => self.delivered().saturating_sub(start).min(length),
+            Some((start, length, from)) => {
+                from + self.delivered().saturating_sub(start).min(length - from)
+            }
             None => 0,
         }
     }
