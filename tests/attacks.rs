@@ -26,9 +26,11 @@ enum Attack {
     Division {
         slices: u32,
     },
-    /// Every duplicate ACK is sent `copies` times.
+    /// Every duplicate ACK is sent `copies` times; with `decline`, the
+    /// receiver takes no part in the nonce (it does not offer it).
     DupSpoof {
         copies: u32,
+        decline: bool,
     },
     /// Every pure ACK acknowledges everything the sender has put on the
     /// wire so far, received or not (Savage et al. 1999's optimistic ACK,
@@ -165,7 +167,11 @@ fn run_with(
                         let _ = s.handle_segment(now, &seg);
                     }
                     None => {
-                        server = Connection::accept(config.clone(), now, &seg, &mut rng).ok();
+                        let mut server_config = config.clone();
+                        if let Attack::DupSpoof { decline: true, .. } = attack {
+                            server_config.ack_nonce = AckNonceMode::Off;
+                        }
+                        server = Connection::accept(server_config, now, &seg, &mut rng).ok();
                     }
                 }
             } else {
@@ -234,7 +240,7 @@ fn rewrite(
                 })
                 .collect()
         }
-        (Attack::DupSpoof { copies }, Some(prev)) if prev == ack => {
+        (Attack::DupSpoof { copies, .. }, Some(prev)) if prev == ack => {
             (0..copies).map(|_| seg.to_vec()).collect()
         }
         (Attack::Optimistic { .. }, _) => match sent_high {
@@ -311,7 +317,10 @@ fn duplicate_ack_spoofing_without_sack_gains_nothing_against_the_ack_nonce() {
     for strategy in ["da+nosack", "ae+nosack"] {
         let s: Strategy = strategy.parse().unwrap();
         let d = Duration::from_secs(6);
-        let spoof = Attack::DupSpoof { copies: 20 };
+        let spoof = Attack::DupSpoof {
+            copies: 20,
+            decline: false,
+        };
         let honest = run(s, Attack::Honest, &path(), d);
         let attacked = run(s, spoof, &path(), d);
         let honest_off = run_with(s, Attack::Honest, &path(), d, AckNonceMode::Off);
@@ -341,6 +350,44 @@ fn duplicate_ack_spoofing_without_sack_gains_nothing_against_the_ack_nonce() {
             "{strategy}: no amplification to defend against (seed {SEED:#x})"
         );
         assert!(goodput(&attacked_off, &honest_off) <= 1.05);
+    }
+}
+
+/// A receiver that declines the nonce this sender offers, and SACK, gets
+/// no proof of its duplicates; the sender then holds them to what an
+/// honest receiver could send: only for data sent at least a minimum RTT
+/// ago, and no faster than 1.25 times the rate the path delivered before
+/// the recovery. Twenty copies of every duplicate then keep the sender at
+/// about the path's rate through a recovery in which the honest NewReno
+/// (one hole per RTT, nothing new in flight) sends almost nothing, so
+/// the ratio to the honest run is not the measure: what the attacker can
+/// pour into the path is. Unguarded the same attack sends over 20 times
+/// the honest bytes, several times the path's capacity.
+#[test]
+fn duplicate_ack_spoofing_by_a_peer_that_declines_the_nonce_is_held_to_the_path_rate() {
+    for strategy in ["da+nosack", "ae+nosack"] {
+        let s: Strategy = strategy.parse().unwrap();
+        let d = Duration::from_secs(6);
+        let declining = |copies| Attack::DupSpoof {
+            copies,
+            decline: true,
+        };
+        let honest = run(s, declining(1), &path(), d);
+        let attacked = run(s, declining(20), &path(), d);
+        let capacity_bytes = path().rate_bps as f64 / 8.0 * d.as_secs_f64();
+        let of_capacity = attacked.sent_bytes as f64 / capacity_bytes;
+        let sent = attacked.sent_bytes as f64 / honest.sent_bytes as f64;
+        let goodput = attacked.delivered as f64 / honest.delivered as f64;
+        eprintln!(
+            "{strategy} duplicate-ACK spoofing, nonce declined: sent {sent:.3}x the honest \
+             run, {of_capacity:.3}x the path's capacity; goodput {goodput:.3}x"
+        );
+        assert!(honest.delivered > 1_000_000, "seed {SEED:#x}");
+        assert!(goodput <= 1.05, "{strategy}: goodput gain (seed {SEED:#x})");
+        assert!(
+            of_capacity <= 1.3,
+            "{strategy}: {of_capacity:.3}x the path's capacity sent (seed {SEED:#x})"
+        );
     }
 }
 

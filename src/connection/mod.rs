@@ -476,6 +476,12 @@ impl Connection {
         // The SYN's window field is never scaled (RFC 7323 2.2).
         self.sender
             .reconfigure(mss, self.negotiated.sack, cc, u64::from(seg.window));
+        // A peer that declined the nonce this end offered, and SACK, gets
+        // no proof of its duplicates either way: hold them to what an
+        // honest receiver could send.
+        self.sender.set_duplicate_guard(
+            self.config.ack_nonce.offers() && !self.negotiated.ack_nonce && !self.negotiated.sack,
+        );
         self.max_snd_wnd = u64::from(seg.window);
         let requests = if self.negotiated.ack_requests {
             self.config.request_acks.build()

@@ -823,6 +823,39 @@ fn an_ack_of_data_still_in_flight_moves_nothing_without_its_nonce() {
 /// out-of-order segment it reports and is counted, so NewReno still
 /// repairs losses by fast retransmit.
 #[test]
+fn duplicates_are_guarded_only_against_a_peer_that_declined_the_nonce_and_sack() {
+    let with = |sack, nonce| Config {
+        sack,
+        ack_nonce: nonce,
+        ..fast_config()
+    };
+    let (offer, off) = (AckNonceMode::Offer, AckNonceMode::Off);
+    // (client, server, client guarded, server guarded)
+    for (client, server, c, s) in [
+        (with(false, offer), with(false, off), true, false),
+        (with(false, offer), with(false, offer), false, false),
+        (with(false, off), with(false, off), false, false),
+        (with(true, offer), with(true, off), false, false),
+        (with(true, offer), with(false, off), true, false),
+    ] {
+        let mut pipe = established_pipe(client.clone(), server.clone());
+        let guarded = (
+            pipe.client().sender().duplicate_guard(),
+            pipe.server().unwrap().sender().duplicate_guard(),
+        );
+        assert_eq!(
+            guarded,
+            (c, s),
+            "client sack {} nonce {:?}, server sack {} nonce {:?}",
+            client.sack,
+            client.ack_nonce,
+            server.sack,
+            server.ack_nonce
+        );
+    }
+}
+
+#[test]
 fn newreno_duplicates_are_proven_and_counted_with_the_nonce() {
     let (data, out) = lossy_transfer(Config {
         sack: false,

@@ -24,6 +24,7 @@ use super::ack_request::{Requester, WindowInfo};
 use super::hystart::HyStart;
 use super::tail_loss_probe::{ProbeVerdict, TailLossProbe, WORST_CASE_ACK_DELAY};
 use super::{AckOutcome, CongestionControl, PriorWindow, Scoreboard, SendBuffer, SpuriousTimeout};
+use std::collections::VecDeque;
 // Pacing (paper 004 section 4.1).
 use super::pacing::{Pacer, PacingConfig};
 use super::window_in_use::WindowInUse;
@@ -197,6 +198,22 @@ pub struct Sender {
     /// Duplicate ACKs counted as departed segments when the peer has no
     /// SACK (NewReno's window inflation, expressed in bytes).
     reno_departed: u64,
+    /// Duplicates are held to what an honest receiver could have sent
+    /// (see [`set_duplicate_guard`](Self::set_duplicate_guard)).
+    duplicate_guard: bool,
+    /// With the guard: when new data went out and how far it reached, so
+    /// that duplicates are credited only for data old enough to have
+    /// drawn them (see [`reno_creditable`](Self::reno_creditable)).
+    reno_sent: VecDeque<(Instant, u64)>,
+    /// With the guard: when the cumulative ACK advanced and to where, the
+    /// oldest kept at or before an SRTT ago, for the rate the path
+    /// delivered before a recovery.
+    reno_acked: VecDeque<(Instant, u64)>,
+    /// With the guard, from the start of fast recovery: when it began, the
+    /// rate the path delivered data in the SRTT before (bytes per second),
+    /// and the duplicates counted at entry (see
+    /// [`reno_creditable`](Self::reno_creditable)).
+    reno_clock: Option<(Instant, u64, u64)>,
     /// The segment at the cumulative ACK point must be resent now
     /// (fast retransmit, or a NewReno partial ACK).
     retransmit_head: bool,
@@ -275,6 +292,10 @@ impl Sender {
             recover: 0,
             dup_acks: 0,
             reno_departed: 0,
+            duplicate_guard: false,
+            reno_sent: VecDeque::new(),
+            reno_acked: VecDeque::new(),
+            reno_clock: None,
             retransmit_head: false,
             rto_deadline: None,
             persist_deadline: None,
@@ -398,6 +419,9 @@ impl Sender {
     pub fn release_idle_memory(&mut self) {
         self.buffer.release_if_empty();
         self.board.release_if_empty();
+        if self.board.outstanding() == 0 {
+            self.reno_sent = VecDeque::new();
+        }
     }
 
     /// Offset one past the last data byte written.
@@ -552,7 +576,10 @@ impl Sender {
                 // left. A receiver that invents duplicate ACKs gains
                 // nothing past that (Linux caps its Reno SACK count the
                 // same way).
-                let most = self.board.outstanding().saturating_sub(self.mss);
+                let mut most = self.board.outstanding().saturating_sub(self.mss);
+                if self.duplicate_guard {
+                    most = most.min(self.reno_creditable(now));
+                }
                 self.reno_departed = (self.reno_departed + self.mss).min(most);
             }
             if !self.in_recovery() && self.should_enter_recovery() {
@@ -574,8 +601,38 @@ impl Sender {
         }
         if outcome.newly_acked > 0 {
             self.arm_tail_loss_probe(now);
+            if self.duplicate_guard && !self.sack {
+                self.note_delivery(now);
+            }
         }
         effect
+    }
+
+    /// With the duplicate guard: the cumulative ACK advanced at `now`.
+    fn note_delivery(&mut self, now: Instant) {
+        let una = self.board.snd_una();
+        if let Some(srtt) = self.rtt.srtt() {
+            let cut = now - srtt;
+            while self.reno_acked.len() > 1 && self.reno_acked[1].0 <= cut {
+                self.reno_acked.pop_front();
+            }
+        }
+        self.reno_acked.push_back((now, una));
+    }
+
+    /// With the duplicate guard: the rate, bytes per second, at which the
+    /// cumulative ACK advanced over about the last SRTT; `None` before an
+    /// SRTT's worth of ACKs.
+    fn delivery_rate(&self, now: Instant) -> Option<u64> {
+        let srtt = self.rtt.srtt()?;
+        let &(then, una_then) = self.reno_acked.front()?;
+        let span = now - then;
+        if span < srtt {
+            return None;
+        }
+        let bytes = self.board.snd_una().saturating_sub(una_then);
+        let rate = u128::from(bytes) * 1_000_000_000 / span.as_nanos().max(1);
+        Some(u64::try_from(rate).unwrap_or(u64::MAX))
     }
 
     /// RFC 8985 section 7.4: the probe resent data the receiver lacked,
@@ -879,6 +936,70 @@ impl Sender {
             || (self.sack && self.board.is_lost(self.board.snd_una()))
     }
 
+    /// Holds duplicate ACKs without SACK to what an honest receiver could
+    /// have sent ([`reno_creditable`](Self::reno_creditable)). Without
+    /// SACK and without the ACK nonce a sender cannot tell a forged
+    /// duplicate from an honest one, and NewReno lets a segment out for
+    /// each; a receiver that repeats its duplicates can make the sender
+    /// push many times the path's rate. The connection turns the guard on
+    /// when it offered the nonce and the peer declined both it and SACK
+    /// (honest stacks of today offer SACK); it costs an honest peer some
+    /// of NewReno's window inflation in a recovery.
+    pub fn set_duplicate_guard(&mut self, on: bool) {
+        self.duplicate_guard = on;
+        if !on {
+            self.reno_sent = VecDeque::new();
+            self.reno_acked = VecDeque::new();
+            self.reno_clock = None;
+        }
+    }
+
+    /// Whether duplicates are held to what an honest receiver could send
+    /// (see [`set_duplicate_guard`](Self::set_duplicate_guard)).
+    pub fn duplicate_guard(&self) -> bool {
+        self.duplicate_guard
+    }
+
+    /// With the duplicate guard, the bytes above the hole that duplicate
+    /// ACKs may stand for at `now`. Each honest duplicate reports a
+    /// segment that reached the receiver, and none can have done so and
+    /// been reported back within a minimum RTT of leaving; nor can honest
+    /// duplicates come faster than data left the path when the recovery
+    /// began. A receiver that invents duplicates therefore releases no
+    /// more than what had time to arrive, about a window per round trip,
+    /// instead of a segment per forgery. Before the first RTT sample
+    /// nothing is held back.
+    fn reno_creditable(&mut self, now: Instant) -> u64 {
+        let Some(min_rtt) = self.rtt.min_rtt() else {
+            return u64::MAX;
+        };
+        let before = now - min_rtt;
+        // Keep the newest mark at or before the cut: later cuts only move
+        // forward, so older marks are never needed again.
+        while self.reno_sent.len() > 1 && self.reno_sent[1].0 <= before {
+            self.reno_sent.pop_front();
+        }
+        let reached = match self.reno_sent.front() {
+            Some(&(at, end)) if at <= before => end,
+            _ => 0,
+        };
+        let old_enough = reached
+            .saturating_sub(self.board.snd_una())
+            .saturating_sub(self.mss);
+        // Nor can honest duplicates come faster than the path delivered
+        // data when recovery began (one per segment that arrives above
+        // the hole), with a quarter to spare for jitter.
+        let clocked = self
+            .reno_clock
+            .map_or(u64::MAX, |(since, per_second, base)| {
+                let nanos = u128::from(u64::try_from((now - since).as_nanos()).unwrap_or(u64::MAX));
+                let bytes = u128::from(per_second) * nanos * 5 / 4 / 1_000_000_000;
+                base.saturating_add(self.mss)
+                    .saturating_add(u64::try_from(bytes).unwrap_or(u64::MAX))
+            });
+        old_enough.min(clocked)
+    }
+
     /// The base of ssthresh at a congestion event: the window in use (see
     /// [`WindowInUse`]), never more than cwnd, and without limited
     /// transmit's data (RFC 5681 section 3.2 step 2).
@@ -916,6 +1037,17 @@ impl Sender {
         self.retransmit_head = !(self.sack && self.board.is_retransmitted(self.board.snd_una()));
         if !self.sack {
             self.reno_departed = u64::from(self.dup_acks) * self.mss;
+        }
+        if !self.sack && self.duplicate_guard {
+            // Honest duplicates come at most as fast as data reaches the
+            // receiver: the rate the path delivered before the loss, or
+            // before an SRTT of ACKs, the flight over the SRTT.
+            let rate = self.delivery_rate(now).or_else(|| {
+                let srtt = self.rtt.srtt()?;
+                let per_second = u128::from(flight) * 1_000_000_000 / srtt.as_nanos().max(1);
+                Some(u64::try_from(per_second).unwrap_or(u64::MAX))
+            });
+            self.reno_clock = rate.map(|r| (now, r, self.reno_departed));
         }
         tracing::debug!(
             recovery_point = point,
@@ -1188,6 +1320,14 @@ impl Sender {
         }
         if end > self.max_sent {
             self.max_sent = end;
+            if !self.sack && self.duplicate_guard {
+                // Marks of acknowledged data can credit nothing.
+                let una = self.board.snd_una();
+                while self.reno_sent.front().is_some_and(|&(_, e)| e <= una) {
+                    self.reno_sent.pop_front();
+                }
+                self.reno_sent.push_back((now, end));
+            }
         }
         self.counters.data_segments += 1;
         self.counters.data_bytes += len as u64;
