@@ -84,9 +84,9 @@ pub struct EndpointConfig {
     /// dozens of segments, and answering it as a whole (one ACK, whatever
     /// the ACK policy) is much cheaper. On, every ACK policy acts per
     /// segment as on a path without receive offload (AE sends an ACK per
-    /// segment, delayed ACK one per two), each ACK in a datagram and a
-    /// system call of its own, which is what comparisons of ACK policies
-    /// want.
+    /// segment, delayed ACK one per two), each ACK in a datagram of its
+    /// own, which is what comparisons of ACK policies want and what the
+    /// lab's emulator does; `ackwise recv` turns it on.
     pub transmit_per_segment: bool,
     /// Write every segment that crosses the socket, both ways, to this
     /// pcap file as IP/TCP (see [`crate::pcap`]); the file is created, or
