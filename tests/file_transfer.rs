@@ -371,15 +371,29 @@ async fn a_broken_off_file_resumes_from_what_the_receiver_kept() {
         held as u64
     );
 
-    let (sent, received) = send_over_tcp(&paths[0], options).await;
+    send_again(&paths[0], options, name, content, held).await;
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Sends `path` (whose content is `content`) to a receiver with `options`
+/// and checks that both ends report it stored after `resumed` held bytes,
+/// and that only the file is left in the output directory.
+async fn send_again(
+    path: &Path,
+    options: ReceiveOptions,
+    name: &str,
+    content: &[u8],
+    resumed: usize,
+) {
+    let out = options.out_dir.clone();
+    let (sent, received) = send_over_tcp(path, options).await;
     for report in [&sent.files[0], &received.files[0]] {
         assert_eq!(report.verdict, Verdict::Ok);
-        assert_eq!(report.resumed_from_bytes, held as u64);
-        assert_eq!(report.bytes, (content.len() - held) as u64);
+        assert_eq!(report.resumed_from_bytes, resumed as u64);
+        assert_eq!(report.bytes, (content.len() - resumed) as u64);
     }
-    assert!(std::fs::read(out.join(name)).unwrap() == *content);
-    assert_eq!(listing(&out), vec![name.clone()]);
-    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(std::fs::read(out.join(name)).unwrap() == content);
+    assert_eq!(listing(&out), vec![name.to_string()]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -394,14 +408,7 @@ async fn kept_bytes_that_differ_from_the_senders_file_are_not_resumed() {
     let (first, _) = break_off(options.clone(), name, content, &other).await;
     assert!(first.is_err());
     assert_eq!(kept(&out).len(), 1);
-    let (sent, received) = send_over_tcp(&paths[0], options).await;
-    for report in [&sent.files[0], &received.files[0]] {
-        assert_eq!(report.verdict, Verdict::Ok);
-        assert_eq!(report.resumed_from_bytes, 0);
-        assert_eq!(report.bytes, content.len() as u64);
-    }
-    assert!(std::fs::read(out.join(name)).unwrap() == *content);
-    assert_eq!(listing(&out), vec![name.clone()]);
+    send_again(&paths[0], options, name, content, 0).await;
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -149,9 +149,7 @@ impl PartialFile {
             }
         }
     }
-}
 
-impl PartialFile {
     /// Keeps the bytes written so far for a resumption: the file takes
     /// its resume name and is no longer removed on drop.
     fn keep_for_resume(&mut self, kept: &Path) {
