@@ -66,16 +66,17 @@ pids+=($!)
 pids+=($!)
 sleep 1
 
-echo "| strategy | relay s | lab s | time ratio | relay ACKs | lab ACKs | ACK ratio |"
-echo "|---|---:|---:|---:|---:|---:|---:|"
+echo "| strategy | relay s | lab s | time ratio | relay ACKs | lab ACKs | ACK ratio | relay retx / RTOs | lab retx / RTOs |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
 for s in ${strategies//,/ }; do
     line=$("$bin" send "$work/payload.bin" --to "127.0.0.1:$relay_port" --strategy "$s" \
         --mss 1400 2>&1 | grep "files, ")
     relay_s=$(echo "$line" | sed -n 's/.* in \([0-9.]*\) s:.*/\1/p')
     relay_acks=$(echo "$line" | sed -n 's/.*received \([0-9]*\);.*/\1/p')
-    lab=$(awk -F, -v s="$s" '$2 == s && $6 == "false" { print $7, $11 }' "$work/lab.csv")
-    lab_s=${lab% *}
-    lab_acks=${lab#* }
+    relay_retx=$(echo "$line" | sed -n 's/.*; \([0-9]*\) retransmissions, \([0-9]*\) timeouts.*/\1 \/ \2/p')
+    read -r lab_s lab_acks lab_retx lab_rtos < <(awk -F, -v s="$s" \
+        '$2 == s && $6 == "false" { print $7, $11, $13, $14 }' "$work/lab.csv")
     awk -v s="$s" -v rs="$relay_s" -v ls="$lab_s" -v ra="$relay_acks" -v la="$lab_acks" \
-        'BEGIN { printf "| %s | %.3f | %.3f | %.3f | %d | %d | %.3f |\n", s, rs, ls, rs / ls, ra, la, ra / la }'
+        -v rr="$relay_retx" -v lr="$lab_retx / $lab_rtos" \
+        'BEGIN { printf "| %s | %.3f | %.3f | %.3f | %d | %d | %.3f | %s | %s |\n", s, rs, ls, rs / ls, ra, la, ra / la, rr, lr }'
 done
