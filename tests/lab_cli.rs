@@ -367,10 +367,14 @@ fn shared_medium_preset_rewards_fewer_acks() {
     let records: serde_json::Value = serde_json::from_str(&text).unwrap();
     let records = records.as_array().unwrap();
     // Aggregate goodput: both flows' bytes over the later completion.
-    let agg = |strategy: &str, us: f64| {
+    let agg = |strategy: &str, phy: f64, us: f64| {
         let r = records
             .iter()
-            .find(|r| r["strategy"] == strategy && r["params"]["per_frame_us"] == us)
+            .find(|r| {
+                r["strategy"] == strategy
+                    && r["params"]["phy_mbps"] == phy
+                    && r["params"]["per_frame_us"] == us
+            })
             .unwrap();
         let flows = r["flows"].as_array().unwrap();
         assert!(flows.iter().all(|f| f["finished"] == true), "{r}");
@@ -380,9 +384,18 @@ fn shared_medium_preset_rewards_fewer_acks() {
             .fold(0.0, f64::max);
         40e6 * 8.0 / last
     };
-    for us in [100.0, 150.0] {
-        let (ae, da, w4a) = (agg("ae", us), agg("da", us), agg("4w-adaptive", us));
-        assert!(da > 1.1 * ae && w4a > 1.1 * da, "{us}: {ae} {da} {w4a}");
+    for phy in [54.0, 300.0] {
+        for us in [100.0, 150.0] {
+            let (ae, da, w4a) = (
+                agg("ae", phy, us),
+                agg("da", phy, us),
+                agg("4w-adaptive", phy, us),
+            );
+            assert!(
+                da > 1.1 * ae && w4a > 1.1 * da,
+                "{phy} Mbit/s, {us} us: {ae} {da} {w4a}"
+            );
+        }
     }
 }
 

@@ -412,7 +412,7 @@ fn targets(out: &mut String, s: &StrategySummary, medium: &[MediumFigure]) {
     if !ratios.is_empty() {
         let figure = ratios
             .iter()
-            .map(|(per_frame, r)| format!("{} us: {}", per_frame.as_micros(), f3(*r)))
+            .map(|(point, r)| format!("{point}: {}", f3(*r)))
             .collect::<Vec<_>>()
             .join(", ");
         let met = ratios
