@@ -964,8 +964,9 @@ impl Sender {
     /// ACKs may stand for at `now`. Each honest duplicate reports a
     /// segment that reached the receiver, and none can have done so and
     /// been reported back within a minimum RTT of leaving; nor can honest
-    /// duplicates come faster than data left the path when the recovery
-    /// began. A receiver that invents duplicates therefore releases no
+    /// duplicates come faster than the path delivered data in the SRTT
+    /// before the recovery (with a quarter to spare for jitter). A
+    /// receiver that invents duplicates therefore releases no
     /// more than what had time to arrive, about a window per round trip,
     /// instead of a segment per forgery. Before the first RTT sample
     /// nothing is held back.
@@ -986,9 +987,8 @@ impl Sender {
         let old_enough = reached
             .saturating_sub(self.board.snd_una())
             .saturating_sub(self.mss);
-        // Nor can honest duplicates come faster than the path delivered
-        // data when recovery began (one per segment that arrives above
-        // the hole), with a quarter to spare for jitter.
+        // One honest duplicate per segment that arrives above the hole:
+        // no faster than the delivery rate measured at entry.
         let clocked = self
             .reno_clock
             .map_or(u64::MAX, |(since, per_second, base)| {
