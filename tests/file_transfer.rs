@@ -294,6 +294,27 @@ async fn break_off(
     content: &[u8],
     sent: &[u8],
 ) -> (Result<transfer::Summary, TransferError>, protocol::Offer) {
+    let (server, mut s, offer) = resumable_header(options, name, content.len() as u64).await;
+    s.write_all(&0u64.to_be_bytes()).await.unwrap();
+    s.write_all(sent).await.unwrap();
+    s.flush().await.unwrap();
+    drop(s);
+    (server.await.unwrap(), offer)
+}
+
+/// A receiver with `options` on a fresh TCP connection, and a header for
+/// `name` of `length_bytes` sent to it by hand as a sender that can
+/// resume; returns the receiver's task, the stream, and the receiver's
+/// offer.
+async fn resumable_header(
+    options: ReceiveOptions,
+    name: &str,
+    length_bytes: u64,
+) -> (
+    tokio::task::JoinHandle<Result<transfer::Summary, TransferError>>,
+    tokio::net::TcpStream,
+    protocol::Offer,
+) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let server = tokio::spawn(async move {
@@ -303,7 +324,7 @@ async fn break_off(
     let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
     let header = protocol::Header {
         name: name.into(),
-        length_bytes: content.len() as u64,
+        length_bytes,
         strategy: None,
         can_resume: true,
     };
@@ -313,11 +334,7 @@ async fn break_off(
         Ok(Verdict::Ok)
     );
     let offer = protocol::read_offer(&mut s).await.unwrap();
-    s.write_all(&0u64.to_be_bytes()).await.unwrap();
-    s.write_all(sent).await.unwrap();
-    s.flush().await.unwrap();
-    drop(s);
-    (server.await.unwrap(), offer)
+    (server, s, offer)
 }
 
 /// Sends `path` with [`transfer::send_files`] to a receiver with
@@ -433,29 +450,8 @@ async fn a_receiver_that_keeps_nothing_removes_a_broken_off_file() {
 async fn a_start_other_than_zero_or_the_offer_is_a_protocol_error() {
     let dir = scratch("resume-bad-start");
     let out = dir.join("out");
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let options = ReceiveOptions::new(&out);
-    let server = tokio::spawn(async move {
-        let (mut s, _) = listener.accept().await.unwrap();
-        transfer::receive_files(&mut s, &options, &mut Silent).await
-    });
-    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
-    let header = protocol::Header {
-        name: "f.bin".into(),
-        length_bytes: 1000,
-        strategy: None,
-        can_resume: true,
-    };
-    protocol::write_header(&mut s, &header).await.unwrap();
-    assert_eq!(
-        protocol::read_verdict(&mut s).await.unwrap(),
-        Ok(Verdict::Ok)
-    );
-    assert_eq!(
-        protocol::read_offer(&mut s).await.unwrap(),
-        protocol::Offer::NOTHING
-    );
+    let (server, mut s, offer) = resumable_header(ReceiveOptions::new(&out), "f.bin", 1000).await;
+    assert_eq!(offer, protocol::Offer::NOTHING);
     s.write_all(&5u64.to_be_bytes()).await.unwrap();
     let err = server.await.unwrap().unwrap_err();
     assert!(
