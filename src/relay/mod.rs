@@ -161,6 +161,7 @@ impl Relay {
         let listen = UdpSocket::bind(config.listen).await.map_err(|e| {
             io::Error::new(e.kind(), format!("cannot listen on {}: {e}", config.listen))
         })?;
+        enlarge_buffers(&listen);
         let local = listen.local_addr()?;
         if leads_back(config.to, local) {
             return Err(io::Error::new(
@@ -510,8 +511,26 @@ async fn client_socket(to: SocketAddr) -> io::Result<Arc<UdpSocket>> {
         SocketAddr::V6(_) => Ipv6Addr::UNSPECIFIED.into(),
     };
     let sock = UdpSocket::bind((any, 0)).await?;
+    enlarge_buffers(&sock);
     sock.connect(to).await?;
     Ok(Arc::new(sock))
+}
+
+/// Socket buffers the relay asks the kernel for (which caps them at
+/// `net.core.rmem_max` / `wmem_max`).
+const SOCKET_BUFFER_BYTES: usize = 8 << 20;
+
+/// Asks for large socket buffers, so that a sender's burst waits in the
+/// emulated queue, where it is counted and dropped by the link's rules,
+/// rather than being lost unseen when the kernel's default buffer (about
+/// 200 KB) overflows before the relay reads it. The kernel may grant
+/// less; that only brings those unseen drops back. (Only the sizes: the
+/// relay reads one datagram at a time, so receive offload, which
+/// `quinn_udp`'s socket state would switch on, must stay off.)
+fn enlarge_buffers(sock: &UdpSocket) {
+    let sock = socket2::SockRef::from(sock);
+    let _ = sock.set_recv_buffer_size(SOCKET_BUFFER_BYTES);
+    let _ = sock.set_send_buffer_size(SOCKET_BUFFER_BYTES);
 }
 
 /// Receives datagrams on `sock` and hands them to the link task. With
