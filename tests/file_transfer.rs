@@ -258,17 +258,7 @@ async fn a_sender_that_vanishes_mid_file_leaves_nothing_behind() {
         transfer::receive_files(&mut s, &ReceiveOptions::new(out), &mut Silent).await
     });
     let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
-    let header = protocol::Header {
-        name: "big.bin".into(),
-        length_bytes: 10_000_000,
-        strategy: None,
-        can_resume: false,
-    };
-    protocol::write_header(&mut s, &header).await.unwrap();
-    assert_eq!(
-        protocol::read_verdict(&mut s).await.unwrap(),
-        Ok(Verdict::Ok)
-    );
+    header_accepted(&mut s, "big.bin", 10_000_000, false).await;
     s.write_all(&[7u8; 1_000_000]).await.unwrap();
     s.flush().await.unwrap();
     // Wait until the receiver has its partial file, then vanish.
@@ -302,6 +292,24 @@ async fn break_off(
     (server.await.unwrap(), offer)
 }
 
+/// Sends a header for `name` of `length_bytes` by hand (as a sender that
+/// can resume or not) and checks that the receiver accepts it.
+async fn header_accepted<S: AsyncRead + AsyncWrite + Unpin>(
+    s: &mut S,
+    name: &str,
+    length_bytes: u64,
+    can_resume: bool,
+) {
+    let header = protocol::Header {
+        name: name.into(),
+        length_bytes,
+        strategy: None,
+        can_resume,
+    };
+    protocol::write_header(s, &header).await.unwrap();
+    assert_eq!(protocol::read_verdict(s).await.unwrap(), Ok(Verdict::Ok));
+}
+
 /// A receiver with `options` on a fresh TCP connection, and a header for
 /// `name` of `length_bytes` sent to it by hand as a sender that can
 /// resume; returns the receiver's task, the stream, and the receiver's
@@ -322,17 +330,7 @@ async fn resumable_header(
         transfer::receive_files(&mut s, &options, &mut Silent).await
     });
     let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
-    let header = protocol::Header {
-        name: name.into(),
-        length_bytes,
-        strategy: None,
-        can_resume: true,
-    };
-    protocol::write_header(&mut s, &header).await.unwrap();
-    assert_eq!(
-        protocol::read_verdict(&mut s).await.unwrap(),
-        Ok(Verdict::Ok)
-    );
+    header_accepted(&mut s, name, length_bytes, true).await;
     let offer = protocol::read_offer(&mut s).await.unwrap();
     (server, s, offer)
 }
@@ -928,17 +926,7 @@ async fn half_sent(
 ) -> ackwise::net::Stream {
     let config = transfer::strategy_config(Strategy::W4, 16_000);
     let mut s = client.connect(server.local_addr(), config).await.unwrap();
-    let header = protocol::Header {
-        name: "half.bin".into(),
-        length_bytes,
-        strategy: None,
-        can_resume: false,
-    };
-    protocol::write_header(&mut s, &header).await.unwrap();
-    assert_eq!(
-        protocol::read_verdict(&mut s).await.unwrap(),
-        Ok(Verdict::Ok)
-    );
+    header_accepted(&mut s, "half.bin", length_bytes, false).await;
     s.write_all(&vec![9u8; sent_bytes]).await.unwrap();
     s.flush().await.unwrap();
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
