@@ -85,3 +85,31 @@ pub use sweep::{stale_age, sweep_partials};
 
 /// Bytes handed between the network task and the file thread at a time.
 pub(crate) const CHUNK_BYTES: usize = 256 * 1024;
+
+/// Hashes `file` from its current position for at most `limit_bytes`
+/// (less if it ends first): the bytes read and their SHA-256 state. Both
+/// ends of a resumption hash a file's first bytes this way: the receiver
+/// what it kept, the sender the same length of its own file.
+pub(crate) fn hash_prefix(
+    file: &mut std::fs::File,
+    limit_bytes: u64,
+) -> std::io::Result<(u64, sha2::Sha256)> {
+    use sha2::Digest;
+    use std::io::Read;
+    let mut hasher = sha2::Sha256::new();
+    let mut buf = vec![0u8; 1 << 20];
+    let mut read = 0u64;
+    while read < limit_bytes {
+        let want = usize::try_from((limit_bytes - read).min(buf.len() as u64)).unwrap_or(buf.len());
+        match file.read(&mut buf[..want]) {
+            Ok(0) => break,
+            Ok(n) => {
+                hasher.update(&buf[..n]);
+                read += n as u64;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok((read, hasher))
+}

@@ -18,7 +18,7 @@ use crate::connection::AckPolicyConfig;
 use crate::lab::Strategy;
 use sha2::{Digest, Sha256};
 use std::hash::{BuildHasher, RandomState};
-use std::io::{Read, Seek, Write};
+use std::io::{Seek, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
@@ -604,22 +604,11 @@ fn claim(
         .read(true)
         .write(true)
         .open(path)?;
-    let mut hasher = Sha256::new();
-    let mut held = 0u64;
-    if moved {
-        let mut buf = vec![0u8; 1 << 20];
-        loop {
-            match file.read(&mut buf) {
-                Ok(0) => break,
-                Ok(n) => {
-                    hasher.update(&buf[..n]);
-                    held += n as u64;
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
-            }
-        }
-    }
+    let (held, hasher) = if moved {
+        super::hash_prefix(&mut file, u64::MAX)?
+    } else {
+        (0, Sha256::new())
+    };
     if held > length_bytes {
         return Ok((0, Sha256::new(), file));
     }

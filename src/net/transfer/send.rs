@@ -356,22 +356,10 @@ fn check_held(
     if offer.held_bytes == 0 || offer.held_bytes > length_bytes {
         return Ok((0, Sha256::new(), file));
     }
-    let mut hasher = Sha256::new();
-    let mut left = offer.held_bytes;
-    let mut buf = vec![0u8; 1 << 20];
-    while left > 0 {
-        let want = usize::try_from(left.min(buf.len() as u64)).unwrap_or(buf.len());
-        match file.read(&mut buf[..want]) {
-            Ok(0) => break,
-            Ok(n) => {
-                hasher.update(&buf[..n]);
-                left -= n as u64;
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    if left == 0 && <[u8; DIGEST_BYTES]>::from(hasher.clone().finalize()) == offer.digest {
+    let (read, hasher) = super::hash_prefix(&mut file, offer.held_bytes)?;
+    if read == offer.held_bytes
+        && <[u8; DIGEST_BYTES]>::from(hasher.clone().finalize()) == offer.digest
+    {
         return Ok((offer.held_bytes, hasher, file));
     }
     file.rewind()?;
