@@ -292,6 +292,24 @@ async fn break_off(
     (server.await.unwrap(), offer)
 }
 
+/// A receiver with `options` behind a fresh kernel TCP connection on
+/// 127.0.0.1: its task and the sender's end of the stream.
+async fn tcp_receiver(
+    options: ReceiveOptions,
+) -> (
+    tokio::task::JoinHandle<Result<transfer::Summary, TransferError>>,
+    tokio::net::TcpStream,
+) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let server = tokio::spawn(async move {
+        let (mut s, _) = listener.accept().await.unwrap();
+        transfer::receive_files(&mut s, &options, &mut Silent).await
+    });
+    let s = tokio::net::TcpStream::connect(addr).await.unwrap();
+    (server, s)
+}
+
 /// Sends a header for `name` of `length_bytes` by hand (as a sender that
 /// can resume or not) and checks that the receiver accepts it.
 async fn header_accepted<S: AsyncRead + AsyncWrite + Unpin>(
@@ -323,13 +341,7 @@ async fn resumable_header(
     tokio::net::TcpStream,
     protocol::Offer,
 ) {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let server = tokio::spawn(async move {
-        let (mut s, _) = listener.accept().await.unwrap();
-        transfer::receive_files(&mut s, &options, &mut Silent).await
-    });
-    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let (server, mut s) = tcp_receiver(options).await;
     header_accepted(&mut s, name, length_bytes, true).await;
     let offer = protocol::read_offer(&mut s).await.unwrap();
     (server, s, offer)
@@ -341,13 +353,7 @@ async fn send_over_tcp(
     path: &Path,
     options: ReceiveOptions,
 ) -> (transfer::Summary, transfer::Summary) {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let server = tokio::spawn(async move {
-        let (mut s, _) = listener.accept().await.unwrap();
-        transfer::receive_files(&mut s, &options, &mut Silent).await
-    });
-    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let (server, mut s) = tcp_receiver(options).await;
     let files = transfer::open_files(&[path]).unwrap();
     let sent = transfer::send_files(&mut s, files, &SendOptions::default(), &mut Silent)
         .await
