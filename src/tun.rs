@@ -14,8 +14,13 @@
 //! both ways.
 //!
 //! [`TunDevice::create`] gives the kernel its address on the interface
-//! and brings it up; the device lives as long as the [`TunDevice`] (it is
-//! not persistent):
+//! and brings it up; [`TunDevice::create_in_netns`] does so in another
+//! network namespace, whose kernel stack the host then talks to. The
+//! device lives as long as the [`TunDevice`] (it is not persistent).
+//! [`TunBridge`] joins two interfaces with a delay line, a link between
+//! two kernel stacks with the propagation delay a [`TunHost`] can add to
+//! its own path.
+//!
 //!
 //! ```no_run
 //! use ackwise::connection::Config;
@@ -70,6 +75,12 @@ const HEADERS_BYTES_V6: u32 = 60;
 pub struct TunDevice {
     dev: tun_device::Device,
     name: String,
+    /// The network namespace the interface was moved into, if any
+    /// ([`create_in_netns`](Self::create_in_netns)).
+    netns: Option<String>,
+    /// The MTU when the interface left this namespace: the `tun` crate
+    /// asks for it by name, which only resolves here.
+    moved_mtu: Option<u32>,
 }
 
 impl std::fmt::Debug for TunDevice {
@@ -84,28 +95,59 @@ impl TunDevice {
     /// `prefix_len` bits, and brings it up. Needs CAP_NET_ADMIN and
     /// `/dev/net/tun`; the error says what failed.
     pub fn create(name: &str, kernel: Ipv4Addr, prefix_len: u8) -> io::Result<TunDevice> {
-        if name.is_empty() || name.len() > MAX_NAME_BYTES || name.contains('\0') {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!("TUN interface name `{name}`: 1 to {MAX_NAME_BYTES} bytes"),
-            ));
-        }
-        if !(1..=30).contains(&prefix_len) {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!("prefix length {prefix_len}: 1 to 30 (room for two hosts)"),
-            ));
-        }
+        check_name_and_prefix(name, prefix_len)?;
         let mask = Ipv4Addr::from(u32::MAX << (32 - u32::from(prefix_len)));
         let mut config = tun_device::Configuration::default();
         config.tun_name(name).address(kernel).netmask(mask).up();
-        let dev = tun_device::create(&config).map_err(|e| {
+        Self::open(name, &config)
+    }
+
+    /// Creates the TUN interface `name` and moves it into the existing
+    /// network namespace `netns` (as `ip netns add` names them), where the
+    /// kernel gets the address `kernel` on a subnet of `prefix_len` bits
+    /// and the interface is brought up. This process keeps the device, so
+    /// a [`TunHost`] here talks to the kernel stack of that namespace:
+    /// its sockets, routes and qdiscs, none of this one's. Needs the `ip`
+    /// tool (iproute2) besides what [`create`](Self::create) needs.
+    ///
+    /// The interface never carries an address in this namespace, so
+    /// nothing here routes to its subnet, even for a moment.
+    pub fn create_in_netns(
+        name: &str,
+        netns: &str,
+        kernel: Ipv4Addr,
+        prefix_len: u8,
+    ) -> io::Result<TunDevice> {
+        check_name_and_prefix(name, prefix_len)?;
+        let mut config = tun_device::Configuration::default();
+        config.tun_name(name);
+        let mut dev = Self::open(name, &config)?;
+        // Asked before the move: afterwards the name no longer resolves
+        // here.
+        let mtu = dev.mtu()?;
+        let name = dev.name.clone();
+        ip(&["link", "set", &name, "netns", netns])?;
+        dev.netns = Some(netns.to_string());
+        dev.moved_mtu = Some(mtu);
+        let address = format!("{kernel}/{prefix_len}");
+        ip(&["-n", netns, "addr", "add", &address, "dev", &name])?;
+        ip(&["-n", netns, "link", "set", &name, "up"])?;
+        Ok(dev)
+    }
+
+    fn open(name: &str, config: &tun_device::Configuration) -> io::Result<TunDevice> {
+        let dev = tun_device::create(config).map_err(|e| {
             io::Error::other(format!(
                 "creating TUN interface {name}: {e} (needs /dev/net/tun and CAP_NET_ADMIN)"
             ))
         })?;
         let name = dev.tun_name().unwrap_or_else(|_| name.to_string());
-        Ok(TunDevice { dev, name })
+        Ok(TunDevice {
+            dev,
+            name,
+            netns: None,
+            moved_mtu: None,
+        })
     }
 
     /// Gives the kernel the IPv6 address `kernel` on a subnet of
@@ -121,18 +163,12 @@ impl TunDevice {
             ));
         }
         let address = format!("{kernel}/{prefix_len}");
-        let out = std::process::Command::new("ip")
-            .args(["-6", "addr", "add", &address, "dev", &self.name, "nodad"])
-            .output()
-            .map_err(|e| io::Error::other(format!("running `ip -6 addr add`: {e}")))?;
-        if !out.status.success() {
-            return Err(io::Error::other(format!(
-                "ip -6 addr add {address} dev {}: {}",
-                self.name,
-                String::from_utf8_lossy(&out.stderr).trim()
-            )));
+        let mut args = Vec::new();
+        if let Some(ns) = &self.netns {
+            args.extend(["-n", ns.as_str()]);
         }
-        Ok(())
+        args.extend(["-6", "addr", "add", &address, "dev", &self.name, "nodad"]);
+        ip(&args)
     }
 
     /// The interface's name.
@@ -140,8 +176,18 @@ impl TunDevice {
         &self.name
     }
 
-    /// The interface's MTU, bytes.
+    /// The network namespace the interface lives in, when not this
+    /// process's ([`create_in_netns`](Self::create_in_netns)).
+    pub fn netns(&self) -> Option<&str> {
+        self.netns.as_deref()
+    }
+
+    /// The interface's MTU, bytes (for an interface in another
+    /// namespace, the MTU it had when it moved there).
     pub fn mtu(&self) -> io::Result<u32> {
+        if let Some(mtu) = self.moved_mtu {
+            return Ok(mtu);
+        }
         self.dev
             .mtu()
             .map(u32::from)
@@ -150,7 +196,7 @@ impl TunDevice {
 
     /// Waits up to `timeout` for a packet and reads it into `buf`;
     /// `None` when none came.
-    pub fn recv(&mut self, buf: &mut [u8], timeout: Duration) -> io::Result<Option<usize>> {
+    pub fn recv(&self, buf: &mut [u8], timeout: Duration) -> io::Result<Option<usize>> {
         match self.dev.recv_timeout(buf, timeout) {
             Ok(n) => Ok(Some(n)),
             Err(e)
@@ -168,9 +214,43 @@ impl TunDevice {
     }
 
     /// Writes one IP packet.
-    pub fn send(&mut self, packet: &[u8]) -> io::Result<()> {
+    pub fn send(&self, packet: &[u8]) -> io::Result<()> {
         self.dev.send(packet).map(|_| ())
     }
+}
+
+/// The interface name fits the kernel's limit and the subnet has room for
+/// two hosts.
+fn check_name_and_prefix(name: &str, prefix_len: u8) -> io::Result<()> {
+    if name.is_empty() || name.len() > MAX_NAME_BYTES || name.contains('\0') {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("TUN interface name `{name}`: 1 to {MAX_NAME_BYTES} bytes"),
+        ));
+    }
+    if !(1..=30).contains(&prefix_len) {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("prefix length {prefix_len}: 1 to 30 (room for two hosts)"),
+        ));
+    }
+    Ok(())
+}
+
+/// Runs `ip ARGS`; a failure names the command and what `ip` said.
+fn ip(args: &[&str]) -> io::Result<()> {
+    let out = std::process::Command::new("ip")
+        .args(args)
+        .output()
+        .map_err(|e| io::Error::other(format!("running `ip`: {e} (needs iproute2)")))?;
+    if !out.status.success() {
+        return Err(io::Error::other(format!(
+            "ip {}: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
+    }
+    Ok(())
 }
 
 /// Counters of a [`TunHost`].
@@ -523,6 +603,113 @@ impl DelayLine {
     }
 }
 
+/// Two TUN interfaces joined by a wire in userspace: every IP packet the
+/// kernel sends into one comes out of the other `one_way` later, in order,
+/// both ways. With one interface in a network namespace of its own
+/// ([`TunDevice::create_in_netns`]) this is a point-to-point link between
+/// two kernel stacks with a propagation delay, built without netem: a
+/// kernel-to-kernel baseline on the same delay as a [`TunHost`] with
+/// [`set_delay`](TunHost::set_delay). Queues and rates stay the kernel's
+/// business (a qdisc on either interface shapes what enters the wire).
+///
+/// Each direction runs on a thread of its own; [`stop`](Self::stop) (or
+/// dropping the bridge) ends them within [`POLL_CAP`] and closes both
+/// interfaces.
+#[derive(Debug)]
+pub struct TunBridge {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    directions: Vec<std::thread::JoinHandle<io::Result<u64>>>,
+}
+
+/// What a [`TunBridge`] carried.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TunBridgeStats {
+    /// Packets from the first interface to the second.
+    pub a_to_b: u64,
+    /// Packets from the second interface to the first.
+    pub b_to_a: u64,
+}
+
+impl TunBridge {
+    /// Starts carrying packets between `a` and `b` with `one_way` of delay
+    /// each way.
+    pub fn start(a: TunDevice, b: TunDevice, one_way: Duration) -> TunBridge {
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (a, b) = (std::sync::Arc::new(a), std::sync::Arc::new(b));
+        let directions = [(a.clone(), b.clone()), (b, a)]
+            .into_iter()
+            .map(|(from, to)| {
+                let stop = stop.clone();
+                std::thread::spawn(move || carry(&from, &to, one_way, &stop))
+            })
+            .collect();
+        TunBridge { stop, directions }
+    }
+
+    /// Stops the bridge and closes both interfaces: the packets carried
+    /// each way, or the first error either direction met.
+    pub fn stop(mut self) -> io::Result<TunBridgeStats> {
+        self.halt()
+    }
+
+    fn halt(&mut self) -> io::Result<TunBridgeStats> {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let mut counts = Vec::new();
+        for handle in self.directions.drain(..) {
+            counts.push(
+                handle
+                    .join()
+                    .map_err(|_| io::Error::other("a TUN bridge thread panicked"))?,
+            );
+        }
+        match counts.as_slice() {
+            [a_to_b, b_to_a] => Ok(TunBridgeStats {
+                a_to_b: *a_to_b
+                    .as_ref()
+                    .map_err(|e| io::Error::new(e.kind(), e.to_string()))?,
+                b_to_a: *b_to_a
+                    .as_ref()
+                    .map_err(|e| io::Error::new(e.kind(), e.to_string()))?,
+            }),
+            _ => Ok(TunBridgeStats::default()),
+        }
+    }
+}
+
+impl Drop for TunBridge {
+    fn drop(&mut self) {
+        let _ = self.halt();
+    }
+}
+
+/// One direction of a [`TunBridge`]: reads `from`, holds each packet
+/// `delay`, writes it to `to`, until `stop`; the packets carried.
+fn carry(
+    from: &TunDevice,
+    to: &TunDevice,
+    delay: Duration,
+    stop: &std::sync::atomic::AtomicBool,
+) -> io::Result<u64> {
+    let mut line = DelayLine::default();
+    let mut buf = vec![0u8; 65_536];
+    let mut carried = 0;
+    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+        let wait = line.next_due().map_or(POLL_CAP, |due| {
+            due.saturating_duration_since(std::time::Instant::now())
+                .min(POLL_CAP)
+        });
+        if let Some(n) = from.recv(&mut buf, wait)? {
+            line.push(&buf[..n], delay);
+        }
+        while let Some(packet) = line.pop_due() {
+            to.send(&packet)?;
+            carried += 1;
+            line.recycle(packet);
+        }
+    }
+    Ok(carried)
+}
+
 /// Appends `packet` to the capture, if any, stamped with the wall clock.
 fn record(
     capture: &mut Option<crate::pcap::PcapWriter<std::io::BufWriter<std::fs::File>>>,
@@ -580,6 +767,8 @@ mod tests {
             ("ok", 0),
         ] {
             let e = TunDevice::create(bad, a, prefix).unwrap_err();
+            assert_eq!(e.kind(), io::ErrorKind::InvalidInput, "{bad:?}/{prefix}");
+            let e = TunDevice::create_in_netns(bad, "any", a, prefix).unwrap_err();
             assert_eq!(e.kind(), io::ErrorKind::InvalidInput, "{bad:?}/{prefix}");
         }
         assert_eq!(ports(&[0, 80, 1, 187, 0]), Some((80, 443)));

@@ -1,11 +1,16 @@
-//! ackwise against the host's own TCP stack through a TUN interface: an
+//! ackwise against Linux's own TCP stack through a TUN interface: an
 //! ackwise client downloads from a kernel TCP server with each receiver
 //! policy, and uploads to a kernel receiver, which knows nothing of
 //! ackwise's ACK-request option. Bytes are compared whole.
 //!
-//! Needs root (CAP_NET_ADMIN) and /dev/net/tun; without them the tests
-//! say so in one line and pass, unless `ACKWISE_REQUIRE_TUN` is set
-//! (`.ci/run` sets it where /dev/net/tun exists).
+//! The kernel's side of every test lives in a network namespace of its
+//! own (the TUN interface is moved there, and the kernel's sockets are
+//! opened from a thread that joined it), so the tests touch none of the
+//! machine's addresses, routes or firewall.
+//!
+//! Needs root (CAP_NET_ADMIN), /dev/net/tun and network namespaces (`ip
+//! netns`); without them the tests say so in one line and pass, unless
+//! `ACKWISE_REQUIRE_TUN` is set (`.ci/run` sets it where both work).
 #![cfg(all(feature = "tun", feature = "cli", target_os = "linux"))]
 
 use ackwise::connection::{Connection, State};
@@ -13,7 +18,9 @@ use ackwise::lab::Strategy;
 use ackwise::net::transfer::strategy_config;
 use ackwise::tun::{TunDevice, TunHost};
 use std::io::{Read, Write};
-use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, TcpListener};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, TcpListener, TcpStream};
+use std::os::fd::AsRawFd;
+use std::thread::JoinHandle;
 use std::time::Duration;
 
 const BYTES: usize = 3_000_000;
@@ -22,21 +29,82 @@ fn content() -> Vec<u8> {
     (0..BYTES).map(|i| (i * 131 % 251) as u8).collect()
 }
 
-/// A TUN interface of this test's own (`k` tells the tests apart), the
-/// kernel at .1 of a /30 and the ackwise host at .2; `None` (after one
-/// line) where TUN cannot be used.
-fn link(k: u8) -> Option<(TunHost, Ipv4Addr)> {
-    let pid = std::process::id();
-    let name = format!("ackw{}t{k}", pid % 100_000);
+/// A network namespace of a test's own, where the kernel's side of its
+/// link lives; deleted when dropped.
+struct Netns(String);
+
+impl Netns {
+    fn create(name: String) -> std::io::Result<Netns> {
+        let out = std::process::Command::new("ip")
+            .args(["netns", "add", &name])
+            .output()?;
+        if !out.status.success() {
+            return Err(std::io::Error::other(format!(
+                "ip netns add {name}: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            )));
+        }
+        Ok(Netns(name))
+    }
+
+    /// Runs `f` on a new thread that joined the namespace: the sockets it
+    /// opens belong to the namespace's stack, wherever they are used.
+    fn spawn<T: Send + 'static>(&self, f: impl FnOnce() -> T + Send + 'static) -> JoinHandle<T> {
+        let path = format!("/var/run/netns/{}", self.0);
+        std::thread::spawn(move || {
+            let ns = std::fs::File::open(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+            // SAFETY: setns only reads the descriptor, which `ns` keeps
+            // open for the call, and moves this thread alone into the
+            // namespace (the network namespace may differ per thread).
+            let rc = unsafe { libc::setns(ns.as_raw_fd(), libc::CLONE_NEWNET) };
+            assert_eq!(rc, 0, "setns {path}: {}", std::io::Error::last_os_error());
+            f()
+        })
+    }
+
+    /// A kernel TCP listener at `addr` (any port) in the namespace.
+    fn listen(&self, addr: impl Into<IpAddr>) -> TcpListener {
+        let addr = addr.into();
+        self.spawn(move || TcpListener::bind((addr, 0)))
+            .join()
+            .expect("the listening thread")
+            .unwrap_or_else(|e| panic!("listening at {addr}: {e}"))
+    }
+}
+
+impl Drop for Netns {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("ip")
+            .args(["netns", "del", &self.0])
+            .output();
+    }
+}
+
+/// The kernel's side of a test's link: its namespace and its address.
+struct Kernel {
+    ns: Netns,
+    addr: Ipv4Addr,
+}
+
+/// A TUN interface of this test's own (`k` tells the tests apart) with
+/// the kernel's side in a namespace of its own, the kernel at .1 of a /30
+/// and the ackwise host at .2; `None` (after one line) where TUN or
+/// namespaces cannot be used.
+fn link(k: u8) -> Option<(TunHost, Kernel)> {
+    let pid = std::process::id() % 100_000;
     let base = Ipv4Addr::new(10, 201, (pid % 250) as u8, 4 * k);
     let kernel = Ipv4Addr::from(u32::from(base) + 1);
     let host = Ipv4Addr::from(u32::from(base) + 2);
-    match TunDevice::create(&name, kernel, 30) {
-        Ok(dev) => Some((TunHost::new(dev, host), kernel)),
+    let made = Netns::create(format!("ackw{pid}n{k}")).and_then(|ns| {
+        let dev = TunDevice::create_in_netns(&format!("ackw{pid}t{k}"), &ns.0, kernel, 30)?;
+        Ok((TunHost::new(dev, host), Kernel { ns, addr: kernel }))
+    });
+    match made {
+        Ok(link) => Some(link),
         Err(e) => {
             assert!(
                 std::env::var_os("ACKWISE_REQUIRE_TUN").is_none(),
-                "ACKWISE_REQUIRE_TUN is set but TUN is unusable: {e}"
+                "ACKWISE_REQUIRE_TUN is set but TUN or namespaces are unusable: {e}"
             );
             eprintln!("skipping the TUN test: {e}");
             None
@@ -99,13 +167,11 @@ fn drive(
     Outcome { received, conn }
 }
 
-/// A kernel TCP server at `addr` (port 0: any) that sends `data` to its
-/// one client, then waits for the client's FIN: its address and thread.
-fn kernel_server(
-    addr: impl Into<std::net::IpAddr>,
-    data: &[u8],
-) -> (SocketAddr, std::thread::JoinHandle<()>) {
-    let listener = TcpListener::bind((addr.into(), 0)).unwrap();
+/// A kernel TCP server at `addr` (port 0: any) in `ns` that sends `data`
+/// to its one client, then waits for the client's FIN: its address and
+/// thread.
+fn kernel_server(ns: &Netns, addr: impl Into<IpAddr>, data: &[u8]) -> (SocketAddr, JoinHandle<()>) {
+    let listener = ns.listen(addr);
     let remote = listener.local_addr().unwrap();
     let served = data.to_vec();
     let server = std::thread::spawn(move || {
@@ -127,7 +193,7 @@ fn downloads_from_the_kernel_with_every_receiver_policy() {
     let data = content();
     let mut acks = Vec::new();
     for name in ["ae", "da", "smart", "smart-minrtt", "acc"] {
-        let (remote, server) = kernel_server(kernel, &data);
+        let (remote, server) = kernel_server(&kernel.ns, kernel.addr, &data);
         let strategy: Strategy = name.parse().unwrap();
         let conn = host
             .connect(remote, strategy_config(strategy, 8_960))
@@ -152,7 +218,7 @@ fn downloads_from_the_kernel_with_every_receiver_policy() {
     }
     // Delayed ACKs answer every second segment of a kernel sender as of
     // an ackwise one. (The smartacking policies' figures are printed: on
-    // this sub-millisecond path `smart` acknowledges every segment.)
+    // this sub-millisecond path they follow the threads' scheduling.)
     let get = |n: &str| acks.iter().find(|(m, _)| *m == n).unwrap().1;
     assert!(get("da") * 10 < get("ae") * 6, "{acks:?}");
     assert!(host.stats().packets_received > 5 * BYTES as u64 / 8_960);
@@ -165,7 +231,7 @@ fn uploads_to_a_kernel_receiver_falling_back_to_its_acks() {
     };
     let data = content();
     for name in [Strategy::DEFAULT_NAME, "da", "4w"] {
-        let listener = TcpListener::bind((kernel, 0)).unwrap();
+        let listener = kernel.ns.listen(kernel.addr);
         let remote = match listener.local_addr().unwrap() {
             std::net::SocketAddr::V4(a) => a,
             other => panic!("{other}"),
@@ -217,12 +283,12 @@ fn kernel_clients_upload_to_and_download_from_an_ackwise_server() {
     };
     let data = content();
     let port = 5001;
-    let server_addr = SocketAddrV4::new(Ipv4Addr::from(u32::from(kernel) + 1), port);
+    let server_addr = SocketAddrV4::new(Ipv4Addr::from(u32::from(kernel.addr) + 1), port);
     // The kernel uploads; ackwise receives with each of these policies.
     for name in ["ae", "da", "smart-minrtt"] {
         let sent = data.clone();
-        let client = std::thread::spawn(move || {
-            let mut s = std::net::TcpStream::connect(server_addr).unwrap();
+        let client = kernel.ns.spawn(move || {
+            let mut s = TcpStream::connect(server_addr).unwrap();
             s.write_all(&sent).unwrap();
             s.shutdown(std::net::Shutdown::Write).unwrap();
             let mut rest = Vec::new();
@@ -236,7 +302,7 @@ fn kernel_clients_upload_to_and_download_from_an_ackwise_server() {
                 Duration::from_secs(10),
             )
             .unwrap();
-        assert_eq!(peer.ip(), std::net::IpAddr::V4(kernel));
+        assert_eq!(peer.ip(), IpAddr::V4(kernel.addr));
         let out = drive(&mut host, peer, conn, &[]);
         client.join().unwrap();
         assert!(
@@ -251,8 +317,8 @@ fn kernel_clients_upload_to_and_download_from_an_ackwise_server() {
         );
     }
     // The kernel downloads from an ackwise sender.
-    let client = std::thread::spawn(move || {
-        let mut s = std::net::TcpStream::connect(server_addr).unwrap();
+    let client = kernel.ns.spawn(move || {
+        let mut s = TcpStream::connect(server_addr).unwrap();
         let mut got = Vec::new();
         s.read_to_end(&mut got).unwrap();
         got
@@ -278,7 +344,7 @@ fn a_delay_line_gives_the_path_its_round_trip_time() {
     };
     host.set_delay(Duration::from_millis(15));
     let data: Vec<u8> = content()[..1_000_000].to_vec();
-    let (remote, server) = kernel_server(kernel, &data);
+    let (remote, server) = kernel_server(&kernel.ns, kernel.addr, &data);
     let strategy: Strategy = "smart-minrtt".parse().unwrap();
     let started = std::time::Instant::now();
     let conn = host
@@ -309,7 +375,7 @@ fn downloads_and_uploads_over_ipv6() {
         eprintln!("skipping the IPv6 TUN test: IPv6 is disabled on this machine");
         return;
     }
-    let Some((mut host, _)) = link(4) else {
+    let Some((mut host, ns)) = link(4) else {
         return;
     };
     let pid = std::process::id();
@@ -327,7 +393,7 @@ fn downloads_and_uploads_over_ipv6() {
     let mtu = host.device().mtu().unwrap();
     let data: Vec<u8> = content()[..1_000_000].to_vec();
     // Download: a kernel server sends, ackwise receives.
-    let (remote, server) = kernel_server(kernel, &data);
+    let (remote, server) = kernel_server(&ns.ns, kernel, &data);
     let smart: Strategy = "smart-minrtt".parse().unwrap();
     let conn = host.connect(remote, strategy_config(smart, 8_960)).unwrap();
     let out = drive(&mut host, remote, conn, &[]);
@@ -342,7 +408,7 @@ fn downloads_and_uploads_over_ipv6() {
     // The IPv6 header is 20 bytes longer than IPv4's.
     assert!(u32::from(n.peer_mss) <= mtu - 60, "{n:?}");
     // Upload: ackwise sends, a kernel receiver checks.
-    let listener = TcpListener::bind((kernel, 0)).unwrap();
+    let listener = ns.ns.listen(kernel);
     let remote = listener.local_addr().unwrap();
     let receiver = std::thread::spawn(move || {
         let (mut s, peer) = listener.accept().unwrap();
@@ -356,5 +422,43 @@ fn downloads_and_uploads_over_ipv6() {
     drive(&mut host, remote, conn, &data);
     let (got, peer) = receiver.join().unwrap();
     assert!(got == data, "{} bytes, or different", got.len());
-    assert_eq!(peer.ip(), std::net::IpAddr::V6(local));
+    assert_eq!(peer.ip(), IpAddr::V6(local));
+}
+
+#[test]
+fn a_bridge_joins_two_kernel_stacks_with_a_delay() {
+    // Two namespaces, each with a TUN interface, joined by a bridge with
+    // 10 ms each way: a kernel client in one fetches from a kernel server
+    // in the other, and its handshake takes the 20 ms round trip.
+    let Some((_, left)) = link(5) else {
+        return;
+    };
+    let pid = std::process::id() % 100_000;
+    let right = Netns::create(format!("ackw{pid}n6")).expect("a second namespace");
+    let server_addr = Ipv4Addr::from(u32::from(left.addr) + 1);
+    // The left interface of `link` carries the left kernel's address; the
+    // right one gets the other address of the same /30.
+    let a = TunDevice::create_in_netns(&format!("ackw{pid}t6"), &left.ns.0, left.addr, 30);
+    let b = TunDevice::create_in_netns(&format!("ackw{pid}t7"), &right.0, server_addr, 30);
+    let (a, b) = (a.expect("left interface"), b.expect("right interface"));
+    let bridge = ackwise::tun::TunBridge::start(a, b, Duration::from_millis(10));
+    let data: Vec<u8> = content()[..1_000_000].to_vec();
+    let (remote, server) = kernel_server(&right, server_addr, &data);
+    let client = left.ns.spawn(move || {
+        let started = std::time::Instant::now();
+        let mut s = TcpStream::connect(remote).unwrap();
+        let handshake = started.elapsed();
+        let mut got = Vec::new();
+        s.read_to_end(&mut got).unwrap();
+        (handshake, got)
+    });
+    let (handshake, got) = client.join().unwrap();
+    server.join().unwrap();
+    assert!(got == data, "{} bytes, or different", got.len());
+    assert!(
+        (Duration::from_millis(20)..Duration::from_millis(500)).contains(&handshake),
+        "handshake took {handshake:?}"
+    );
+    let carried = bridge.stop().unwrap();
+    assert!(carried.a_to_b > 20 && carried.b_to_a > 600, "{carried:?}");
 }
