@@ -484,20 +484,7 @@ impl TunHost {
         loop {
             let done = app(conn);
             let now = self.now();
-            while let Some(n) = conn.poll_transmit(now, &mut self.segment) {
-                self.ident = self.ident.wrapping_add(1);
-                let ecn = ecn_of(conn, &self.segment[..n]);
-                ip::frame(
-                    &mut self.frame,
-                    self.ident,
-                    local,
-                    remote.ip(),
-                    ecn,
-                    &self.segment[..n],
-                )
-                .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
-                self.outbound.push(&self.frame, self.delay);
-            }
+            self.transmit(conn, local, remote, now)?;
             self.send_due()?;
             if done {
                 // What the connection sent last (its final ACK or FIN)
@@ -525,11 +512,21 @@ impl TunHost {
                 .map_or(POLL_CAP, |t| t.saturating_duration_since(now))
                 .min(held.unwrap_or(POLL_CAP))
                 .min(POLL_CAP);
-            if let Some(n) = self.dev.recv(&mut self.rx, wait)? {
+            // Everything the kernel has sent is taken off the interface at
+            // once, so its queue never overflows at any rate, whatever is
+            // then held for the delay.
+            let mut next = recv_within(&self.dev, &mut self.rx, wait)?;
+            while let Some(n) = next {
                 record(&mut self.capture, &self.rx[..n])?;
                 self.inbound.push(&self.rx[..n], self.delay);
+                next = self.dev.recv(&mut self.rx, Duration::ZERO)?;
             }
-            while let Some(packet) = self.inbound.pop_due() {
+            // One segment per turn: the application reads and the
+            // connection answers (an ACK of that segment alone, under AE)
+            // before the next is taken, as on a wire, even when the delay
+            // line releases several at once; with one due the next turn
+            // does not wait.
+            if let Some(packet) = self.inbound.pop_due() {
                 let now = self.now();
                 match ip::unframe(&packet) {
                     Ok(u)
@@ -551,6 +548,32 @@ impl TunHost {
                 conn.handle_timeout(now);
             }
         }
+    }
+
+    /// Frames every segment `conn` has to send and puts it on the delay
+    /// line toward the kernel.
+    fn transmit(
+        &mut self,
+        conn: &mut Connection,
+        local: IpAddr,
+        remote: SocketAddr,
+        now: Instant,
+    ) -> io::Result<()> {
+        while let Some(n) = conn.poll_transmit(now, &mut self.segment) {
+            self.ident = self.ident.wrapping_add(1);
+            let ecn = ecn_of(conn, &self.segment[..n]);
+            ip::frame(
+                &mut self.frame,
+                self.ident,
+                local,
+                remote.ip(),
+                ecn,
+                &self.segment[..n],
+            )
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+            self.outbound.push(&self.frame, self.delay);
+        }
+        Ok(())
     }
 
     /// Writes to the interface every held packet whose delay is over.
@@ -698,8 +721,10 @@ fn carry(
             due.saturating_duration_since(std::time::Instant::now())
                 .min(POLL_CAP)
         });
-        if let Some(n) = from.recv(&mut buf, wait)? {
+        let mut next = recv_within(from, &mut buf, wait)?;
+        while let Some(n) = next {
             line.push(&buf[..n], delay);
+            next = from.recv(&mut buf, Duration::ZERO)?;
         }
         while let Some(packet) = line.pop_due() {
             to.send(&packet)?;
@@ -708,6 +733,23 @@ fn carry(
         }
     }
     Ok(carried)
+}
+
+/// Waits at most `wait` for a packet from `dev`, with finer than the
+/// millisecond that poll(2) counts in: the whole milliseconds in poll,
+/// the rest in a sleep and then a look without waiting. A delay line
+/// then releases packets within a fraction of a millisecond of their
+/// time instead of in millisecond batches, which would bunch segments
+/// (and the ACKs they draw) that a wire would have kept apart.
+fn recv_within(dev: &TunDevice, buf: &mut [u8], wait: Duration) -> io::Result<Option<usize>> {
+    let whole_ms = Duration::from_millis(wait.as_millis() as u64);
+    if !whole_ms.is_zero() {
+        return dev.recv(buf, whole_ms);
+    }
+    if !wait.is_zero() {
+        std::thread::sleep(wait);
+    }
+    dev.recv(buf, Duration::ZERO)
 }
 
 /// Appends `packet` to the capture, if any, stamped with the wall clock.

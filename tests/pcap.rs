@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::{free_udp_port, wait_for_line};
+use common::{free_udp_port, have_tshark, wait_for_line};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -24,24 +24,6 @@ fn scratch(name: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
-}
-
-/// Whether tshark runs here; panics when CI requires it and it does not.
-fn have_tshark() -> bool {
-    let ok = Command::new("tshark")
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !ok {
-        assert!(
-            std::env::var_os("ACKWISE_REQUIRE_TSHARK").is_none(),
-            "ACKWISE_REQUIRE_TSHARK is set but tshark does not run"
-        );
-        eprintln!("tshark not available; skipping the decode checks");
-    }
-    ok
 }
 
 /// One decoded frame.

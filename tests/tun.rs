@@ -13,6 +13,8 @@
 //! `ACKWISE_REQUIRE_TUN` is set (`.ci/run` sets it where both work).
 #![cfg(all(feature = "tun", feature = "cli", target_os = "linux"))]
 
+mod common;
+
 use ackwise::connection::{Connection, State};
 use ackwise::lab::Strategy;
 use ackwise::net::transfer::strategy_config;
@@ -367,6 +369,33 @@ fn a_delay_line_gives_the_path_its_round_trip_time() {
 }
 
 #[test]
+fn segments_released_together_by_the_delay_line_are_acknowledged_one_by_one() {
+    // AE acknowledges every segment. Behind a delay line several segments
+    // can come due at once; each must still draw its own ACK (before the
+    // host answered after each segment, 1 383 segments drew 208 ACKs at
+    // 10 ms each way).
+    let Some((mut host, kernel)) = link(8) else {
+        return;
+    };
+    host.set_delay(Duration::from_millis(10));
+    let data: Vec<u8> = content()[..2_000_000].to_vec();
+    let (remote, server) = kernel_server(&kernel.ns, kernel.addr, &data);
+    let conn = host
+        .connect(remote, strategy_config(Strategy::AE, 8_960))
+        .unwrap();
+    let out = drive(&mut host, remote, conn, &[]);
+    server.join().unwrap();
+    assert!(out.received == data, "{} bytes", out.received.len());
+    let stats = out.conn.stats();
+    assert!(
+        stats.pure_acks_sent * 100 >= stats.data_segments_received * 95,
+        "{} ACKs for {} segments",
+        stats.pure_acks_sent,
+        stats.data_segments_received
+    );
+}
+
+#[test]
 fn downloads_and_uploads_over_ipv6() {
     // IPv6 switched off on the machine is a setting, not a fault.
     let ipv6_off = std::fs::read_to_string("/proc/sys/net/ipv6/conf/all/disable_ipv6")
@@ -461,4 +490,94 @@ fn a_bridge_joins_two_kernel_stacks_with_a_delay() {
     );
     let carried = bridge.stop().unwrap();
     assert!(carried.a_to_b > 20 && carried.b_to_a > 600, "{carried:?}");
+}
+
+/// The expert messages of warning level or above that tshark's TCP
+/// analysis gives for the capture at `path`, with how often each came.
+fn tshark_warnings(path: &std::path::Path) -> std::collections::BTreeMap<String, usize> {
+    let out = std::process::Command::new("tshark")
+        .arg("-r")
+        .arg(path)
+        .args(["-T", "fields", "-E", "occurrence=a", "-E", "aggregator=;"])
+        .args(["-e", "_ws.expert.severity", "-e", "_ws.expert.message"])
+        .output()
+        .expect("run tshark");
+    assert!(
+        out.status.success(),
+        "tshark on {}: {}",
+        path.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Wireshark's severities: chat 0x200000, note 0x400000, warning
+    // 0x600000, error 0x800000.
+    let mut warnings = std::collections::BTreeMap::new();
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let Some((severities, messages)) = line.split_once('\t') else {
+            continue;
+        };
+        for (severity, message) in severities.split(';').zip(messages.split(';')) {
+            if severity.parse::<u32>().is_ok_and(|s| s >= 0x60_0000) {
+                *warnings.entry(message.to_string()).or_insert(0) += 1;
+            }
+        }
+    }
+    warnings
+}
+
+#[test]
+fn captures_decode_in_tshark_with_only_the_expected_warnings() {
+    // A download to a smartacking receiver and an upload from the default
+    // sender, each over 5 ms each way, read by tshark: its TCP analysis
+    // follows both and warns of nothing but the kernel's receive window
+    // filling up under the upload (the sender fills what the receiver
+    // offers).
+    let Some((mut host, kernel)) = link(9) else {
+        return;
+    };
+    if !common::have_tshark() {
+        return;
+    }
+    host.set_delay(Duration::from_millis(5));
+    let dir = std::env::temp_dir().join(format!("ackwise-tun-pcap-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let data: Vec<u8> = content()[..1_000_000].to_vec();
+
+    let download = dir.join("download.pcap");
+    host.capture(&download).unwrap();
+    let (remote, server) = kernel_server(&kernel.ns, kernel.addr, &data);
+    let smart: Strategy = "smart-minrtt".parse().unwrap();
+    let conn = host.connect(remote, strategy_config(smart, 8_960)).unwrap();
+    let out = drive(&mut host, remote, conn, &[]);
+    server.join().unwrap();
+    host.finish_capture().unwrap();
+    assert!(out.received == data);
+
+    let upload = dir.join("upload.pcap");
+    host.capture(&upload).unwrap();
+    let listener = kernel.ns.listen(kernel.addr);
+    let remote = listener.local_addr().unwrap();
+    let receiver = std::thread::spawn(move || {
+        let (mut s, _) = listener.accept().unwrap();
+        let mut got = Vec::new();
+        s.read_to_end(&mut got).unwrap();
+        got
+    });
+    let conn = host
+        .connect(remote, strategy_config(Strategy::DEFAULT, 8_960))
+        .unwrap();
+    drive(&mut host, remote, conn, &data);
+    host.finish_capture().unwrap();
+    assert!(receiver.join().unwrap() == data);
+
+    const WINDOW_FULL: &str = "TCP window specified by the receiver is now completely full";
+    for (path, expected) in [(&download, &[][..]), (&upload, &[WINDOW_FULL][..])] {
+        let warnings = tshark_warnings(path);
+        eprintln!("{}: {warnings:?}", path.display());
+        let unexpected: Vec<_> = warnings
+            .keys()
+            .filter(|m| !expected.contains(&m.as_str()))
+            .collect();
+        assert!(unexpected.is_empty(), "{}: {warnings:?}", path.display());
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -59,3 +59,22 @@ pub fn free_udp_port() -> u16 {
         .unwrap()
         .port()
 }
+
+/// Whether tshark runs here; panics when CI requires it
+/// (`ACKWISE_REQUIRE_TSHARK`) and it does not.
+pub fn have_tshark() -> bool {
+    let ok = std::process::Command::new("tshark")
+        .arg("--version")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        assert!(
+            std::env::var_os("ACKWISE_REQUIRE_TSHARK").is_none(),
+            "ACKWISE_REQUIRE_TSHARK is set but tshark does not run"
+        );
+        eprintln!("tshark not available; skipping the decode checks");
+    }
+    ok
+}
