@@ -4,19 +4,24 @@
 //! writes `docs/results/interop.md` (or `--out FILE`).
 //!
 //! ```text
-//! sudo cargo run --release --example tun_interop -- [--rates 20mbit,100mbit] [--bytes 8000000]
-//!     [--limit-ms 50] [--repeat 3] [--out docs/results/interop.md]
+//! sudo cargo run --release --example tun_interop -- [--rates 20mbit,100mbit] [--rtts-ms 0,40]
+//!     [--bytes 8000000] [--limit-ms 50] [--repeat 3] [--out docs/results/interop.md]
 //! ```
 //!
-//! Needs root, /dev/net/tun, `ip`, `tc` (tbf, ingress, mirred) and the
-//! ifb link type. Downloads: two paths leave a
+//! Needs root, /dev/net/tun, network namespaces, `ip`, `tc` (tbf,
+//! ingress, mirred) and the ifb link type. Downloads: two paths leave a
 //! kernel TCP server in the root namespace, each shaped by the same tbf
-//! qdisc (rate, queue of `--limit-ms` at that rate) on the sending side:
+//! qdisc (rate, queue of `--limit-ms` at that rate) on the sending side
+//! and each given the same added round-trip time (each of `--rtts-ms`,
+//! half of it each way; netem is not needed):
 //!
 //! - through a TUN interface to an ackwise host (`ackwise::tun`), which
-//!   downloads with each receiver policy;
-//! - through a veth pair to a kernel client in a network namespace of its
-//!   own (this program run again there with `fetch`).
+//!   downloads with each receiver policy (the delay is the host's delay
+//!   line);
+//! - through a TUN interface joined by a [`TunBridge`] to a second one in
+//!   a network namespace of its own, where a kernel client runs (this
+//!   program run again there with `fetch`); the bridge holds each packet
+//!   for the same delay.
 //!
 //! For each of the kernel's congestion controls (set system-wide with
 //! `net.ipv4.tcp_congestion_control` for the run, then restored) every
@@ -30,24 +35,26 @@
 //! an ackwise sender through the TUN interface (its traffic into the
 //! kernel redirected to an ifb device carrying the same tbf), and from a
 //! kernel sender in the namespace (this program run there with `push`,
-//! the tbf on its side of the veth pair), with each of Linux's congestion
+//! the tbf on its side of the bridge), with each of Linux's congestion
 //! controls. Completion runs from the receiver's accept to its last byte.
 
 use ackwise::connection::State;
 use ackwise::lab::Strategy;
 use ackwise::net::transfer::strategy_config;
-use ackwise::tun::{TunDevice, TunHost};
+use ackwise::tun::{TunBridge, TunDevice, TunHost};
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, SocketAddrV4, TcpListener};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 const NETNS: &str = "ackw-interop";
-const VETH_ROOT: &str = "ackwiv0";
-const VETH_NS: &str = "ackwiv1";
+/// The bridge's interface in the root namespace, the kernel server's side.
+const BRIDGE_ROOT: &str = "ackwib0";
+/// The bridge's interface in the namespace, the kernel client's side.
+const BRIDGE_NS: &str = "ackwib1";
 const TUN: &str = "ackwit0";
-const VETH_KERNEL: Ipv4Addr = Ipv4Addr::new(10, 213, 0, 1);
-const VETH_CLIENT: Ipv4Addr = Ipv4Addr::new(10, 213, 0, 2);
+const BRIDGE_KERNEL: Ipv4Addr = Ipv4Addr::new(10, 213, 0, 1);
+const BRIDGE_CLIENT: Ipv4Addr = Ipv4Addr::new(10, 213, 0, 2);
 const TUN_KERNEL: Ipv4Addr = Ipv4Addr::new(10, 214, 0, 1);
 const TUN_HOST: Ipv4Addr = Ipv4Addr::new(10, 214, 0, 2);
 const IFB: &str = "ackwif0";
@@ -118,11 +125,20 @@ fn sh(cmd: &str) -> Result<String, String> {
 /// Removes what a previous run left, quietly.
 fn cleanup() {
     let _ = sh(&format!("ip netns del {NETNS} 2>/dev/null"));
-    let _ = sh(&format!("ip link del {VETH_ROOT} 2>/dev/null"));
     let _ = sh(&format!("ip link del {IFB} 2>/dev/null"));
 }
 
+/// The kernel-to-kernel path: a TUN interface here, one in the
+/// namespace, joined with `one_way` of delay each way.
+fn bridge(one_way: Duration) -> Result<TunBridge, String> {
+    let here = TunDevice::create(BRIDGE_ROOT, BRIDGE_KERNEL, 30).map_err(|e| e.to_string())?;
+    let there = TunDevice::create_in_netns(BRIDGE_NS, NETNS, BRIDGE_CLIENT, 30)
+        .map_err(|e| e.to_string())?;
+    Ok(TunBridge::start(here, there, one_way))
+}
+
 struct Row {
+    rtt_ms: u32,
     rate: String,
     cc: String,
     receiver: String,
@@ -143,6 +159,13 @@ fn run(args: &[String]) -> Result<(), String> {
     let bytes: usize = flag(args, "--bytes", "8000000")
         .parse()
         .map_err(|_| "--bytes: a number".to_string())?;
+    let rtts_ms: Vec<u32> = flag(args, "--rtts-ms", "0,40")
+        .split(',')
+        .map(|v| {
+            v.parse()
+                .map_err(|_| format!("--rtts-ms: `{v}` is not a number of ms"))
+        })
+        .collect::<Result<_, _>>()?;
     let limit_ms: u32 = flag(args, "--limit-ms", "50")
         .parse()
         .map_err(|_| "--limit-ms: a number".to_string())?;
@@ -156,22 +179,15 @@ fn run(args: &[String]) -> Result<(), String> {
     let tbf = |dev: &str, rate: &str| {
         format!("tc qdisc replace dev {dev} root tbf rate {rate} burst 15k latency {limit_ms}ms")
     };
+    // The kernel sends TUN interfaces wire-sized segments (no offloads
+    // without a virtio header), so both receivers see and acknowledge the
+    // same segments.
     for cmd in [
         format!("ip netns add {NETNS}"),
-        format!("ip link add {VETH_ROOT} type veth peer name {VETH_NS}"),
-        format!("ip link set {VETH_NS} netns {NETNS}"),
-        format!("ip addr add {VETH_KERNEL}/30 dev {VETH_ROOT}"),
-        format!("ip link set {VETH_ROOT} up"),
-        format!("ip netns exec {NETNS} ip addr add {VETH_CLIENT}/30 dev {VETH_NS}"),
-        format!("ip netns exec {NETNS} ip link set {VETH_NS} up"),
         format!("ip netns exec {NETNS} ip link set lo up"),
-        // No segmentation offloads on the veth: the kernel receiver then
-        // sees and acknowledges wire-sized segments, as the TUN host does.
-        format!("ethtool -K {VETH_ROOT} tso off gso off gro off 2>/dev/null || true"),
-        format!("ip netns exec {NETNS} sh -c 'ethtool -K {VETH_NS} tso off gso off gro off 2>/dev/null || true'"),
         // What the ackwise host sends into the kernel goes through the
         // ifb device and its tbf, as the namespace's sender's packets go
-        // through the tbf on its end of the veth pair.
+        // through the tbf on its side of the bridge.
         format!("ip link add {IFB} type ifb"),
         format!("ip link set {IFB} up"),
         format!("tc qdisc add dev {TUN} handle ffff: ingress"),
@@ -187,82 +203,98 @@ fn run(args: &[String]) -> Result<(), String> {
     let mut rows = Vec::new();
     let mut uploads = Vec::new();
     let result = (|| -> Result<(), String> {
-        for rate in &rates {
-            sh(&tbf(VETH_ROOT, rate))?;
-            sh(&tbf(TUN, rate))?;
-            sh(&tbf(IFB, rate))?;
-            sh(&format!("ip netns exec {NETNS} {}", tbf(VETH_NS, rate)))?;
-            for cc in ["cubic", "reno", "bbr"] {
-                if !available.split_whitespace().any(|a| a == cc) {
-                    eprintln!("{cc}: not available here, skipped");
-                    continue;
-                }
-                sh(&format!(
-                    "sysctl -q -w net.ipv4.tcp_congestion_control={cc}"
-                ))?;
-                let mut times = Vec::new();
-                let mut acks = Vec::new();
-                for _ in 0..repeat {
-                    let (t, a) = kernel_receiver(&data)?;
-                    times.push(t);
-                    acks.push(a);
-                }
-                rows.push(Row {
-                    rate: rate.clone(),
-                    cc: cc.into(),
-                    receiver: "kernel".into(),
-                    completion_s: median(times),
-                    acks: median(acks),
-                });
-                let times = (0..repeat)
-                    .map(|_| kernel_sender(&data))
-                    .collect::<Result<Vec<_>, _>>()?;
-                uploads.push(Row {
-                    rate: rate.clone(),
-                    cc: cc.into(),
-                    receiver: format!("kernel {cc}"),
-                    completion_s: median(times),
-                    acks: 0.0,
-                });
-                eprintln!(
-                    "{rate} upload kernel {cc}: {:.3} s",
-                    last_completion(&uploads)
-                );
-                for name in RECEIVERS {
+        for &rtt_ms in &rtts_ms {
+            let one_way = Duration::from_micros(u64::from(rtt_ms) * 500);
+            host.set_delay(one_way);
+            let bridge = bridge(one_way)?;
+            for rate in &rates {
+                sh(&tbf(BRIDGE_ROOT, rate))?;
+                sh(&tbf(TUN, rate))?;
+                sh(&tbf(IFB, rate))?;
+                sh(&format!("ip netns exec {NETNS} {}", tbf(BRIDGE_NS, rate)))?;
+                for cc in ["cubic", "reno", "bbr"] {
+                    if !available.split_whitespace().any(|a| a == cc) {
+                        eprintln!("{cc}: not available here, skipped");
+                        continue;
+                    }
+                    sh(&format!(
+                        "sysctl -q -w net.ipv4.tcp_congestion_control={cc}"
+                    ))?;
                     let mut times = Vec::new();
                     let mut acks = Vec::new();
                     for _ in 0..repeat {
-                        let (t, a) = ackwise_receiver(&mut host, name, &data)?;
+                        let (t, a) = kernel_receiver(&data)?;
                         times.push(t);
                         acks.push(a);
                     }
                     rows.push(Row {
+                        rtt_ms,
                         rate: rate.clone(),
                         cc: cc.into(),
-                        receiver: name.into(),
+                        receiver: "kernel".into(),
                         completion_s: median(times),
                         acks: median(acks),
                     });
-                    let r = rows.last().expect("just pushed");
+                    let times = (0..repeat)
+                        .map(|_| kernel_sender(&data))
+                        .collect::<Result<Vec<_>, _>>()?;
+                    uploads.push(Row {
+                        rtt_ms,
+                        rate: rate.clone(),
+                        cc: cc.into(),
+                        receiver: format!("kernel {cc}"),
+                        completion_s: median(times),
+                        acks: 0.0,
+                    });
                     eprintln!(
-                        "{rate} {cc} {name}: {:.3} s, {:.0} ACKs",
-                        r.completion_s, r.acks
+                        "{rtt_ms} ms {rate} {cc} kernel: {:.3} s, {:.0} ACKs; upload {:.3} s",
+                        rows.last().map_or(0.0, |r| r.completion_s),
+                        rows.last().map_or(0.0, |r| r.acks),
+                        last_completion(&uploads)
+                    );
+                    for name in RECEIVERS {
+                        let mut times = Vec::new();
+                        let mut acks = Vec::new();
+                        for _ in 0..repeat {
+                            let (t, a) = ackwise_receiver(&mut host, name, &data)?;
+                            times.push(t);
+                            acks.push(a);
+                        }
+                        rows.push(Row {
+                            rtt_ms,
+                            rate: rate.clone(),
+                            cc: cc.into(),
+                            receiver: name.into(),
+                            completion_s: median(times),
+                            acks: median(acks),
+                        });
+                        let r = rows.last().expect("just pushed");
+                        eprintln!(
+                            "{rtt_ms} ms {rate} {cc} {name}: {:.3} s, {:.0} ACKs",
+                            r.completion_s, r.acks
+                        );
+                    }
+                }
+                for name in SENDERS {
+                    let times = (0..repeat)
+                        .map(|_| ackwise_sender(&mut host, name, &data))
+                        .collect::<Result<Vec<_>, _>>()?;
+                    uploads.push(Row {
+                        rtt_ms,
+                        rate: rate.clone(),
+                        cc: String::new(),
+                        receiver: name.into(),
+                        completion_s: median(times),
+                        acks: 0.0,
+                    });
+                    eprintln!(
+                        "{rtt_ms} ms {rate} upload {name}: {:.3} s",
+                        last_completion(&uploads)
                     );
                 }
             }
-            for name in SENDERS {
-                let times = (0..repeat)
-                    .map(|_| ackwise_sender(&mut host, name, &data))
-                    .collect::<Result<Vec<_>, _>>()?;
-                uploads.push(Row {
-                    rate: rate.clone(),
-                    cc: String::new(),
-                    receiver: name.into(),
-                    completion_s: median(times),
-                    acks: 0.0,
-                });
-                eprintln!("{rate} upload {name}: {:.3} s", last_completion(&uploads));
-            }
+            let carried = bridge.stop().map_err(|e| format!("the bridge: {e}"))?;
+            eprintln!("{rtt_ms} ms: the bridge carried {carried:?}");
         }
         Ok(())
     })();
@@ -271,7 +303,12 @@ fn run(args: &[String]) -> Result<(), String> {
     ));
     cleanup();
     result?;
-    let mut page = page(&rows, &rates.join(","), bytes, limit_ms, repeat);
+    let rtts = rtts_ms
+        .iter()
+        .map(u32::to_string)
+        .collect::<Vec<_>>()
+        .join(",");
+    let mut page = page(&rows, &rates.join(","), &rtts, bytes, limit_ms, repeat);
     page.push_str(&uploads_section(&uploads, bytes));
     std::fs::write(&out, page).map_err(|e| format!("{out}: {e}"))?;
     eprintln!("wrote {out}");
@@ -300,12 +337,12 @@ fn serve(
 /// One download by the kernel client in the namespace: (completion s,
 /// the receiver's pure ACKs).
 fn kernel_receiver(data: &[u8]) -> Result<(f64, f64), String> {
-    let listener = TcpListener::bind((VETH_KERNEL, 0)).map_err(|e| e.to_string())?;
+    let listener = TcpListener::bind((BRIDGE_KERNEL, 0)).map_err(|e| e.to_string())?;
     let port = listener.local_addr().map_err(|e| e.to_string())?.port();
     let server = serve(listener, data, true);
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let out = sh(&format!(
-        "ip netns exec {NETNS} {} fetch {VETH_KERNEL}:{port} {}",
+        "ip netns exec {NETNS} {} fetch {BRIDGE_KERNEL}:{port} {}",
         exe.display(),
         data.len()
     ))?;
@@ -406,14 +443,14 @@ fn receive(listener: TcpListener, data: &[u8]) -> std::thread::JoinHandle<Result
 }
 
 /// One upload from a kernel sender in the namespace to a kernel receiver
-/// in the root namespace, through the shaped veth pair.
+/// in the root namespace, through the shaped bridge.
 fn kernel_sender(data: &[u8]) -> Result<f64, String> {
-    let listener = TcpListener::bind((VETH_KERNEL, 0)).map_err(|e| e.to_string())?;
+    let listener = TcpListener::bind((BRIDGE_KERNEL, 0)).map_err(|e| e.to_string())?;
     let port = listener.local_addr().map_err(|e| e.to_string())?.port();
     let receiver = receive(listener, data);
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     sh(&format!(
-        "ip netns exec {NETNS} {} push {VETH_KERNEL}:{port} {}",
+        "ip netns exec {NETNS} {} push {BRIDGE_KERNEL}:{port} {}",
         exe.display(),
         data.len()
     ))?;
@@ -465,46 +502,51 @@ fn uploads_section(uploads: &[Row], bytes: usize) -> String {
 ",
     );
     s.push_str(&format!(
-        "A kernel receiver reads {bytes} bytes from each sender through the same tbf (for the ackwise sender, its packets into the kernel \
-         redirected through an ifb device carrying the qdisc; for a kernel sender in the namespace, the qdisc on its end of the veth pair). \
-         Linux's receiver ignores ackwise's ACK-request option, so every ackwise sender runs on the kernel's own ACKs. Completion runs from \
-         the receiver's accept to its last byte; medians.\n\n"
+        "A kernel receiver reads {bytes} bytes from each sender through the same tbf and the same added round-trip time (for the ackwise \
+         sender, its packets into the kernel redirected through an ifb device carrying the qdisc, delayed by the host's delay line; for a \
+         kernel sender in the namespace, the qdisc on its side of the bridge, delayed by the bridge). Linux's receiver ignores ackwise's \
+         ACK-request option, so every ackwise sender runs on the kernel's own ACKs. Completion runs from the receiver's accept to its last \
+         byte; medians.\n\n"
     ));
-    s.push_str("| rate | sender | completion s | vs fastest kernel sender |\n|---|---|---|---|\n");
-    let best_kernel = |rate: &str| {
+    s.push_str(
+        "| added RTT ms | rate | sender | completion s | vs fastest kernel sender |\n|---|---|---|---|---|\n",
+    );
+    let best_kernel = |r: &Row| {
         uploads
             .iter()
-            .filter(|r| r.rate == rate && r.receiver.starts_with("kernel"))
-            .map(|r| r.completion_s)
+            .filter(|k| {
+                k.rtt_ms == r.rtt_ms && k.rate == r.rate && k.receiver.starts_with("kernel")
+            })
+            .map(|k| k.completion_s)
             .fold(f64::INFINITY, f64::min)
     };
     for r in uploads {
         s.push_str(&format!(
-            "| {} | `{}` | {:.3} | {:.3} |\n",
+            "| {} | {} | `{}` | {:.3} | {:.3} |\n",
+            r.rtt_ms,
             r.rate,
             r.receiver,
             r.completion_s,
-            r.completion_s / best_kernel(&r.rate)
+            r.completion_s / best_kernel(r)
         ));
     }
     let slow: Vec<String> = uploads
         .iter()
-        .filter(|r| {
-            !r.receiver.starts_with("kernel") && r.completion_s > 1.10 * best_kernel(&r.rate)
-        })
+        .filter(|r| !r.receiver.starts_with("kernel") && r.completion_s > 1.10 * best_kernel(r))
         .map(|r| {
             format!(
-                "{} at {} ({:.3}x)",
+                "{} at {} and {} ms ({:.3}x)",
                 r.receiver,
                 r.rate,
-                r.completion_s / best_kernel(&r.rate)
+                r.rtt_ms,
+                r.completion_s / best_kernel(r)
             )
         })
         .collect();
     s.push_str(&format!(
         "\nTarget (issue 15): an ackwise sender is never more than 10% slower than a kernel sender to the same receiver: {}.\n",
         if slow.is_empty() {
-            "met on every rate".to_string()
+            "met on every path".to_string()
         } else {
             format!("missed by {}", slow.join(", "))
         }
@@ -512,25 +554,40 @@ fn uploads_section(uploads: &[Row], bytes: usize) -> String {
     s
 }
 
-fn page(rows: &[Row], rates: &str, bytes: usize, limit_ms: u32, repeat: usize) -> String {
+/// The kernel receiver's row on the same path as `r`.
+fn kernel_row<'a>(rows: &'a [Row], r: &Row) -> &'a Row {
+    rows.iter()
+        .find(|k| {
+            k.rtt_ms == r.rtt_ms && k.rate == r.rate && k.cc == r.cc && k.receiver == "kernel"
+        })
+        .expect("the kernel row comes first")
+}
+
+fn page(
+    rows: &[Row],
+    rates: &str,
+    rtts: &str,
+    bytes: usize,
+    limit_ms: u32,
+    repeat: usize,
+) -> String {
     let mut s = String::new();
     s.push_str("# ackwise receivers against Linux senders\n\n");
     s.push_str(&format!(
-        "Generated by `sudo cargo run --release --example tun_interop -- --rates {rates} --bytes {bytes} --limit-ms {limit_ms} --repeat {repeat}` \
-         on one machine: a kernel TCP server sends {bytes} bytes through a tbf qdisc (each rate, queue of {limit_ms} ms) to each receiver, \
-         {repeat} times; medians. The ackwise receivers are behind a TUN interface (`ackwise::tun`), the kernel receiver in a network \
-         namespace behind a veth pair with the same qdisc (segmentation offloads off). There is no added propagation delay (netem is not \
-         available where this page was made): the RTT is the queue's. The kernel receiver's ACKs are its sender's `segs_in` less the \
+        "Generated by `sudo cargo run --release --example tun_interop -- --rates {rates} --rtts-ms {rtts} --bytes {bytes} --limit-ms {limit_ms} \
+         --repeat {repeat}` on one machine: a kernel TCP server sends {bytes} bytes through a tbf qdisc (each rate, queue of {limit_ms} ms) to \
+         each receiver, {repeat} times; medians. The ackwise receivers are behind a TUN interface (`ackwise::tun`); the kernel receiver is \
+         in a network namespace, reached through a TUN interface on each side joined by `ackwise::tun::TunBridge`, with the same qdisc. \
+         Both paths get the same added round-trip time (each of {rtts} ms, half each way: the ackwise host's delay line, the bridge's for \
+         the kernel's path; netem is not needed), on top of the queue's. The kernel receiver's ACKs are its sender's `segs_in` less the \
          handshake's ACK and the FIN.\n\n",
     ));
-    s.push_str("| rate | sender cc | receiver | completion s | vs kernel | receiver ACKs | vs kernel |\n|---|---|---|---|---|---|---|\n");
+    s.push_str("| added RTT ms | rate | sender cc | receiver | completion s | vs kernel | receiver ACKs | vs kernel |\n|---|---|---|---|---|---|---|---|\n");
     for r in rows {
-        let kernel = rows
-            .iter()
-            .find(|k| k.rate == r.rate && k.cc == r.cc && k.receiver == "kernel")
-            .expect("the kernel row comes first");
+        let kernel = kernel_row(rows, r);
         s.push_str(&format!(
-            "| {} | {} | `{}` | {:.3} | {:.3} | {:.0} | {:.3} |\n",
+            "| {} | {} | {} | `{}` | {:.3} | {:.3} | {:.0} | {:.3} |\n",
+            r.rtt_ms,
             r.rate,
             r.cc,
             r.receiver,
@@ -548,13 +605,10 @@ fn page(rows: &[Row], rates: &str, bytes: usize, limit_ms: u32, repeat: usize) -
         let met: Vec<String> = mine
             .iter()
             .filter(|r| {
-                let k = rows
-                    .iter()
-                    .find(|k| k.rate == r.rate && k.cc == r.cc && k.receiver == "kernel")
-                    .expect("kernel row");
+                let k = kernel_row(rows, r);
                 r.acks <= 0.5 * k.acks && r.completion_s <= 1.05 * k.completion_s
             })
-            .map(|r| format!("{} {}", r.rate, r.cc))
+            .map(|r| format!("{} ms {} {}", r.rtt_ms, r.rate, r.cc))
             .collect();
         s.push_str(&format!(
             "- `{smart}` meets it on {} of {} paths{}.\n",
