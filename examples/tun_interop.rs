@@ -154,6 +154,21 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
+/// Runs one measurement `repeat` times: the medians of its completion
+/// time and its ACK count.
+fn medians(
+    repeat: usize,
+    mut run: impl FnMut() -> Result<(f64, f64), String>,
+) -> Result<(f64, f64), String> {
+    let (mut times, mut acks) = (Vec::new(), Vec::new());
+    for _ in 0..repeat {
+        let (t, a) = run()?;
+        times.push(t);
+        acks.push(a);
+    }
+    Ok((median(times), median(acks)))
+}
+
 fn run(args: &[String]) -> Result<(), String> {
     let rates: Vec<String> = flag(args, "--rates", "20mbit,100mbit")
         .split(',')
@@ -232,20 +247,14 @@ fn run(args: &[String]) -> Result<(), String> {
                     sh(&format!(
                         "sysctl -q -w net.ipv4.tcp_congestion_control={cc}"
                     ))?;
-                    let mut times = Vec::new();
-                    let mut acks = Vec::new();
-                    for _ in 0..repeat {
-                        let (t, a) = kernel_receiver(&data)?;
-                        times.push(t);
-                        acks.push(a);
-                    }
+                    let (completion_s, acks) = medians(repeat, || kernel_receiver(&data))?;
                     rows.push(Row {
                         rtt_ms,
                         rate: rate.clone(),
                         cc: cc.into(),
                         receiver: "kernel".into(),
-                        completion_s: median(times),
-                        acks: median(acks),
+                        completion_s,
+                        acks,
                     });
                     let times = (0..repeat)
                         .map(|_| kernel_sender(&data))
@@ -265,20 +274,15 @@ fn run(args: &[String]) -> Result<(), String> {
                         last_completion(&uploads)
                     );
                     for name in RECEIVERS {
-                        let mut times = Vec::new();
-                        let mut acks = Vec::new();
-                        for _ in 0..repeat {
-                            let (t, a) = ackwise_receiver(&mut host, name, &data)?;
-                            times.push(t);
-                            acks.push(a);
-                        }
+                        let (completion_s, acks) =
+                            medians(repeat, || ackwise_receiver(&mut host, name, &data))?;
                         rows.push(Row {
                             rtt_ms,
                             rate: rate.clone(),
                             cc: cc.into(),
                             receiver: name.into(),
-                            completion_s: median(times),
-                            acks: median(acks),
+                            completion_s,
+                            acks,
                         });
                         let r = rows.last().expect("just pushed");
                         eprintln!(

@@ -41,36 +41,17 @@ struct Frame {
 /// Decodes `path` with tshark, checking every frame's IP and TCP
 /// checksums and that nothing is malformed.
 fn decode(path: &Path) -> Vec<Frame> {
-    let out = Command::new("tshark")
-        .arg("-r")
-        .arg(path)
-        .args([
-            "-o",
-            "ip.check_checksum:TRUE",
-            "-o",
-            "tcp.check_checksum:TRUE",
-            "-o",
-            "tcp.relative_sequence_numbers:TRUE",
-            "-T",
-            "fields",
-            "-E",
-            "separator=/t",
-        ])
-        .args([
-            "-e", "ip.src", "-e", "ipv6.src", "-e", "ip.dst", "-e", "ipv6.dst",
-        ])
-        .args(["-e", "tcp.stream", "-e", "tcp.seq", "-e", "tcp.len"])
-        .args(["-e", "tcp.flags.syn", "-e", "tcp.checksum.status"])
-        .args(["-e", "ip.checksum.status", "-e", "_ws.malformed"])
-        .output()
-        .expect("run tshark");
-    assert!(
-        out.status.success(),
-        "tshark on {}: {}",
-        path.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8_lossy(&out.stdout);
+    #[rustfmt::skip]
+    let text = common::tshark_fields(path, &[
+        "-o", "ip.check_checksum:TRUE",
+        "-o", "tcp.check_checksum:TRUE",
+        "-o", "tcp.relative_sequence_numbers:TRUE",
+        "-T", "fields", "-E", "separator=/t",
+        "-e", "ip.src", "-e", "ipv6.src", "-e", "ip.dst", "-e", "ipv6.dst",
+        "-e", "tcp.stream", "-e", "tcp.seq", "-e", "tcp.len",
+        "-e", "tcp.flags.syn", "-e", "tcp.checksum.status",
+        "-e", "ip.checksum.status", "-e", "_ws.malformed",
+    ]);
     text.lines()
         .map(|line| {
             let c: Vec<&str> = line.split('\t').collect();

@@ -495,23 +495,15 @@ fn a_bridge_joins_two_kernel_stacks_with_a_delay() {
 /// The expert messages of warning level or above that tshark's TCP
 /// analysis gives for the capture at `path`, with how often each came.
 fn tshark_warnings(path: &std::path::Path) -> std::collections::BTreeMap<String, usize> {
-    let out = std::process::Command::new("tshark")
-        .arg("-r")
-        .arg(path)
-        .args(["-T", "fields", "-E", "occurrence=a", "-E", "aggregator=;"])
-        .args(["-e", "_ws.expert.severity", "-e", "_ws.expert.message"])
-        .output()
-        .expect("run tshark");
-    assert!(
-        out.status.success(),
-        "tshark on {}: {}",
-        path.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    #[rustfmt::skip]
+    let out = common::tshark_fields(path, &[
+        "-T", "fields", "-E", "occurrence=a", "-E", "aggregator=;",
+        "-e", "_ws.expert.severity", "-e", "_ws.expert.message",
+    ]);
     // Wireshark's severities: chat 0x200000, note 0x400000, warning
     // 0x600000, error 0x800000.
     let mut warnings = std::collections::BTreeMap::new();
-    for line in String::from_utf8_lossy(&out.stdout).lines() {
+    for line in out.lines() {
         let Some((severities, messages)) = line.split_once('\t') else {
             continue;
         };

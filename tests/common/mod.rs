@@ -78,3 +78,21 @@ pub fn have_tshark() -> bool {
     }
     ok
 }
+
+/// Runs `tshark -r path ARGS` and returns what it printed; panics with
+/// tshark's complaint when it fails.
+pub fn tshark_fields(path: &std::path::Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("tshark")
+        .arg("-r")
+        .arg(path)
+        .args(args)
+        .output()
+        .expect("run tshark");
+    assert!(
+        out.status.success(),
+        "tshark on {}: {}",
+        path.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
