@@ -61,7 +61,14 @@ const BRIDGE_CLIENT: Ipv4Addr = Ipv4Addr::new(10, 213, 0, 2);
 const TUN_KERNEL: Ipv4Addr = Ipv4Addr::new(10, 214, 0, 1);
 const TUN_HOST: Ipv4Addr = Ipv4Addr::new(10, 214, 0, 2);
 const IFB: &str = "ackwif0";
-const RECEIVERS: [&str; 5] = ["ae", "da", "smart", "smart-minrtt", "acc"];
+const RECEIVERS: [&str; 6] = [
+    "ae",
+    "da",
+    "smart",
+    "smart-minrtt",
+    "smart-minrtt+span",
+    "acc",
+];
 const SENDERS: [&str; 4] = ["4w-adaptive", "4w", "da", "ae"];
 
 fn main() {
@@ -619,7 +626,7 @@ fn page(
     s.push_str(
         "\nTarget (issue 15): a smartacking receiver sends at most half the kernel receiver's ACKs with completion within 5% of it.\n\n",
     );
-    for smart in ["smart", "smart-minrtt"] {
+    for smart in ["smart", "smart-minrtt", "smart-minrtt+span"] {
         let mine: Vec<&Row> = rows.iter().filter(|r| r.receiver == smart).collect();
         let met: Vec<String> = mine
             .iter()

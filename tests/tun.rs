@@ -194,7 +194,14 @@ fn downloads_from_the_kernel_with_every_receiver_policy() {
     let mtu = host.device().mtu().unwrap();
     let data = content();
     let mut acks = Vec::new();
-    for name in ["ae", "da", "smart", "smart-minrtt", "acc"] {
+    for name in [
+        "ae",
+        "da",
+        "smart",
+        "smart-minrtt",
+        "smart-minrtt+span",
+        "acc",
+    ] {
         let (remote, server) = kernel_server(&kernel.ns, kernel.addr, &data);
         let strategy: Strategy = name.parse().unwrap();
         let conn = host

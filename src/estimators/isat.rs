@@ -24,8 +24,20 @@ use crate::time::{Duration, Instant};
 /// consecutive one is taken as a real change of spacing and accepted. A
 /// zero gap (segments in one burst) is a valid sample and never an outlier,
 /// even against a zero estimate.
+///
+/// With a span of `n` segments ([`with_span`](Self::with_span), ackwise's
+/// own), a sample is the mean gap over `n` consecutive gaps inside a
+/// window instead of each gap: a path that delivers segments in clumps (a
+/// shaper's token bucket, receive offload, an aggregating link, a host
+/// that reads its interface in batches) then still yields the rate the
+/// segments come at, where single gaps would measure the gaps inside a
+/// clump, near zero.
 #[derive(Debug, Clone, Default)]
 pub struct Isat {
+    /// Gaps per sample (0 and 1: every gap is a sample).
+    span: u32,
+    /// Where the current span started and the gaps it holds so far.
+    span_start: Option<(Instant, u32)>,
     /// Arrival time of the latest segment, `None` before the first one or
     /// after [`reset_gap`](Self::reset_gap).
     last_arrival: Option<Instant>,
@@ -50,6 +62,20 @@ impl Isat {
         Self::default()
     }
 
+    /// An estimator whose samples are the mean gap over `segments`
+    /// consecutive gaps (1: each gap, as [`new`](Self::new)).
+    pub fn with_span(segments: u32) -> Self {
+        Isat {
+            span: segments,
+            ..Self::default()
+        }
+    }
+
+    /// Gaps per sample.
+    pub fn span(&self) -> u32 {
+        self.span.max(1)
+    }
+
     /// A data segment arrived at `now` (paper 004, sec. 3.2).
     ///
     /// The gap since the previous arrival is a sample unless
@@ -60,6 +86,10 @@ impl Isat {
     /// A `now` earlier than the previous arrival gives a zero gap and does
     /// not move the recorded time back.
     pub fn on_arrival(&mut self, now: Instant, first_of_window: bool) {
+        if self.span > 1 {
+            self.on_arrival_spanned(now, first_of_window);
+            return;
+        }
         let previous = self.last_arrival;
         self.last_arrival = Some(previous.map_or(now, |p| p.max(now)));
         if first_of_window {
@@ -82,6 +112,27 @@ impl Isat {
     /// sec. 3.2 excludes such gaps).
     pub fn reset_gap(&mut self) {
         self.last_arrival = None;
+        self.span_start = None;
+    }
+
+    /// [`on_arrival`](Self::on_arrival) with a span: the first segment of
+    /// a window (or the first after a reset) starts a span, and every
+    /// `span`-th gap after it closes one, whose mean gap is the sample.
+    fn on_arrival_spanned(&mut self, now: Instant, first_of_window: bool) {
+        self.last_arrival = Some(self.last_arrival.map_or(now, |p| p.max(now)));
+        let start = match self.span_start {
+            Some((start, gaps)) if !first_of_window => (start, gaps + 1),
+            _ => {
+                self.span_start = Some((now, 0));
+                return;
+            }
+        };
+        if start.1 < self.span {
+            self.span_start = Some(start);
+            return;
+        }
+        self.span_start = Some((now, 0));
+        self.on_sample(now.saturating_duration_since(start.0) / start.1);
     }
 
     fn on_sample(&mut self, gap: Duration) {
@@ -138,6 +189,47 @@ mod tests {
         feed(&mut i, &[0, 10]);
         assert_eq!(i.isat(), Some(ms(10)));
         i
+    }
+
+    #[test]
+    fn a_span_measures_the_rate_of_clumped_arrivals() {
+        // Pairs of segments 1 us apart every 200 us: 100 us per segment.
+        let times: Vec<Instant> = (0..64u64)
+            .map(|i| Instant::from_micros(i / 2 * 200 + i % 2))
+            .collect();
+        let mut single = Isat::new();
+        let mut spanned = Isat::with_span(8);
+        for &t in &times {
+            single.on_arrival(t, false);
+            spanned.on_arrival(t, false);
+        }
+        // Single gaps alternate 1 and 199 us; the outlier filter keeps the
+        // estimate near the small ones.
+        assert!(single.isat().unwrap() < us(60), "{:?}", single.isat());
+        assert_eq!(spanned.isat(), Some(us(100)));
+        assert_eq!((spanned.span(), Isat::new().span()), (8, 1));
+    }
+
+    #[test]
+    fn a_span_starts_again_at_each_window_and_after_a_reset() {
+        let mut isat = Isat::with_span(4);
+        // Four gaps of 10 us: one sample.
+        for t in [0, 10, 20, 30, 40] {
+            isat.on_arrival(Instant::from_micros(t), false);
+        }
+        assert_eq!(isat.isat(), Some(us(10)));
+        // A new window 1 ms later: its gap is not part of any span.
+        for t in [1_000, 1_020, 1_040, 1_060] {
+            isat.on_arrival(Instant::from_micros(t), t == 1_000);
+        }
+        assert_eq!(isat.isat(), Some(us(10)), "three gaps are no sample yet");
+        isat.on_arrival(Instant::from_micros(1_080), false);
+        assert_eq!(isat.isat(), Some(Duration::from_nanos(12_500)));
+        isat.reset_gap();
+        for t in [5_000, 5_010, 5_020, 5_030] {
+            isat.on_arrival(Instant::from_micros(t), false);
+        }
+        assert_eq!(isat.isat(), Some(Duration::from_nanos(12_500)));
     }
 
     #[test]

@@ -170,6 +170,19 @@ impl Base {
         self == Base::W4Adaptive
     }
 
+    /// A smartacking receiver (paper 004), which measures the spacing of
+    /// arriving segments.
+    pub fn is_smart(self) -> bool {
+        matches!(
+            self,
+            Base::Smart
+                | Base::SmartExt
+                | Base::SmartFixedRtt
+                | Base::SmartMinRtt
+                | Base::SmartAssisted
+        )
+    }
+
     /// A quinn-proto strategy rather than an ackwise TCP-style one.
     pub fn is_quic(self) -> bool {
         #[cfg(feature = "quic")]
@@ -295,6 +308,11 @@ pub struct Options {
     /// end of each flow of this strategy, unmodified, against ackwise's
     /// other end (see `emu::SmoltcpEnd`); TCP-style bases only.
     pub smoltcp: Option<SmoltcpEnd>,
+    /// `+span`: a smartacking receiver measures the segment spacing over
+    /// spans of `SmartParams::SPAN_SEGMENTS` gaps rather than gap by gap,
+    /// so that segments delivered in clumps still give their rate
+    /// (ackwise's own; smartacking bases only).
+    pub span: bool,
 }
 
 /// In-network ACK management a strategy puts on the path.
@@ -369,7 +387,7 @@ impl NetAck {
 }
 
 impl Options {
-    const NAMES: [&'static str; 19] = [
+    const NAMES: [&'static str; 20] = [
         "ss-every",
         "pacing",
         "beta27",
@@ -389,6 +407,7 @@ impl Options {
         "ackwise-cc",
         "smoltcp-sender",
         "smoltcp-receiver",
+        "span",
     ];
 
     const NONE: Options = Options {
@@ -405,6 +424,7 @@ impl Options {
         net_ack: None,
         ackwise_cc: false,
         smoltcp: None,
+        span: false,
     };
 }
 
@@ -658,6 +678,11 @@ impl Strategy {
                 initial_window_segments: iw_segments,
                 delayed_ack_floor: rtt == SmartRtt::WindowedMin,
                 assisted: self.base == Base::SmartAssisted,
+                isat_span_segments: if self.options.span {
+                    SmartParams::SPAN_SEGMENTS
+                } else {
+                    1
+                },
             })
         };
         let (policy, limit) = match self.base {
@@ -752,6 +777,7 @@ impl fmt::Display for Strategy {
             (o.tlp, "+tlp"),
             (o.notlp, "+notlp"),
             (o.fq, "+fq"),
+            (o.span, "+span"),
         ] {
             if on {
                 f.write_str(name)?;
@@ -816,6 +842,8 @@ impl FromStr for Strategy {
                 "tlp" if !base.probes_tails() && !options.notlp => options.tlp = true,
                 "notlp" if base.probes_tails() && !options.tlp => options.notlp = true,
                 "fq" => options.fq = true,
+                // Only a smartacking receiver measures segment spacing.
+                "span" if base.is_smart() => options.span = true,
                 // Only a QUIC sender takes a quinn-proto controller.
                 "ackwise-cc" if base.is_quic() => options.ackwise_cc = true,
                 // smoltcp speaks TCP: it can face a TCP-style end only.
@@ -946,6 +974,21 @@ mod tests {
         );
         assert!(!c.sack);
         c.validate().unwrap();
+        // `+span` belongs to the smartacking receivers and sets their ISAT
+        // span; the paper's receiver takes every gap.
+        let span = |name: &str| match name.parse::<Strategy>().unwrap().apply(&d, delay, fallback) {
+            Config {
+                ack_policy: AckPolicyConfig::Smart(p),
+                ..
+            } => p.isat_span_segments,
+            other => panic!("{name}: {:?}", other.ack_policy),
+        };
+        assert_eq!(span("smart-minrtt+span"), SmartParams::SPAN_SEGMENTS);
+        assert_eq!(span("smart+span"), SmartParams::SPAN_SEGMENTS);
+        assert_eq!(span("smart-minrtt"), 1);
+        for refused in ["ae+span", "4w-adaptive+span", "da+span"] {
+            assert!(refused.parse::<Strategy>().is_err(), "{refused}");
+        }
     }
 
     #[test]

@@ -59,6 +59,11 @@ pub struct SmartParams {
     /// announces one: paper 004's explicit assistance, which measures
     /// what receiver-only estimation costs.
     pub assisted: bool,
+    /// Gaps averaged into each ISAT sample (see
+    /// [`Isat::with_span`]); 1, the paper's, takes every gap. ackwise's
+    /// `+span` uses [`SPAN_SEGMENTS`](Self::SPAN_SEGMENTS), for paths that
+    /// deliver segments in clumps.
+    pub isat_span_segments: u32,
 }
 
 impl SmartParams {
@@ -71,7 +76,13 @@ impl SmartParams {
         initial_window_segments: 1,
         delayed_ack_floor: false,
         assisted: false,
+        isat_span_segments: 1,
     };
+
+    /// The span of `+span`: long enough to cover the clumps that receive
+    /// offload or a shaper's bucket make of a burst, short enough to
+    /// follow a window's spacing.
+    pub const SPAN_SEGMENTS: u32 = 8;
 }
 
 impl Default for SmartParams {
@@ -180,7 +191,7 @@ impl Smart {
         Smart {
             params,
             model: PeerModel::new(params.initial_window_segments.max(1)),
-            isat: Isat::new(),
+            isat: Isat::with_span(params.isat_span_segments),
             window_end: 0,
             first_unacked: None,
             alpha: Alpha::new(params.extended),
