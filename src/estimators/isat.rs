@@ -120,19 +120,19 @@ impl Isat {
     /// `span`-th gap after it closes one, whose mean gap is the sample.
     fn on_arrival_spanned(&mut self, now: Instant, first_of_window: bool) {
         self.last_arrival = Some(self.last_arrival.map_or(now, |p| p.max(now)));
-        let start = match self.span_start {
-            Some((start, gaps)) if !first_of_window => (start, gaps + 1),
+        let (began, gaps) = match self.span_start {
+            Some((began, gaps)) if !first_of_window => (began, gaps + 1),
             _ => {
                 self.span_start = Some((now, 0));
                 return;
             }
         };
-        if start.1 < self.span {
-            self.span_start = Some(start);
+        if gaps < self.span {
+            self.span_start = Some((began, gaps));
             return;
         }
         self.span_start = Some((now, 0));
-        self.on_sample(now.saturating_duration_since(start.0) / start.1);
+        self.on_sample(now.saturating_duration_since(began) / gaps);
     }
 
     fn on_sample(&mut self, gap: Duration) {
