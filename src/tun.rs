@@ -677,25 +677,18 @@ impl TunBridge {
 
     fn halt(&mut self) -> io::Result<TunBridgeStats> {
         self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
-        let mut counts = Vec::new();
-        for handle in self.directions.drain(..) {
-            counts.push(
-                handle
-                    .join()
-                    .map_err(|_| io::Error::other("a TUN bridge thread panicked"))?,
-            );
+        // Both threads see the flag and end within one poll; the first
+        // error ends the count (a thread not joined then still stops).
+        let mut carried = [0u64; 2];
+        for (count, handle) in carried.iter_mut().zip(self.directions.drain(..)) {
+            *count = handle
+                .join()
+                .map_err(|_| io::Error::other("a TUN bridge thread panicked"))??;
         }
-        match counts.as_slice() {
-            [a_to_b, b_to_a] => Ok(TunBridgeStats {
-                a_to_b: *a_to_b
-                    .as_ref()
-                    .map_err(|e| io::Error::new(e.kind(), e.to_string()))?,
-                b_to_a: *b_to_a
-                    .as_ref()
-                    .map_err(|e| io::Error::new(e.kind(), e.to_string()))?,
-            }),
-            _ => Ok(TunBridgeStats::default()),
-        }
+        Ok(TunBridgeStats {
+            a_to_b: carried[0],
+            b_to_a: carried[1],
+        })
     }
 }
 
