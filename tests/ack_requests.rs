@@ -5,7 +5,7 @@
 //! The property test prints its proptest seed; rerun a failure with
 //! `ACKWISE_PROPTEST_SEED` or paste its inputs into a regression case.
 
-use ackwise::connection::{AckPolicyConfig, AckRequestConfig, Config, Connection};
+use ackwise::connection::{AckPolicyConfig, AckRequestConfig, Config, Connection, HoleAcks};
 use ackwise::testing::{transfer, PipeConfig, TransferOutcome};
 use ackwise::time::Instant;
 use ackwise::wire::{AckRequest, Checksum, SegmentRepr};
@@ -21,6 +21,7 @@ fn polled(request_acks: AckRequestConfig) -> Config {
     Config {
         ack_policy: AckPolicyConfig::Polled {
             fallback: Duration::from_millis(100),
+            holes: HoleAcks::Every,
         },
         request_acks,
         min_rto: Duration::from_millis(200),

@@ -10,7 +10,7 @@
 
 mod common;
 
-use ackwise::connection::AckPolicyConfig;
+use ackwise::connection::{AckPolicyConfig, HoleAcks};
 use ackwise::lab::Strategy;
 use ackwise::net::transfer::{
     self, protocol, ReceiveOptions, SendOptions, Silent, StatsSource, TransferError, Verdict,
@@ -873,6 +873,7 @@ async fn a_receiver_without_a_strategy_follows_the_senders() {
             "4w",
             AckPolicyConfig::Polled {
                 fallback: Duration::from_millis(100),
+                holes: HoleAcks::Every,
             },
         ),
     ] {

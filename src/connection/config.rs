@@ -3,7 +3,7 @@
 
 use super::ack_nonce::AckNonceMode;
 use crate::estimators::RttEstimator;
-use crate::receiver::{Acc, AckPolicy, Delayed, Every, Polled, Smart};
+use crate::receiver::{Acc, AckPolicy, Delayed, Every, HoleAcks, Polled, Smart};
 pub use crate::receiver::{SmartParams, SmartRtt};
 use crate::sender::congestion::{Decrease, Reno, RenoConfig};
 use crate::sender::CongestionControl;
@@ -33,6 +33,9 @@ pub enum AckPolicyConfig {
         /// Longest an ACK is held (100 ms by default; the paper also used
         /// up to 1000 ms).
         fallback: Duration,
+        /// Which arrivals are acknowledged at once while a hole is open
+        /// (every one by default, as the paper has it).
+        holes: HoleAcks,
     },
     /// Receiver-only smartacking (paper 004 sec. 3): ACK every segment
     /// while the bottleneck is underused, and once it is saturated hold
@@ -75,7 +78,9 @@ impl AckPolicyConfig {
                 max_delay,
                 segments,
             } => Box::new(Delayed::new(max_delay, segments)),
-            AckPolicyConfig::Polled { fallback } => Box::new(Polled::new(fallback)),
+            AckPolicyConfig::Polled { fallback, holes } => {
+                Box::new(Polled::new(fallback).with_hole_acks(holes))
+            }
             AckPolicyConfig::Smart(params) => Box::new(Smart::new(params)),
             AckPolicyConfig::Acc {
                 max_delay,
@@ -324,6 +329,12 @@ pub struct Config {
     /// fraction of the smoothed RTT (paper 004 section 4.1); `None`, the
     /// default, sends as fast as the window allows.
     pub pacing: Option<PacingConfig>,
+    /// ACK-clock spreading (see [`Spreader`](crate::sender::Spreader)):
+    /// in congestion avoidance the data an ACK releases leaves at up to
+    /// 1.5 times the delivery rate measured between ACKs, not in one
+    /// burst. Meant for senders that ask for few ACKs per window
+    /// ([`request_acks`](Self::request_acks)); off by default.
+    pub ack_spreading: bool,
     /// Offer Explicit Congestion Notification (RFC 3168 section 6.1.1):
     /// an active opener sends its SYN with ECE and CWR, a listener answers
     /// an ECN-setup SYN with ECE on its SYN-ACK, and ECN is in use only
@@ -361,6 +372,7 @@ impl Default for Config {
             },
             ack_policy: AckPolicyConfig::Polled {
                 fallback: Polled::DEFAULT_FALLBACK,
+                holes: HoleAcks::Every,
             },
             congestion: CongestionConfig {
                 extended_abc: true,
@@ -388,6 +400,7 @@ impl Default for Config {
             max_ooo_ranges: 64,
             checksums: true,
             pacing: None,
+            ack_spreading: false,
             ecn: false,
         }
     }
@@ -494,7 +507,7 @@ impl Config {
                 return invalid("ack_policy.initial_window_segments", "must be at least 1");
             }
         }
-        if let AckPolicyConfig::Polled { fallback } = self.ack_policy {
+        if let AckPolicyConfig::Polled { fallback, .. } = self.ack_policy {
             if fallback.is_zero() || fallback > Duration::from_secs(1) {
                 return invalid("ack_policy.fallback", "must be between 1 ns and 1 s");
             }

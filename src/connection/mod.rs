@@ -16,6 +16,9 @@ mod stats;
 pub mod syn_cookie;
 mod tx;
 
+/// The polled receiver's rule for holes, re-exported for
+/// [`AckPolicyConfig::Polled`].
+pub use crate::receiver::HoleAcks;
 /// Congestion decrease rule, re-exported for [`CongestionConfig::decrease`].
 pub use crate::sender::congestion::Decrease;
 /// Pacing parameters, re-exported for [`Config::pacing`].
@@ -413,6 +416,7 @@ impl Connection {
         let cc = config.congestion.build(u64::from(config.mss));
         let mut sender = Sender::new(params, cc, config.sack, 0);
         sender.set_pacing(config.pacing);
+        sender.set_ack_spreading(config.ack_spreading);
         Connection {
             checksum: checksum_mode(&config),
             syn_rto: config.initial_rto,

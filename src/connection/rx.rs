@@ -519,7 +519,9 @@ impl Connection {
         } else {
             (rcv_nxt + start_rel as u64, seg.payload)
         };
+        let highest_before = recv.reassembly.highest_received();
         let outcome = recv.reassembly.insert(offset, payload);
+        let opened_hole = !payload.is_empty() && offset > highest_before;
         self.stats.bytes_delivered += outcome.advanced;
         if outcome.advanced > 0 {
             self.last_progress = now;
@@ -580,6 +582,7 @@ impl Connection {
             filled_gap: outcome.filled_gap,
             duplicate: outcome.duplicate && !peer_closed,
             has_gaps: recv.reassembly.has_gaps(),
+            opened_hole,
             fin: peer_closed,
             push: seg.flags.contains(Flags::PSH),
             ack_request: seg.options.ack_request,

@@ -6,7 +6,9 @@
 
 use super::options::apply_option;
 use crate::ack_path::{Filter, Service};
-use crate::connection::{AckPolicyConfig, AckRequestConfig, Config, SmartParams, SmartRtt};
+use crate::connection::{
+    AckPolicyConfig, AckRequestConfig, Config, HoleAcks, SmartParams, SmartRtt,
+};
 use crate::emu::SmoltcpEnd;
 use crate::time::Duration;
 use std::fmt;
@@ -313,6 +315,16 @@ pub struct Options {
     /// so that segments delivered in clumps still give their rate
     /// (ackwise's own; smartacking bases only).
     pub span: bool,
+    /// `+spread`: ACK-clock spreading (`sender::spread`): in congestion
+    /// avoidance the data an ACK releases leaves at up to 1.5 times the
+    /// delivery rate measured between ACKs (ackwise's own; polled bases
+    /// only).
+    pub spread: bool,
+    /// `+sparse-holes`: while a hole is open the polled receiver
+    /// acknowledges at once only the arrival that opens it (and gap
+    /// fills), the others following the countdown (`HoleAcks::Openings`;
+    /// ackwise's own; polled bases only).
+    pub sparse_holes: bool,
 }
 
 /// In-network ACK management a strategy puts on the path.
@@ -387,7 +399,7 @@ impl NetAck {
 }
 
 impl Options {
-    const NAMES: [&'static str; 20] = [
+    const NAMES: [&'static str; 22] = [
         "ss-every",
         "pacing",
         "beta27",
@@ -408,6 +420,8 @@ impl Options {
         "smoltcp-sender",
         "smoltcp-receiver",
         "span",
+        "spread",
+        "sparse-holes",
     ];
 
     const NONE: Options = Options {
@@ -425,6 +439,8 @@ impl Options {
         ackwise_cc: false,
         smoltcp: None,
         span: false,
+        spread: false,
+        sparse_holes: false,
     };
 }
 
@@ -484,6 +500,17 @@ impl Strategy {
         base: Base::W4Adaptive,
         options: Options {
             notlp: true,
+            ..Options::NONE
+        },
+    };
+    /// `4w-adaptive+spread+sparse-holes`: the default with ACK-clock
+    /// spreading and the polled receiver's sparse ACKs in holes, the
+    /// candidate the gauntlet page judges beside it.
+    pub const W4_ADAPTIVE_SPREAD: Strategy = Strategy {
+        base: Base::W4Adaptive,
+        options: Options {
+            spread: true,
+            sparse_holes: true,
             ..Options::NONE
         },
     };
@@ -663,6 +690,11 @@ impl Strategy {
         };
         let polled = AckPolicyConfig::Polled {
             fallback: poll_fallback,
+            holes: if self.options.sparse_holes {
+                HoleAcks::Openings
+            } else {
+                HoleAcks::Every
+            },
         };
         let iw_segments = base.congestion.initial_window.map_or(1, |iw| {
             let segment = u64::from(base.mss.saturating_sub(12).max(1));
@@ -732,6 +764,7 @@ impl Strategy {
                 | Base::Acc
         );
         config.announce_window = self.base == Base::SmartAssisted;
+        config.ack_spreading = self.options.spread;
         config.ack_policy = policy;
         config.congestion.byte_counting_limit = limit;
         if let Some(requests) = self.base.requests(self.options.ss_every) {
@@ -778,6 +811,8 @@ impl fmt::Display for Strategy {
             (o.notlp, "+notlp"),
             (o.fq, "+fq"),
             (o.span, "+span"),
+            (o.spread, "+spread"),
+            (o.sparse_holes, "+sparse-holes"),
         ] {
             if on {
                 f.write_str(name)?;
@@ -844,6 +879,10 @@ impl FromStr for Strategy {
                 "fq" => options.fq = true,
                 // Only a smartacking receiver measures segment spacing.
                 "span" if base.is_smart() => options.span = true,
+                // Only a polled sender's bursts are spread, and only a
+                // polled receiver has a countdown to follow in a hole.
+                "spread" if base.requests(false).is_some() => options.spread = true,
+                "sparse-holes" if base.requests(false).is_some() => options.sparse_holes = true,
                 // Only a QUIC sender takes a quinn-proto controller.
                 "ackwise-cc" if base.is_quic() => options.ackwise_cc = true,
                 // smoltcp speaks TCP: it can face a TCP-style end only.
@@ -989,6 +1028,38 @@ mod tests {
         for refused in ["ae+span", "4w-adaptive+span", "da+span"] {
             assert!(refused.parse::<Strategy>().is_err(), "{refused}");
         }
+        // `+spread` and `+sparse-holes` belong to the polled strategies:
+        // the first turns the sender's spreading on, the second the
+        // receiver's rule for holes; neither changes anything else.
+        let both: Strategy = "4w-adaptive+spread+sparse-holes".parse().unwrap();
+        assert_eq!(both.name(), "4w-adaptive+spread+sparse-holes");
+        let c = both.apply(&d, delay, fallback);
+        assert!(c.ack_spreading);
+        assert_eq!(
+            c.ack_policy,
+            AckPolicyConfig::Polled {
+                fallback,
+                holes: HoleAcks::Openings
+            }
+        );
+        let plain = Strategy::W4_ADAPTIVE.apply(&d, delay, fallback);
+        assert!(!plain.ack_spreading);
+        assert_eq!(
+            Config {
+                ack_spreading: false,
+                ack_policy: plain.ack_policy,
+                ..c
+            },
+            plain
+        );
+        for refused in [
+            "ae+spread",
+            "da+sparse-holes",
+            "smart+spread",
+            "acc+sparse-holes",
+        ] {
+            assert!(refused.parse::<Strategy>().is_err(), "{refused}");
+        }
     }
 
     #[test]
@@ -1011,7 +1082,13 @@ mod tests {
         assert_eq!(dal2.congestion.byte_counting_limit, 2);
         assert_eq!(dal2.request_acks, AckRequestConfig::None);
         let a8 = Strategy::A8L8.apply(&base, d, d);
-        assert_eq!(a8.ack_policy, AckPolicyConfig::Polled { fallback: d });
+        assert_eq!(
+            a8.ack_policy,
+            AckPolicyConfig::Polled {
+                fallback: d,
+                holes: HoleAcks::Every
+            }
+        );
         assert_eq!(a8.congestion.byte_counting_limit, 8);
         assert!(a8.congestion.extended_abc && a8.ack_requests);
         assert!(matches!(

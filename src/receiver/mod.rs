@@ -5,7 +5,7 @@ pub mod ack_policy;
 mod reassembly;
 
 pub use ack_policy::{
-    Acc, AckDecision, AckPolicy, AckSent, ArrivalInfo, Delayed, Every, Polled, Smart, SmartParams,
-    SmartRtt,
+    Acc, AckDecision, AckPolicy, AckSent, ArrivalInfo, Delayed, Every, HoleAcks, Polled, Smart,
+    SmartParams, SmartRtt,
 };
 pub use reassembly::{InsertOutcome, Reassembly};

@@ -27,6 +27,7 @@ use super::{AckOutcome, CongestionControl, PriorWindow, Scoreboard, SendBuffer, 
 use std::collections::VecDeque;
 // Pacing (paper 004 section 4.1).
 use super::pacing::{Pacer, PacingConfig};
+use super::spread::Spreader;
 use super::window_in_use::WindowInUse;
 use crate::estimators::{AckInterval, RttEstimator};
 use crate::time::{Duration, Instant};
@@ -252,6 +253,8 @@ pub struct Sender {
     counters: SenderCounters,
     /// Pacing (paper 004 section 4.1); `None` sends as the window allows.
     pacer: Option<Pacer>,
+    /// ACK-clock spreading, when on (see `sender::spread`).
+    spreader: Option<Spreader>,
     /// The window in use, base of the multiplicative decrease.
     in_use: WindowInUse,
     /// New data sent by limited transmit since the last cumulative ACK;
@@ -313,6 +316,7 @@ impl Sender {
             last_timeout_at: None,
             counters: SenderCounters::default(),
             pacer: None,
+            spreader: None,
             in_use: WindowInUse::default(),
             limited_transmit_bytes: 0,
             ecn_recover: None,
@@ -516,6 +520,7 @@ impl Sender {
             self.fast_retransmit_at,
             self.tlp.deadline(),
             self.pacing_wake_at(),
+            self.spreader.as_ref().and_then(Spreader::wake_at),
         ]
         .into_iter()
         .flatten()
@@ -805,6 +810,9 @@ impl Sender {
     ) {
         let acked = effect.newly_acked;
         self.fast_retransmit_at = None;
+        if let Some(s) = self.spreader.as_mut() {
+            s.on_ack(now, acked, self.rtt.srtt().unwrap_or(INITIAL_SPREAD_BUCKET));
+        }
         // Only while data is still out to bring more ACKs, and not while a
         // timeout's go-back-N repair resends what the receiver may hold
         // (its ACKs carry SACK blocks for data above the rewind, and
@@ -1093,6 +1101,9 @@ impl Sender {
     /// happened.
     pub fn handle_timeout(&mut self, now: Instant) -> bool {
         self.pacing_on_timer(now);
+        if let Some(s) = self.spreader.as_mut() {
+            s.on_timer(now);
+        }
         if self.fast_retransmit_at.is_some_and(|t| t <= now) {
             self.fast_retransmit_at = None;
             if !self.in_recovery() && self.should_enter_recovery() {
@@ -1440,6 +1451,9 @@ impl Sender {
     }
 }
 
+/// Bucket of the spreader's windowed maximum before the first RTT sample.
+const INITIAL_SPREAD_BUCKET: Duration = Duration::from_millis(100);
+
 /// Whether a group of `group` segments whose segment being sent has
 /// countdown `countdown` (segments still to come) is at least half sent,
 /// and large enough that leaving it open would hold its ACK back long
@@ -1460,6 +1474,15 @@ impl Sender {
     /// [`Pacer`](super::pacing::Pacer) for the exact rule.
     pub fn set_pacing(&mut self, config: Option<PacingConfig>) {
         self.pacer = config.map(Pacer::new);
+    }
+
+    /// Turns ACK-clock spreading on or off (see
+    /// [`Spreader`](super::spread::Spreader)): in congestion avoidance,
+    /// the data an ACK releases leaves at up to 1.5 times the delivery
+    /// rate measured between ACKs instead of in one burst. For senders
+    /// that ask for few ACKs per window.
+    pub fn set_ack_spreading(&mut self, on: bool) {
+        self.spreader = on.then(Spreader::new);
     }
 
     /// The pacer, when pacing is on.
@@ -1491,9 +1514,24 @@ impl Sender {
                 }
             }
         }
+        // ACK-clock spreading acts in congestion avoidance outside loss
+        // recovery only (see `sender::spread`).
+        let spreading = !urgent && !self.in_recovery() && !self.cc.in_slow_start();
+        if spreading {
+            if let Some(s) = self.spreader.as_mut() {
+                if !s.may_send(now) {
+                    return None;
+                }
+            }
+        }
         let seg = self.poll_transmit_unpaced(now, max_payload)?;
         if let Some(p) = self.pacer.as_mut() {
             p.on_sent(now, seg.len as u64, cwnd, srtt);
+        }
+        if spreading {
+            if let Some(s) = self.spreader.as_mut() {
+                s.on_sent(now, seg.len as u64);
+            }
         }
         Some(seg)
     }

@@ -761,3 +761,51 @@ fn a_new_recovery_does_not_resend_a_retransmission_still_in_flight() {
     sent.extend(starts(&drain(&mut s, t(401))));
     assert!(!sent.contains(&28_000), "{sent:?}");
 }
+
+/// Send instants (microseconds) of what a 4-per-window sender in
+/// congestion avoidance releases for its second ACK, with or without
+/// ACK-clock spreading; the sender is driven at every wake-up it asks for.
+fn release_instants_after_two_acks(spread: bool) -> Vec<u64> {
+    let mut reno = RenoConfig::new(MSS);
+    reno.initial_window = 20 * MSS;
+    reno.initial_ssthresh = 10 * MSS;
+    let mut s = Sender::new(params(false), Box::new(Reno::new(reno)), true, 1 << 20);
+    assert_eq!(s.write(&vec![7u8; 100_000]), 100_000);
+    s.set_ack_requests(Some(crate::sender::Requester::new(
+        Box::new(crate::sender::PerWindow { acks: 4 }),
+        false,
+    )));
+    s.set_ack_spreading(spread);
+    assert_eq!(drain(&mut s, t(0)).len(), 20);
+    // One ACK gives no delivery rate yet: its group leaves at once.
+    ack(&mut s, t(100), 5 * MSS, &[]);
+    assert_eq!(drain(&mut s, t(100)).len(), 5);
+    // The next group was delivered 5 ms later: 1 segment per ms.
+    ack(&mut s, t(105), 10 * MSS, &[]);
+    let mut sent = Vec::new();
+    let mut now = t(105);
+    while sent.len() < 5 {
+        let before = sent.len();
+        for seg in drain(&mut s, now) {
+            assert!(!seg.retransmission);
+            sent.push(now.saturating_duration_since(Instant::ZERO).as_micros() as u64);
+        }
+        if sent.len() < 5 {
+            let wake = s.poll_timeout().expect("a held segment asks for a wake-up");
+            assert!(wake > now, "stalled after {before} segments");
+            now = wake;
+        }
+    }
+    sent
+}
+
+#[test]
+fn spreading_releases_a_group_at_one_and_a_half_times_the_delivery_rate() {
+    assert_eq!(release_instants_after_two_acks(false), [105_000; 5]);
+    // 1000 bytes per ms delivered: each next segment 1 / 1.5 ms later
+    // (666 666 ns, truncated to whole microseconds here).
+    assert_eq!(
+        release_instants_after_two_acks(true),
+        [105_000, 105_666, 106_333, 106_999, 107_666]
+    );
+}

@@ -1,5 +1,6 @@
 //! The sending half: send buffer, SACK scoreboard, loss recovery,
-//! retransmission timer, congestion control and pacing.
+//! retransmission timer, congestion control, pacing and ACK-clock
+//! spreading.
 
 pub mod ack_request;
 pub mod congestion;
@@ -8,6 +9,7 @@ pub mod hystart;
 pub mod pacing;
 mod scoreboard;
 mod send_buffer;
+pub mod spread;
 mod spurious_timeout;
 pub mod tail_loss_probe;
 mod window_in_use;
@@ -20,4 +22,5 @@ pub use engine::{AckEffect, AckInput, Sender, SenderCounters, SenderParams, TxSe
 pub use pacing::{Pacer, PacingConfig};
 pub use scoreboard::{AckOutcome, Scoreboard};
 pub use send_buffer::SendBuffer;
+pub use spread::Spreader;
 pub use spurious_timeout::{PriorWindow, SpuriousTimeout};

@@ -40,7 +40,7 @@ mod smart;
 pub use acc::Acc;
 pub use delayed::Delayed;
 pub use every::Every;
-pub use polled::Polled;
+pub use polled::{HoleAcks, Polled};
 pub use smart::{Smart, SmartParams, SmartRtt};
 
 /// What the receiver learned from one arriving segment that carried data or
@@ -67,6 +67,9 @@ pub struct ArrivalInfo {
     pub duplicate: bool,
     /// Holes remain after this segment.
     pub has_gaps: bool,
+    /// The segment starts above every byte received before it: it opened
+    /// a new hole below itself (the first arrival after a loss).
+    pub opened_hole: bool,
     /// The segment carried FIN.
     pub fin: bool,
     /// The segment carried PSH.
@@ -106,6 +109,7 @@ impl ArrivalInfo {
             filled_gap: false,
             duplicate: false,
             has_gaps: false,
+            opened_hole: false,
             fin: false,
             push: false,
             ack_request: None,

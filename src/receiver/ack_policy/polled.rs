@@ -16,6 +16,8 @@ use crate::wire::AckRequest;
 /// 1. Out-of-order segments, gap fills, duplicates, FIN and any arrival
 ///    while holes remain are acknowledged at once (RFC 5681 section 4.2;
 ///    paper 003 sec. 2.3: every segment is ACKed while a hole exists).
+///    With [`HoleAcks::Openings`] only the arrival that opens a hole is,
+///    besides gap fills, duplicates and FIN.
 /// 2. A segment whose countdown (or the countdown inherited from earlier
 ///    segments of its group) reaches zero is acknowledged at once.
 /// 3. Otherwise the ACK waits at most `fallback` after the first
@@ -26,6 +28,7 @@ use crate::wire::AckRequest;
 #[derive(Debug, Clone)]
 pub struct Polled {
     fallback: Duration,
+    holes: HoleAcks,
     /// Segments that may still arrive before an ACK is owed.
     remaining: Option<u32>,
     first_unacked: Option<Instant>,
@@ -40,16 +43,46 @@ impl Polled {
     pub fn new(fallback: Duration) -> Self {
         Polled {
             fallback,
+            holes: HoleAcks::Every,
             remaining: None,
             first_unacked: None,
             unrequested: Delayed::new(fallback, Delayed::DEFAULT_SEGMENTS),
         }
     }
 
+    /// This receiver with `holes` as its rule while a hole is open.
+    pub fn with_hole_acks(self, holes: HoleAcks) -> Self {
+        Polled { holes, ..self }
+    }
+
     /// The fallback timer.
     pub fn fallback(&self) -> Duration {
         self.fallback
     }
+}
+
+/// Which arrivals the polled receiver acknowledges at once while a hole
+/// is open.
+///
+/// While data is missing every ACK is a duplicate that carries SACK
+/// blocks. Acknowledging every arrival then (RFC 5681 section 4.2, paper
+/// 003 sec. 2.3) gives the sender its loss signal within three segments,
+/// but a sender that asks for 4 ACKs per window gets one per segment for
+/// every round trip a hole stays open: on a lossy path most of its ACKs,
+/// and on a slow reverse link a storm that queues behind itself until the
+/// sender times out. The sender needs the first ACK after a loss at once
+/// (it starts the recovery) and the ACK of each retransmission (those ask
+/// for it with a zero countdown and fill a hole); the SACK blocks of the
+/// ACKs it asked for describe everything between.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+pub enum HoleAcks {
+    /// Every arrival while a hole remains, the paper's rule (the default).
+    #[default]
+    Every,
+    /// Only the arrival that opens a hole (the first segment above a
+    /// loss), besides gap fills, duplicates and FIN; the other arrivals
+    /// follow the sender's countdown as in-order ones do.
+    Openings,
 }
 
 impl Default for Polled {
@@ -64,7 +97,11 @@ impl AckPolicy for Polled {
     }
 
     fn on_segment(&mut self, info: &ArrivalInfo) -> AckDecision {
-        if info.out_of_order || info.filled_gap || info.duplicate || info.fin || info.has_gaps {
+        let hole_ack = match self.holes {
+            HoleAcks::Every => info.out_of_order || info.has_gaps,
+            HoleAcks::Openings => info.opened_hole,
+        };
+        if hole_ack || info.filled_gap || info.duplicate || info.fin {
             return AckDecision::Now;
         }
         let carried = self.remaining.map(|r| r.saturating_sub(1));
@@ -160,6 +197,48 @@ mod tests {
         let mut fin = seg(2, Some(7));
         fin.fin = true;
         assert_eq!(p.on_segment(&fin), AckDecision::Now);
+    }
+
+    #[test]
+    fn with_openings_only_a_new_hole_breaks_the_countdown() {
+        // Groups of 4 while one segment is missing: the segment that
+        // opens the hole is acknowledged at once, the ones above it wait
+        // for their countdown, the retransmission that fills the hole is
+        // acknowledged at once.
+        let arrivals = |opened_at: usize| -> Vec<ArrivalInfo> {
+            [2, 1, 0, 3, 2, 1, 0, 3]
+                .iter()
+                .enumerate()
+                .map(|(i, &c)| {
+                    let mut a = seg(i as u64, Some(c));
+                    a.out_of_order = i < 7;
+                    a.has_gaps = i < 7;
+                    a.opened_hole = i == opened_at;
+                    a.filled_gap = i == 7;
+                    a
+                })
+                .collect()
+        };
+        let mut every = Polled::default();
+        assert_eq!(acked_at(&mut every, &arrivals(0)), [0, 1, 2, 3, 4, 5, 6, 7]);
+        let mut openings = Polled::default().with_hole_acks(HoleAcks::Openings);
+        assert_eq!(acked_at(&mut openings, &arrivals(0)), [0, 2, 6, 7]);
+        // A second loss above the first opens another hole: acknowledged
+        // at once too.
+        let mut openings = Polled::default().with_hole_acks(HoleAcks::Openings);
+        let mut two = arrivals(0);
+        two[4].opened_hole = true;
+        assert_eq!(acked_at(&mut openings, &two), [0, 2, 4, 6, 7]);
+        // Duplicates and FIN still go at once; a sender that does not
+        // poll still gets an ACK per out-of-order segment.
+        let mut openings = Polled::default().with_hole_acks(HoleAcks::Openings);
+        let mut dup = seg(0, Some(5));
+        dup.duplicate = true;
+        assert_eq!(openings.on_segment(&dup), AckDecision::Now);
+        let mut unpolled = seg(1, None);
+        unpolled.out_of_order = true;
+        unpolled.has_gaps = true;
+        assert_eq!(openings.on_segment(&unpolled), AckDecision::Now);
     }
 
     #[test]

@@ -1,0 +1,263 @@
+//! ACK-clock spreading: data that a sparse ACK releases leaves at the rate
+//! the path delivered it, not in one burst.
+//!
+//! When every segment is acknowledged, each ACK frees about one segment
+//! and the ACKs come back spaced as the bottleneck delivered the data, so
+//! new segments leave at the delivery rate: TCP's ACK clock. An ACK that
+//! covers a group of `g` segments frees `g` segments at once, and they
+//! reach the bottleneck queue back to back. With 4 ACKs per window that
+//! burst is a quarter of the window: enough to overflow a short buffer,
+//! and at a shared drop-tail queue a bursty flow loses more packets than
+//! the smooth flows beside it (paper 003's equation 1 regime, and the
+//! shared paths of ackwise's gauntlet, where the polled strategies got less
+//! than AE's share).
+//!
+//! The spreader puts the clock's spacing back:
+//!
+//! * It measures the delivery rate from the ACKs themselves: the bytes an
+//!   ACK newly acknowledges over the time since the previous ACK that
+//!   acknowledged anything. An interval that contains idle time (the first
+//!   ACK of a flight) understates the rate and never overstates it, so the
+//!   spreader keeps the highest rate of the last one to two smoothed RTTs
+//!   (two buckets of one SRTT each, as a windowed maximum).
+//! * In congestion avoidance, outside loss recovery, a data segment may
+//!   leave only [`GAIN_NUM`]/[`GAIN_DEN`] (1.5) times as fast as that rate
+//!   after the previous one. The margin keeps the sender ahead of its own
+//!   ACK clock, so spreading never leaves the window unused for long: the
+//!   next ACK normally comes before the released group has all left.
+//! * The first segment after a pause leaves at once: the reference is the
+//!   previous release, and a release in the past gives no credit.
+//!
+//! It does not act in slow start (ackwise's gauntlet measured slow start
+//! slower with the spacing: its rate samples lag a window that doubles
+//! every round trip) nor in loss recovery (retransmissions must not wait),
+//! and it only decides *when*: cwnd and the peer window still decide
+//! *whether*. Integer arithmetic only, so two runs give the same instants.
+
+use crate::time::{Duration, Instant};
+
+/// Numerator of the spreading gain: data leaves at up to `GAIN_NUM /
+/// GAIN_DEN` times the measured delivery rate.
+pub const GAIN_NUM: u64 = 3;
+/// Denominator of the spreading gain.
+pub const GAIN_DEN: u64 = 2;
+
+/// Fixed-point scale of the per-byte gap: nanoseconds per 1024 bytes.
+const GAP_SCALE: u128 = 1024;
+
+/// The delivery-rate estimate and the release clock of ACK-clock
+/// spreading. Sans-IO: [`on_ack`](Self::on_ack) feeds it ACKs,
+/// [`may_send`](Self::may_send) asks whether data may leave now,
+/// [`on_sent`](Self::on_sent) records what did, and
+/// [`wake_at`](Self::wake_at) says when held data may go.
+#[derive(Debug, Clone, Default)]
+pub struct Spreader {
+    /// When the last ACK that acknowledged new data arrived.
+    last_ack: Option<Instant>,
+    /// Start of the current bucket of the windowed maximum.
+    bucket_start: Option<Instant>,
+    /// Smallest gap per 1024 bytes (highest rate) in the current bucket.
+    current: Option<u64>,
+    /// The same for the bucket before it.
+    previous: Option<u64>,
+    /// The earliest instant the next data segment may leave.
+    next_release: Option<Instant>,
+    /// A segment was held back: the driver needs a wake-up.
+    held: bool,
+}
+
+impl Spreader {
+    /// A spreader with no rate measured yet (it holds nothing back until
+    /// two ACKs have acknowledged data).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// An ACK arrived at `now` that newly acknowledged `acked_bytes`
+    /// (zero for a duplicate); `srtt` sizes the buckets of the windowed
+    /// maximum.
+    pub fn on_ack(&mut self, now: Instant, acked_bytes: u64, srtt: Duration) {
+        let bucket_over = self
+            .bucket_start
+            .is_none_or(|start| now.saturating_duration_since(start) > srtt);
+        if bucket_over {
+            self.previous = self.current.take();
+            self.bucket_start = Some(now);
+        }
+        if acked_bytes == 0 {
+            return;
+        }
+        if let Some(last) = self.last_ack {
+            let interval = now.saturating_duration_since(last).as_nanos();
+            let gap = interval * GAP_SCALE / u128::from(acked_bytes);
+            let gap = u64::try_from(gap).unwrap_or(u64::MAX);
+            self.current = Some(self.current.map_or(gap, |c| c.min(gap)));
+        }
+        self.last_ack = Some(now);
+    }
+
+    /// Nanoseconds per 1024 bytes at the highest rate of the last one to
+    /// two buckets; `None` before any rate sample.
+    pub fn gap_per_kib(&self) -> Option<u64> {
+        match (self.current, self.previous) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Whether the spacing lets a data segment leave at `now`. `false`
+    /// marks the segment held, so [`wake_at`](Self::wake_at) reports when
+    /// it may go.
+    pub fn may_send(&mut self, now: Instant) -> bool {
+        if self.gap_per_kib().is_none() {
+            return true;
+        }
+        match self.next_release {
+            Some(at) if now < at => {
+                self.held = true;
+                false
+            }
+            _ => true,
+        }
+    }
+
+    /// A data segment of `bytes` left at `now` under the spacing: the next
+    /// may leave once these bytes would have drained at the gain times
+    /// the delivery rate.
+    pub fn on_sent(&mut self, now: Instant, bytes: u64) {
+        self.held = false;
+        let Some(gap) = self.gap_per_kib() else {
+            return;
+        };
+        let wait_ns = u128::from(bytes)
+            .saturating_mul(u128::from(gap))
+            .saturating_mul(u128::from(GAIN_DEN))
+            / (GAP_SCALE * u128::from(GAIN_NUM));
+        let wait = Duration::from_nanos(u64::try_from(wait_ns).unwrap_or(u64::MAX));
+        let from = match self.next_release {
+            Some(at) if at > now => at,
+            _ => now,
+        };
+        self.next_release = Some(from + wait);
+    }
+
+    /// When a held segment may leave, if one is held.
+    pub fn wake_at(&self) -> Option<Instant> {
+        if self.held {
+            self.next_release
+        } else {
+            None
+        }
+    }
+
+    /// A timer fired at `now`: a release instant that has passed needs no
+    /// further wake-up.
+    pub fn on_timer(&mut self, now: Instant) {
+        if self.next_release.is_some_and(|at| now >= at) {
+            self.held = false;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SRTT: Duration = Duration::from_millis(100);
+
+    fn at(us: u64) -> Instant {
+        Instant::ZERO + Duration::from_micros(us)
+    }
+
+    #[test]
+    fn holds_nothing_before_a_rate_is_measured() {
+        let mut s = Spreader::new();
+        assert!(s.may_send(at(0)));
+        s.on_sent(at(0), 1448);
+        assert!(s.may_send(at(0)));
+        // One ACK alone gives no interval.
+        s.on_ack(at(10), 14480, SRTT);
+        assert_eq!(s.gap_per_kib(), None);
+        assert!(s.may_send(at(10)));
+        assert_eq!(s.wake_at(), None);
+    }
+
+    #[test]
+    fn spaces_released_data_at_one_and_a_half_times_the_delivery_rate() {
+        let mut s = Spreader::new();
+        // 4096 bytes acknowledged 4 ms apart: 1 ms per 1024 bytes.
+        s.on_ack(at(0), 4096, SRTT);
+        s.on_ack(at(4000), 4096, SRTT);
+        assert_eq!(s.gap_per_kib(), Some(1_000_000));
+        // Four 1536-byte segments released by this ACK: the first at once,
+        // each next 1536 / 1024 * 1 ms / 1.5 = 1 ms after it.
+        assert!(s.may_send(at(4000)));
+        s.on_sent(at(4000), 1536);
+        assert!(!s.may_send(at(4999)));
+        assert_eq!(s.wake_at(), Some(at(5000)));
+        assert!(s.may_send(at(5000)));
+        s.on_sent(at(5000), 1536);
+        // A late wake-up keeps the schedule, it does not shift it...
+        assert!(s.may_send(at(6300)));
+        s.on_sent(at(6300), 1536);
+        assert_eq!(s.wake_at(), None);
+        assert!(!s.may_send(at(7299)));
+        // ...and a pause earns no credit for a burst.
+        assert!(s.may_send(at(50_000)));
+        s.on_sent(at(50_000), 1536);
+        assert!(!s.may_send(at(50_500)));
+    }
+
+    #[test]
+    fn idle_intervals_do_not_lower_the_rate_within_the_window() {
+        let mut s = Spreader::new();
+        s.on_ack(at(0), 2048, SRTT);
+        s.on_ack(at(2000), 2048, SRTT); // 1 ms per KiB
+                                        // The first ACK of the next flight comes after a long pause.
+        s.on_ack(at(60_000), 2048, SRTT); // 29 ms per KiB
+        assert_eq!(s.gap_per_kib(), Some(1_000_000));
+        // Duplicates move nothing.
+        s.on_ack(at(61_000), 0, SRTT);
+        assert_eq!(s.gap_per_kib(), Some(1_000_000));
+    }
+
+    #[test]
+    fn old_samples_age_out_after_two_buckets() {
+        let mut s = Spreader::new();
+        s.on_ack(at(0), 2048, SRTT);
+        s.on_ack(at(2000), 2048, SRTT); // fast: 1 ms per KiB
+                                        // Next bucket (more than one SRTT later): slower samples.
+        s.on_ack(at(150_000), 1024, SRTT);
+        s.on_ack(at(154_000), 1024, SRTT); // 4 ms per KiB
+        assert_eq!(s.gap_per_kib(), Some(1_000_000), "still in the window");
+        // A third bucket: the fast sample is gone.
+        s.on_ack(at(300_000), 1024, SRTT);
+        s.on_ack(at(305_000), 1024, SRTT); // 5 ms per KiB
+        assert_eq!(s.gap_per_kib(), Some(4_000_000));
+    }
+
+    #[test]
+    fn a_passed_release_needs_no_wake_up() {
+        let mut s = Spreader::new();
+        s.on_ack(at(0), 1024, SRTT);
+        s.on_ack(at(1000), 1024, SRTT);
+        s.on_sent(at(1000), 1536);
+        assert!(!s.may_send(at(1500)));
+        assert_eq!(s.wake_at(), Some(at(2000)));
+        s.on_timer(at(1999));
+        assert_eq!(s.wake_at(), Some(at(2000)));
+        s.on_timer(at(2000));
+        assert_eq!(s.wake_at(), None);
+    }
+
+    #[test]
+    fn extreme_values_saturate_instead_of_overflowing() {
+        let mut s = Spreader::new();
+        s.on_ack(at(0), 1, SRTT);
+        s.on_ack(Instant::ZERO + Duration::from_secs(1_000_000), 1, SRTT);
+        assert!(s.gap_per_kib().is_some());
+        s.on_sent(at(0), u64::MAX);
+        // The wait saturates at the longest duration; nothing panics.
+        assert!(!s.may_send(at(1)));
+    }
+}
