@@ -39,8 +39,9 @@ use serde::{Deserialize, Serialize};
 
 /// The strategies judged when `--strategies` is not given, AE first;
 /// `ae+tlp` and `4w-adaptive+notlp` show what tail loss probes do on
-/// their own, apart from the ACK economy.
-pub const DEFAULT_STRATEGIES: [Strategy; 12] = [
+/// their own, apart from the ACK economy, and [`CANDIDATE_STRATEGY`] is
+/// judged against the same targets as the default.
+pub const DEFAULT_STRATEGIES: [Strategy; 13] = [
     Strategy::AE,
     Strategy::AE_TLP,
     Strategy::DA,
@@ -50,6 +51,7 @@ pub const DEFAULT_STRATEGIES: [Strategy; 12] = [
     Strategy::W4AF,
     Strategy::W4_ADAPTIVE,
     Strategy::W4_ADAPTIVE_NOTLP,
+    CANDIDATE_STRATEGY,
     Strategy::SMART,
     Strategy::SMART_MINRTT,
     Strategy::ACC,
@@ -58,6 +60,11 @@ pub const DEFAULT_STRATEGIES: [Strategy; 12] = [
 /// The strategy the targets table judges: `ackwise send`'s and `recv`'s
 /// default.
 pub const TARGET_STRATEGY: Strategy = Strategy::DEFAULT;
+
+/// An opt-in variant of the default that the page judges against the
+/// same targets, on the same seeds and on the shared medium, so that the
+/// evidence for making it the default is on the page.
+pub const CANDIDATE_STRATEGY: Strategy = Strategy::W4_ADAPTIVE_SPREAD;
 
 /// Cases when `--cases` is not given.
 pub const DEFAULT_CASES: u64 = 200;

@@ -6,7 +6,8 @@ use super::medium::MediumFigure;
 use super::metrics::{self, Relative, StrategySummary};
 use super::ns2check;
 use super::seeds::{self, SeedFigure};
-use super::{GauntletFile, GauntletPlan, TARGET_STRATEGY};
+use super::{GauntletFile, GauntletPlan, CANDIDATE_STRATEGY, TARGET_STRATEGY};
+use crate::lab::strategy::Strategy;
 use crate::lab::LabError;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -174,17 +175,17 @@ pub fn page(
     }
     out.push('\n');
     replicates_note(&mut out, file, floor.as_ref());
-    if let Some(s) = summaries
-        .iter()
-        .find(|s| s.strategy == TARGET_STRATEGY.name())
-    {
-        targets(&mut out, s, medium);
+    let find = |strategy: Strategy| summaries.iter().find(|s| s.strategy == strategy.name());
+    if let Some(s) = find(TARGET_STRATEGY) {
+        targets(&mut out, s, medium, "the default strategy");
+    }
+    if let Some(s) = find(CANDIDATE_STRATEGY) {
+        targets(&mut out, s, medium, "an opt-in candidate for the default");
     }
     seeds::section(
         &mut out,
-        summaries
-            .iter()
-            .find(|s| s.strategy == TARGET_STRATEGY.name()),
+        find(TARGET_STRATEGY),
+        find(CANDIDATE_STRATEGY),
         file.seed,
         file.replicates,
         others,
@@ -354,12 +355,8 @@ fn replicates_note(out: &mut String, file: &GauntletFile, floor: Option<&Strateg
     );
 }
 
-fn targets(out: &mut String, s: &StrategySummary, medium: &[MediumFigure]) {
-    let _ = writeln!(
-        out,
-        "## Targets for `{}` (the default strategy)\n",
-        s.strategy
-    );
+fn targets(out: &mut String, s: &StrategySummary, medium: &[MediumFigure], role: &str) {
+    let _ = writeln!(out, "## Targets for `{}` ({role})\n", s.strategy);
     let _ = writeln!(out, "| target | figure | met |\n|---|---|---|");
     let yes = |b: bool| if b { "yes" } else { "**no**" };
     let share = s.share;

@@ -1,10 +1,10 @@
 //! The default strategy on the next seeds' gauntlets: the page's targets
 //! are judged on one seed, and one draw of 200 paths can flatter or wrong
-//! a strategy by a few cases. Running AE and the default on two more
-//! seeds shows how far the headline figures move.
+//! a strategy by a few cases. Running AE, the default and the candidate
+//! on two more seeds shows how far the headline figures move.
 
 use super::metrics::{self, StrategySummary};
-use super::{GauntletPlan, TARGET_STRATEGY};
+use super::{GauntletPlan, CANDIDATE_STRATEGY, TARGET_STRATEGY};
 use crate::lab::strategy::Strategy;
 use crate::lab::LabError;
 use std::fmt::Write as _;
@@ -19,9 +19,11 @@ pub struct SeedFigure {
     pub seed: u64,
     /// The default strategy against AE on that seed's cases.
     pub summary: StrategySummary,
+    /// The candidate ([`CANDIDATE_STRATEGY`]) against AE on them.
+    pub candidate: StrategySummary,
 }
 
-/// Runs AE and the default strategy on the `EXTRA_SEEDS` seeds after
+/// Runs AE, the default strategy and the candidate on the `EXTRA_SEEDS` seeds after
 /// `base.seed`, with `base`'s case count and jobs (no ns-2, no shard).
 pub fn run(base: &GauntletPlan) -> Result<Vec<SeedFigure>, LabError> {
     let mut out = Vec::new();
@@ -29,30 +31,40 @@ pub fn run(base: &GauntletPlan) -> Result<Vec<SeedFigure>, LabError> {
         let seed = base.seed.wrapping_add(k);
         let plan = GauntletPlan {
             seed,
-            strategies: vec![Strategy::AE, TARGET_STRATEGY],
+            strategies: vec![Strategy::AE, TARGET_STRATEGY, CANDIDATE_STRATEGY],
             only_case: None,
             shard: None,
             ns2: false,
             ..base.clone()
         };
         let file = super::run(&plan)?;
-        let summary = metrics::summarise(&file.records, &file.strategies)
-            .into_iter()
-            .find(|s| s.strategy == TARGET_STRATEGY.name())
-            .ok_or_else(|| LabError::Field {
-                field: "gauntlet".into(),
-                problem: format!("seed {seed} gave no summary for the default strategy"),
-            })?;
-        out.push(SeedFigure { seed, summary });
+        let summaries = metrics::summarise(&file.records, &file.strategies);
+        let find = |strategy: Strategy| {
+            summaries
+                .iter()
+                .find(|s| s.strategy == strategy.name())
+                .cloned()
+                .ok_or_else(|| LabError::Field {
+                    field: "gauntlet".into(),
+                    problem: format!("seed {seed} gave no summary for {strategy}"),
+                })
+        };
+        out.push(SeedFigure {
+            seed,
+            summary: find(TARGET_STRATEGY)?,
+            candidate: find(CANDIDATE_STRATEGY)?,
+        });
     }
     Ok(out)
 }
 
 /// The page's section: the page seed's figures beside the others', all
-/// judged on the mean over `replicates` runs per (case, strategy).
+/// judged on the mean over `replicates` runs per (case, strategy); the
+/// candidate's rows follow the default's when the page has them.
 pub fn section(
     out: &mut String,
     page: Option<&StrategySummary>,
+    page_candidate: Option<&StrategySummary>,
     page_seed: u64,
     replicates: u32,
     others: &[SeedFigure],
@@ -67,11 +79,13 @@ pub fn section(
     let _ = writeln!(
         out,
         "The targets above are judged on seed {page_seed}. The same number of cases drawn from the next seeds, \
-         with only `ae` and `{}` run (`cargo run --release -- lab gauntlet --cases {} --seed S --strategies ae,{}{}`), \
+         with only `ae`, `{}` and `{}` run (`cargo run --release -- lab gauntlet --cases {} --seed S --strategies ae,{},{}{}`), \
          shows how much of a figure is the draw:\n",
         TARGET_STRATEGY.name(),
+        CANDIDATE_STRATEGY.name(),
         page.cases,
         TARGET_STRATEGY.name(),
+        CANDIDATE_STRATEGY.name(),
         if replicates > 1 {
             format!(" --replicates {replicates}")
         } else {
@@ -80,8 +94,8 @@ pub fn section(
     );
     let _ = writeln!(
         out,
-        "| seed | completion p50 | p90 | worst | <= 1.05x | > 1.25x | ACKs p50 | RTOs on RTO-free paths (ae) | shared paths with more RTOs than ae | share p10 | share p90 | unfinished |\n\
-         |---|---|---|---|---|---|---|---|---|---|---|---|"
+        "| seed | strategy | completion p50 | p90 | worst | <= 1.05x | > 1.25x | ACKs p50 | RTOs on RTO-free paths (ae) | shared paths with more RTOs than ae | share p10 | share p90 | unfinished |\n\
+         |---|---|---|---|---|---|---|---|---|---|---|---|---|"
     );
     let row = |out: &mut String, seed: u64, s: &StrategySummary| {
         let (p10, p90) = s.share.map_or(("-".to_string(), "-".to_string()), |v| {
@@ -89,7 +103,8 @@ pub fn section(
         });
         let _ = writeln!(
             out,
-            "| {seed} | {:.3} | {:.3} | {:.3} | {:.0}% | {:.0}% | {:.3} | {} ({}) on {} | {} of {} | {p10} | {p90} | {} |",
+            "| {seed} | `{}` | {:.3} | {:.3} | {:.3} | {:.0}% | {:.0}% | {:.3} | {} ({}) on {} | {} of {} | {p10} | {p90} | {} |",
+            s.strategy,
             s.completion[0],
             s.completion[1],
             s.completion[2],
@@ -105,8 +120,14 @@ pub fn section(
         );
     };
     row(out, page_seed, page);
+    if let Some(c) = page_candidate {
+        row(out, page_seed, c);
+    }
     for f in others {
         row(out, f.seed, &f.summary);
+        if page_candidate.is_some() {
+            row(out, f.seed, &f.candidate);
+        }
     }
     out.push('\n');
 }
@@ -127,15 +148,19 @@ mod tests {
         assert_eq!(run(&base).unwrap(), others);
         let page = others[0].summary.clone();
         let mut out = String::new();
-        section(&mut out, Some(&page), 5, 1, &others);
+        let candidate = others[0].candidate.clone();
+        section(&mut out, Some(&page), Some(&candidate), 5, 1, &others);
         assert!(out.contains("## The default strategy on other seeds"));
         for seed in [5, 6, 7] {
-            assert!(out.contains(&format!("\n| {seed} | ")), "{out}");
+            for strategy in [TARGET_STRATEGY, CANDIDATE_STRATEGY] {
+                let row = format!("\n| {seed} | `{strategy}` | ");
+                assert!(out.contains(&row), "{out}");
+            }
         }
         // Nothing to compare, no section.
         let mut empty = String::new();
-        section(&mut empty, Some(&page), 5, 1, &[]);
-        section(&mut empty, None, 5, 1, &others);
+        section(&mut empty, Some(&page), None, 5, 1, &[]);
+        section(&mut empty, None, None, 5, 1, &others);
         assert!(empty.is_empty());
     }
 }
