@@ -1502,6 +1502,11 @@ impl Sender {
     /// what follows it is spaced. Everything else (new data, SACK-based
     /// retransmissions during recovery, go-back-N after a timeout) is
     /// paced.
+    ///
+    /// With ACK-clock spreading on ([`set_ack_spreading`](Self::set_ack_spreading))
+    /// it also returns `None` while the spreader holds data back, in
+    /// congestion avoidance outside recovery, and `poll_timeout` includes
+    /// the release instant.
     pub fn poll_transmit(&mut self, now: Instant, max_payload: usize) -> Option<TxSegment> {
         let urgent = self.retransmit_head && self.board.snd_una() < self.board.high_data();
         let cwnd = self.cc.window();

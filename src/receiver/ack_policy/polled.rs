@@ -16,8 +16,9 @@ use crate::wire::AckRequest;
 /// 1. Out-of-order segments, gap fills, duplicates, FIN and any arrival
 ///    while holes remain are acknowledged at once (RFC 5681 section 4.2;
 ///    paper 003 sec. 2.3: every segment is ACKed while a hole exists).
-///    With [`HoleAcks::Openings`] only the arrival that opens a hole is,
-///    besides gap fills, duplicates and FIN.
+///    With [`HoleAcks::Openings`] only the arrival that opens a hole and
+///    every 4th one held while it is open are, besides gap fills,
+///    duplicates and FIN.
 /// 2. A segment whose countdown (or the countdown inherited from earlier
 ///    segments of its group) reaches zero is acknowledged at once.
 /// 3. Otherwise the ACK waits at most `fallback` after the first
@@ -122,7 +123,7 @@ impl AckPolicy for Polled {
             HoleAcks::Every => info.out_of_order || info.has_gaps,
             HoleAcks::Openings => {
                 if info.out_of_order || info.has_gaps {
-                    self.held_in_hole += 1;
+                    self.held_in_hole = self.held_in_hole.saturating_add(1);
                 }
                 info.opened_hole || self.held_in_hole >= HoleAcks::OPENINGS_EVERY
             }
