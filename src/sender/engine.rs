@@ -1511,6 +1511,9 @@ impl Sender {
         let urgent = self.retransmit_head && self.board.snd_una() < self.board.high_data();
         let cwnd = self.cc.window();
         let srtt = self.rtt.srtt();
+        // ACK-clock spreading acts in congestion avoidance outside loss
+        // recovery only (see `sender::spread`).
+        let spreading = !urgent && !self.in_recovery() && !self.cc.in_slow_start();
         if !urgent {
             let has_work = self.board.high_data() < self.stream_end() || self.in_recovery();
             if let Some(p) = self.pacer.as_mut() {
@@ -1518,13 +1521,8 @@ impl Sender {
                     return None;
                 }
             }
-        }
-        // ACK-clock spreading acts in congestion avoidance outside loss
-        // recovery only (see `sender::spread`).
-        let spreading = !urgent && !self.in_recovery() && !self.cc.in_slow_start();
-        if spreading {
-            if let Some(s) = self.spreader.as_mut() {
-                if !s.may_send(now) {
+            if let (true, Some(s)) = (spreading, self.spreader.as_mut()) {
+                if !s.may_send(now, has_work) {
                     return None;
                 }
             }

@@ -105,16 +105,17 @@ impl Spreader {
         }
     }
 
-    /// Whether the spacing lets a data segment leave at `now`. `false`
-    /// marks the segment held, so [`wake_at`](Self::wake_at) reports when
-    /// it may go.
-    pub fn may_send(&mut self, now: Instant) -> bool {
+    /// Whether the spacing lets a data segment leave at `now`. When it
+    /// may not and `has_work` says a segment is waiting, the segment is
+    /// marked held, so [`wake_at`](Self::wake_at) reports when it may go
+    /// (as the pacer does).
+    pub fn may_send(&mut self, now: Instant, has_work: bool) -> bool {
         if self.gap_per_kib().is_none() {
             return true;
         }
         match self.next_release {
             Some(at) if now < at => {
-                self.held = true;
+                self.held |= has_work;
                 false
             }
             _ => true,
@@ -172,13 +173,13 @@ mod tests {
     #[test]
     fn holds_nothing_before_a_rate_is_measured() {
         let mut s = Spreader::new();
-        assert!(s.may_send(at(0)));
+        assert!(s.may_send(at(0), true));
         s.on_sent(at(0), 1448);
-        assert!(s.may_send(at(0)));
+        assert!(s.may_send(at(0), true));
         // One ACK alone gives no interval.
         s.on_ack(at(10), 14480, SRTT);
         assert_eq!(s.gap_per_kib(), None);
-        assert!(s.may_send(at(10)));
+        assert!(s.may_send(at(10), true));
         assert_eq!(s.wake_at(), None);
     }
 
@@ -191,21 +192,21 @@ mod tests {
         assert_eq!(s.gap_per_kib(), Some(1_000_000));
         // Four 1536-byte segments released by this ACK: the first at once,
         // each next 1536 / 1024 * 1 ms / 1.5 = 1 ms after it.
-        assert!(s.may_send(at(4000)));
+        assert!(s.may_send(at(4000), true));
         s.on_sent(at(4000), 1536);
-        assert!(!s.may_send(at(4999)));
+        assert!(!s.may_send(at(4999), true));
         assert_eq!(s.wake_at(), Some(at(5000)));
-        assert!(s.may_send(at(5000)));
+        assert!(s.may_send(at(5000), true));
         s.on_sent(at(5000), 1536);
         // A late wake-up keeps the schedule, it does not shift it...
-        assert!(s.may_send(at(6300)));
+        assert!(s.may_send(at(6300), true));
         s.on_sent(at(6300), 1536);
         assert_eq!(s.wake_at(), None);
-        assert!(!s.may_send(at(7299)));
+        assert!(!s.may_send(at(7299), true));
         // ...and a pause earns no credit for a burst.
-        assert!(s.may_send(at(50_000)));
+        assert!(s.may_send(at(50_000), true));
         s.on_sent(at(50_000), 1536);
-        assert!(!s.may_send(at(50_500)));
+        assert!(!s.may_send(at(50_500), true));
     }
 
     #[test]
@@ -242,7 +243,10 @@ mod tests {
         s.on_ack(at(0), 1024, SRTT);
         s.on_ack(at(1000), 1024, SRTT);
         s.on_sent(at(1000), 1536);
-        assert!(!s.may_send(at(1500)));
+        // Nothing waiting: held back, but no wake-up is asked for.
+        assert!(!s.may_send(at(1500), false));
+        assert_eq!(s.wake_at(), None);
+        assert!(!s.may_send(at(1500), true));
         assert_eq!(s.wake_at(), Some(at(2000)));
         s.on_timer(at(1999));
         assert_eq!(s.wake_at(), Some(at(2000)));
@@ -258,6 +262,6 @@ mod tests {
         assert!(s.gap_per_kib().is_some());
         s.on_sent(at(0), u64::MAX);
         // The wait saturates at the longest duration; nothing panics.
-        assert!(!s.may_send(at(1)));
+        assert!(!s.may_send(at(1), true));
     }
 }
