@@ -1479,8 +1479,9 @@ impl Sender {
     /// Turns ACK-clock spreading on or off (see
     /// [`Spreader`](super::spread::Spreader)): in congestion avoidance,
     /// the data an ACK releases leaves at up to 1.5 times the delivery
-    /// rate measured between ACKs instead of in one burst. For senders
-    /// that ask for few ACKs per window.
+    /// rate measured between ACKs instead of in one burst, on windows of
+    /// [`MIN_CWND_SEGMENTS`](super::spread::MIN_CWND_SEGMENTS) or more.
+    /// For senders that ask for few ACKs per window.
     pub fn set_ack_spreading(&mut self, on: bool) {
         self.spreader = on.then(Spreader::new);
     }
@@ -1505,15 +1506,20 @@ impl Sender {
     ///
     /// With ACK-clock spreading on ([`set_ack_spreading`](Self::set_ack_spreading))
     /// it also returns `None` while the spreader holds data back, in
-    /// congestion avoidance outside recovery, and `poll_timeout` includes
+    /// congestion avoidance outside recovery with a window of at least
+    /// [`MIN_CWND_SEGMENTS`](super::spread::MIN_CWND_SEGMENTS), and `poll_timeout` includes
     /// the release instant.
     pub fn poll_transmit(&mut self, now: Instant, max_payload: usize) -> Option<TxSegment> {
         let urgent = self.retransmit_head && self.board.snd_una() < self.board.high_data();
         let cwnd = self.cc.window();
         let srtt = self.rtt.srtt();
         // ACK-clock spreading acts in congestion avoidance outside loss
-        // recovery only (see `sender::spread`).
-        let spreading = !urgent && !self.in_recovery() && !self.cc.in_slow_start();
+        // recovery, on windows of `MIN_CWND_SEGMENTS` or more (see
+        // `sender::spread`).
+        let spreading = !urgent
+            && !self.in_recovery()
+            && !self.cc.in_slow_start()
+            && cwnd >= super::spread::MIN_CWND_SEGMENTS * self.mss;
         if !urgent {
             let has_work = self.board.high_data() < self.stream_end() || self.in_recovery();
             if let Some(p) = self.pacer.as_mut() {

@@ -765,10 +765,10 @@ fn a_new_recovery_does_not_resend_a_retransmission_still_in_flight() {
 /// Send instants (microseconds) of what a 4-per-window sender in
 /// congestion avoidance releases for its second ACK, with or without
 /// ACK-clock spreading; the sender is driven at every wake-up it asks for.
-fn release_instants_after_two_acks(spread: bool) -> Vec<u64> {
+fn release_instants_after_two_acks(spread: bool, window_segments: u64, group: u64) -> Vec<u64> {
     let mut reno = RenoConfig::new(MSS);
-    reno.initial_window = 20 * MSS;
-    reno.initial_ssthresh = 10 * MSS;
+    reno.initial_window = window_segments * MSS;
+    reno.initial_ssthresh = window_segments / 2 * MSS;
     let mut s = Sender::new(params(false), Box::new(Reno::new(reno)), true, 1 << 20);
     assert_eq!(s.write(&vec![7u8; 100_000]), 100_000);
     s.set_ack_requests(Some(crate::sender::Requester::new(
@@ -776,21 +776,21 @@ fn release_instants_after_two_acks(spread: bool) -> Vec<u64> {
         false,
     )));
     s.set_ack_spreading(spread);
-    assert_eq!(drain(&mut s, t(0)).len(), 20);
+    assert_eq!(drain(&mut s, t(0)).len() as u64, window_segments);
     // One ACK gives no delivery rate yet: its group leaves at once.
-    ack(&mut s, t(100), 5 * MSS, &[]);
-    assert_eq!(drain(&mut s, t(100)).len(), 5);
-    // The next group was delivered 5 ms later: 1 segment per ms.
-    ack(&mut s, t(105), 10 * MSS, &[]);
+    ack(&mut s, t(100), group * MSS, &[]);
+    assert_eq!(drain(&mut s, t(100)).len() as u64, group);
+    // The next group was delivered `group` ms later: 1 segment per ms.
+    ack(&mut s, t(100 + group), 2 * group * MSS, &[]);
     let mut sent = Vec::new();
-    let mut now = t(105);
-    while sent.len() < 5 {
+    let mut now = t(100 + group);
+    while (sent.len() as u64) < group {
         let before = sent.len();
         for seg in drain(&mut s, now) {
             assert!(!seg.retransmission);
             sent.push(now.saturating_duration_since(Instant::ZERO).as_micros() as u64);
         }
-        if sent.len() < 5 {
+        if (sent.len() as u64) < group {
             let wake = s.poll_timeout().expect("a held segment asks for a wake-up");
             assert!(wake > now, "stalled after {before} segments");
             now = wake;
@@ -801,11 +801,23 @@ fn release_instants_after_two_acks(spread: bool) -> Vec<u64> {
 
 #[test]
 fn spreading_releases_a_group_at_one_and_a_half_times_the_delivery_rate() {
-    assert_eq!(release_instants_after_two_acks(false), [105_000; 5]);
+    assert_eq!(release_instants_after_two_acks(false, 20, 5), [105_000; 5]);
     // 1000 bytes per ms delivered: each next segment 1 / 1.5 ms later
     // (666 666 ns, truncated to whole microseconds here).
     assert_eq!(
-        release_instants_after_two_acks(true),
+        release_instants_after_two_acks(true, 20, 5),
         [105_000, 105_666, 106_333, 106_999, 107_666]
+    );
+}
+
+#[test]
+fn spreading_leaves_windows_under_its_floor_alone() {
+    // A 7-segment window is below `spread::MIN_CWND_SEGMENTS`: a group
+    // of three leaves at once, as without spreading; from 8 segments on
+    // it is spread.
+    assert_eq!(release_instants_after_two_acks(true, 7, 3), [103_000; 3]);
+    assert_eq!(
+        release_instants_after_two_acks(true, 8, 3),
+        [103_000, 103_666, 104_333]
     );
 }

@@ -30,8 +30,14 @@
 //!
 //! It does not act in slow start (ackwise's gauntlet measured slow start
 //! slower with the spacing: its rate samples lag a window that doubles
-//! every round trip) nor in loss recovery (retransmissions must not wait),
-//! and it only decides *when*: cwnd and the peer window still decide
+//! every round trip), nor in loss recovery (retransmissions must not wait),
+//! nor while cwnd is under [`MIN_CWND_SEGMENTS`]: a window that small
+//! releases at most a segment or two per ACK, there is no burst to
+//! smooth, and holding those segments only delays the next ACK. (On paper
+//! 003's long-flow preset at 1 Mbit/s, 10 to 100 flows with windows of 1
+//! to 3 segments each, spreading without this floor raised timeouts from
+//! 1 to 56 at 10 flows; with it they match the unspread sender's.)
+//! It only decides *when*: cwnd and the peer window still decide
 //! *whether*. Integer arithmetic only, so two runs give the same instants.
 
 use crate::time::{Duration, Instant};
@@ -41,6 +47,10 @@ use crate::time::{Duration, Instant};
 pub const GAIN_NUM: u64 = 3;
 /// Denominator of the spreading gain.
 pub const GAIN_DEN: u64 = 2;
+
+/// Smallest congestion window, in segments, that the spreader spaces;
+/// below it data leaves as the ACK clock releases it.
+pub const MIN_CWND_SEGMENTS: u64 = 8;
 
 /// Fixed-point scale of the per-byte gap: nanoseconds per 1024 bytes.
 const GAP_SCALE: u128 = 1024;
