@@ -8,7 +8,7 @@
 //! ackwise lab report paper-003|paper-004|ack-management [--out DIR]
 //!                                   # run a paper's presets, write its results page
 //! ackwise lab gauntlet [--cases N] [--seed S] [--strategies a,b] [--case K] [--replicates R]
-//!             [--shard i/n] [--jobs N] [--json F] [--ns2] [--quiet]
+//!             [--shard i/n] [--jobs N] [--json F] [--ns2] [--ae-redraw] [--quiet]
 //!                                   # every strategy against AE on random paths
 //! ackwise lab merge PART.json... --json OUT.json
 //!                                   # gauntlet shards into one file
@@ -363,6 +363,12 @@ struct LabArgs {
     /// (default 1).
     #[arg(long, value_name = "R")]
     replicates: Option<u32>,
+    /// gauntlet: also run AE a second time on every case, on replicates R
+    /// to 2R - 1, and judge it against the first like a strategy (row
+    /// `ae (second draw)`): the noise floor at this many replicates.
+    /// `report gauntlet` always does.
+    #[arg(long)]
+    ae_redraw: bool,
     /// report gauntlet: read this merged gauntlet file instead of running.
     #[arg(long, value_name = "FILE")]
     from: Option<String>,
@@ -1101,6 +1107,7 @@ fn gauntlet_plan(args: &LabArgs) -> Result<lab::gauntlet::GauntletPlan, LabError
     plan.shard = args.shard.as_deref().map(run::parse_shard).transpose()?;
     plan.jobs = jobs(args)?;
     plan.ns2 = args.ns2;
+    plan.ae_redraw = args.ae_redraw;
     plan.progress = !args.quiet;
     if let Some(r) = args.replicates {
         if r == 0 {

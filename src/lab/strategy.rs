@@ -503,9 +503,9 @@ impl Strategy {
             ..Options::NONE
         },
     };
-    /// `4w-adaptive+spread+sparse-holes`: the default with ACK-clock
-    /// spreading and the polled receiver's sparse ACKs in holes, the
-    /// candidate the gauntlet page judges beside it.
+    /// `4w-adaptive+spread+sparse-holes`: `4w-adaptive` with ACK-clock
+    /// spreading and the polled receiver's sparse ACKs in holes; the
+    /// [`DEFAULT`](Self::DEFAULT).
     pub const W4_ADAPTIVE_SPREAD: Strategy = Strategy {
         base: Base::W4Adaptive,
         options: Options {
@@ -526,9 +526,9 @@ impl Strategy {
     /// and the one the gauntlet's targets judge: the one that held up
     /// best against `ae` across the gauntlet's random paths (see the
     /// README's "Which strategy" and `docs/results/gauntlet.md`).
-    pub const DEFAULT: Strategy = Strategy::W4_ADAPTIVE;
+    pub const DEFAULT: Strategy = Strategy::W4_ADAPTIVE_SPREAD;
     /// [`DEFAULT`](Self::DEFAULT)'s name, for command-line defaults.
-    pub const DEFAULT_NAME: &'static str = "4w-adaptive";
+    pub const DEFAULT_NAME: &'static str = "4w-adaptive+spread+sparse-holes";
     /// `smart`.
     pub const SMART: Strategy = plain(Base::Smart);
     /// `smart-ext`.

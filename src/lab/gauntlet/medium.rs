@@ -12,7 +12,7 @@
 //! one), the run cannot be shorter than the airtime of its data frames
 //! alone, the ACK-free limit.
 
-use super::{CANDIDATE_STRATEGY, TARGET_STRATEGY};
+use super::{PREVIOUS_DEFAULT, TARGET_STRATEGY};
 use crate::lab::presets;
 use crate::lab::run::{self, RunPlan, RunRecord, BOTTLENECK_LINK};
 use crate::lab::strategy::Strategy;
@@ -45,7 +45,7 @@ pub struct MediumFigure {
 }
 
 /// Runs the `shared-medium` preset with ae, da, 4w, the default strategy
-/// and the candidate at `seed`.
+/// and the previous default at `seed`.
 pub fn run(seed: u64, jobs: usize) -> Result<Vec<MediumFigure>, LabError> {
     let preset = presets::find("shared-medium")?;
     let strategies = vec![
@@ -53,7 +53,7 @@ pub fn run(seed: u64, jobs: usize) -> Result<Vec<MediumFigure>, LabError> {
         Strategy::DA,
         Strategy::W4,
         TARGET_STRATEGY,
-        CANDIDATE_STRATEGY,
+        PREVIOUS_DEFAULT,
     ];
     let plan = RunPlan {
         preset: preset.clone(),
@@ -168,7 +168,7 @@ pub fn section(out: &mut String, figures: &[MediumFigure]) {
         "| PHY, overhead per frame | strategy | bulk goodput (Mbit/s) | vs `da` | ACKs | data frames | completion (s) | ACK-free limit (s) | `da` over the limit |\n\
          |---:|---|---:|---:|---:|---:|---:|---:|---:|"
     );
-    let judged = [TARGET_STRATEGY.to_string(), CANDIDATE_STRATEGY.to_string()];
+    let judged = [TARGET_STRATEGY.to_string(), PREVIOUS_DEFAULT.to_string()];
     let mut verdicts = Vec::new();
     let mut points: Vec<&MediumFigure> = Vec::new();
     for f in figures {

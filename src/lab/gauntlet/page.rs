@@ -6,7 +6,7 @@ use super::medium::MediumFigure;
 use super::metrics::{self, Relative, StrategySummary};
 use super::ns2check;
 use super::seeds::{self, SeedFigure};
-use super::{GauntletFile, GauntletPlan, CANDIDATE_STRATEGY, TARGET_STRATEGY};
+use super::{GauntletFile, GauntletPlan, AE_REDRAW, PREVIOUS_DEFAULT, TARGET_STRATEGY};
 use crate::lab::strategy::Strategy;
 use crate::lab::LabError;
 use std::collections::BTreeMap;
@@ -38,6 +38,8 @@ pub fn write_report(plan: &PagePlan) -> Result<PathBuf, LabError> {
         None => {
             let mut run = plan.run.clone();
             run.ns2 = crate::lab::ns2::ns2_available();
+            // The page states its own noise floor.
+            run.ae_redraw = true;
             let file = super::run(&run)?;
             let replicates = if run.replicates > 1 {
                 format!(" --replicates {}", run.replicates)
@@ -174,18 +176,21 @@ pub fn page(
         );
     }
     out.push('\n');
+    let redraw = summaries.iter().find(|s| s.strategy == AE_REDRAW);
     replicates_note(&mut out, file, floor.as_ref());
+    redraw_note(&mut out, file, redraw);
     let find = |strategy: Strategy| summaries.iter().find(|s| s.strategy == strategy.name());
     if let Some(s) = find(TARGET_STRATEGY) {
-        targets(&mut out, s, medium, "the default strategy");
+        targets(&mut out, s, redraw, medium, "the default strategy");
     }
-    if let Some(s) = find(CANDIDATE_STRATEGY) {
-        targets(&mut out, s, medium, "an opt-in candidate for the default");
+    if let Some(s) = find(PREVIOUS_DEFAULT) {
+        targets(&mut out, s, redraw, medium, "the previous default");
     }
     seeds::section(
         &mut out,
         find(TARGET_STRATEGY),
-        find(CANDIDATE_STRATEGY),
+        find(PREVIOUS_DEFAULT),
+        redraw,
         file.seed,
         file.replicates,
         others,
@@ -355,12 +360,82 @@ fn replicates_note(out: &mut String, file: &GauntletFile, floor: Option<&Strateg
     );
 }
 
-fn targets(out: &mut String, s: &StrategySummary, medium: &[MediumFigure], role: &str) {
+/// What the row of AE's second draw measures and what it means for the
+/// completion targets.
+fn redraw_note(out: &mut String, file: &GauntletFile, redraw: Option<&StrategySummary>) {
+    let Some(f) = redraw else {
+        return;
+    };
+    let n = file.replicates;
+    let _ = writeln!(
+        out,
+        "The row `{AE_REDRAW}` is AE run again on every case with {n} other emulator seeds (replicates {n} to {}, `--ae-redraw`)          and judged against AE exactly as a strategy is, on the mean of {n} runs against the mean of {n}.          Nothing differs from AE but the draw, yet {} of its ratios are within 1.05x, {} are above 1.25x, its worst is {}          and the p10-p90 of its share is {}.          That is how far a strategy's figures move at this number of replicates when the strategy changes nothing:          a target that AE's second draw misses is below what this page can measure, and the targets tables below show the row's figure beside each.\n",
+        2 * n - 1,
+        pct(f.within_105),
+        pct(f.above_125),
+        f3(f.completion[2]),
+        f.share
+            .map_or("-".into(), |v| format!("{}-{}", f3(v[0]), f3(v[2]))),
+    );
+}
+
+/// The targets table of `s`; with `floor` (AE's second draw judged
+/// against AE) a column shows what the same figure is when nothing
+/// differs from AE but the draw.
+fn targets(
+    out: &mut String,
+    s: &StrategySummary,
+    floor: Option<&StrategySummary>,
+    medium: &[MediumFigure],
+    role: &str,
+) {
     let _ = writeln!(out, "## Targets for `{}` ({role})\n", s.strategy);
-    let _ = writeln!(out, "| target | figure | met |\n|---|---|---|");
     let yes = |b: bool| if b { "yes" } else { "**no**" };
+    match floor {
+        Some(f) => {
+            let _ = writeln!(
+                out,
+                "| target | figure | met | `{}`, the same figure |\n|---|---|---|---|",
+                f.strategy
+            );
+            for ((target, figure, met), (_, noise, _)) in
+                target_rows(s).into_iter().zip(target_rows(f))
+            {
+                let _ = writeln!(out, "| {target} | {figure} | {} | {noise} |", yes(met));
+            }
+        }
+        None => {
+            let _ = writeln!(out, "| target | figure | met |\n|---|---|---|");
+            for (target, figure, met) in target_rows(s) {
+                let _ = writeln!(out, "| {target} | {figure} | {} |", yes(met));
+            }
+        }
+    }
+    let ratios = super::medium::ratios_to_da(medium, &s.strategy);
+    if !ratios.is_empty() {
+        let figure = ratios
+            .iter()
+            .map(|(point, r)| format!("{point}: {}", f3(*r)))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let met = ratios
+            .iter()
+            .all(|(_, r)| *r >= super::medium::TARGET_RATIO);
+        let _ = writeln!(
+            out,
+            "| shared medium: bulk goodput >= {}x `da`'s (below) | {figure} | {} |{}",
+            super::medium::TARGET_RATIO,
+            yes(met),
+            if floor.is_some() { " - |" } else { "" }
+        );
+    }
+    out.push('\n');
+}
+
+/// The gauntlet's targets, each as (target, `s`'s figure, met).
+fn target_rows(s: &StrategySummary) -> [(String, String, bool); 6] {
     let share = s.share;
-    let rows = [
+    [
         (
             "completion within 1.05x of ae's on >= 95% of cases".to_string(),
             pct(s.within_105),
@@ -401,28 +476,7 @@ fn targets(out: &mut String, s: &StrategySummary, medium: &[MediumFigure], role:
             }),
             share.is_none_or(|v| v[0] >= 0.9 && v[2] <= 1.1),
         ),
-    ];
-    for (target, figure, met) in rows {
-        let _ = writeln!(out, "| {target} | {figure} | {} |", yes(met));
-    }
-    let ratios = super::medium::ratios_to_da(medium, &s.strategy);
-    if !ratios.is_empty() {
-        let figure = ratios
-            .iter()
-            .map(|(point, r)| format!("{point}: {}", f3(*r)))
-            .collect::<Vec<_>>()
-            .join(", ");
-        let met = ratios
-            .iter()
-            .all(|(_, r)| *r >= super::medium::TARGET_RATIO);
-        let _ = writeln!(
-            out,
-            "| shared medium: bulk goodput >= {}x `da`'s (below) | {figure} | {} |",
-            super::medium::TARGET_RATIO,
-            yes(met)
-        );
-    }
-    out.push('\n');
+    ]
 }
 
 /// Median ACK ratio by the path's bandwidth-delay product and by the test
@@ -461,7 +515,7 @@ fn where_the_acks_go(out: &mut String, file: &GauntletFile) {
             let _ = write!(out, " {name} |");
         }
         let _ = writeln!(out, "\n|---|{}", "---|".repeat(bins.len()));
-        for strategy in file.strategies.iter().filter(|s| *s != "ae") {
+        for strategy in file.strategies.iter().filter(|s| !is_ae(s)) {
             let _ = write!(out, "| `{strategy}` |");
             for &(_, lo, hi) in bins {
                 let ratios: Vec<f64> = relatives
@@ -516,6 +570,7 @@ fn rto_flags(out: &mut String, file: &GauntletFile) {
     let flagged: Vec<&metrics::ReplicateMean> = means
         .iter()
         .filter(|m| m.first.params.rto_free_path() && m.runs_with_rto > 0)
+        .filter(|m| m.first.strategy != AE_REDRAW)
         .collect();
     if flagged.is_empty() {
         let _ = writeln!(
@@ -590,7 +645,7 @@ fn worst_cases(out: &mut String, file: &GauntletFile) {
     } else {
         String::new()
     };
-    for s in file.strategies.iter().filter(|s| s.as_str() != "ae") {
+    for s in file.strategies.iter().filter(|s| !is_ae(s)) {
         let mut mine: Vec<&Relative> = rel.iter().filter(|r| &r.strategy == s).collect();
         mine.sort_by(|a, b| b.completion_ratio.total_cmp(&a.completion_ratio));
         let _ = writeln!(out, "### `{s}`\n");
@@ -615,6 +670,12 @@ fn worst_cases(out: &mut String, file: &GauntletFile) {
         }
         out.push('\n');
     }
+}
+
+/// AE itself or its second draw: rows that judge the measurement, not a
+/// strategy.
+fn is_ae(strategy: &str) -> bool {
+    strategy == "ae" || strategy == AE_REDRAW
 }
 
 /// `docs/results`, the default output directory.
@@ -705,5 +766,38 @@ mod tests {
         assert!(!single.contains(NOISE_FLOOR));
         assert!(!single.contains("--replicates"));
         assert!(!single.contains("replicate"));
+        assert!(!single.contains(AE_REDRAW));
+    }
+
+    #[test]
+    fn the_second_draw_of_ae_sits_beside_every_target_and_replays_nothing() {
+        // AE's second draw: case 1 at 14 s against AE's 10 s (1.4x), the
+        // others equal.
+        let mut f = file(2);
+        for case in 0..4 {
+            for r in 0..2 {
+                let completion_s = if case == 1 { 14.0 } else { 10.0 };
+                f.records.push(GauntletRecord {
+                    replicate: r,
+                    ..record(case, AE_REDRAW, completion_s, 100, 0, None)
+                });
+            }
+        }
+        f.strategies.insert(1, AE_REDRAW.into());
+        let text = page(&f, "cmd", &[], &[]);
+        assert!(text.contains(&format!("| `{AE_REDRAW}` | 4 | ")), "{text}");
+        assert!(
+            text.contains("yet 75% of its ratios are within 1.05x, 25% are above 1.25x, its worst is 1.400"),
+            "{text}"
+        );
+        assert!(text.contains(&format!("| met | `{AE_REDRAW}`, the same figure |")));
+        assert!(
+            text.contains("| completion never above 1.25x of ae's | worst 1.000 | yes | worst 1.400 |"),
+            "{text}"
+        );
+        // Not a strategy one can replay or look for ACK savings in.
+        assert!(!text.contains(&format!("### `{AE_REDRAW}`")));
+        assert!(!text.contains(&format!("--strategies {AE_REDRAW}")));
+        assert!(!text.contains(&format!("| `{AE_REDRAW}` | -")));
     }
 }

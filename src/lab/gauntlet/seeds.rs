@@ -1,10 +1,10 @@
 //! The default strategy on the next seeds' gauntlets: the page's targets
 //! are judged on one seed, and one draw of 200 paths can flatter or wrong
-//! a strategy by a few cases. Running AE, the default and the candidate
+//! a strategy by a few cases. Running AE, the default and the previous default
 //! on two more seeds shows how far the headline figures move.
 
 use super::metrics::{self, StrategySummary};
-use super::{GauntletPlan, CANDIDATE_STRATEGY, TARGET_STRATEGY};
+use super::{GauntletPlan, AE_REDRAW, PREVIOUS_DEFAULT, TARGET_STRATEGY};
 use crate::lab::strategy::Strategy;
 use crate::lab::LabError;
 use std::fmt::Write as _;
@@ -19,11 +19,14 @@ pub struct SeedFigure {
     pub seed: u64,
     /// The default strategy against AE on that seed's cases.
     pub summary: StrategySummary,
-    /// The candidate ([`CANDIDATE_STRATEGY`]) against AE on them.
-    pub candidate: StrategySummary,
+    /// The previous default ([`PREVIOUS_DEFAULT`]) against AE on them.
+    pub previous: StrategySummary,
+    /// AE's second draw against AE, when the plan has
+    /// [`ae_redraw`](GauntletPlan::ae_redraw): that seed's noise floor.
+    pub redraw: Option<StrategySummary>,
 }
 
-/// Runs AE, the default strategy and the candidate on the `EXTRA_SEEDS` seeds after
+/// Runs AE, the default strategy and the previous default on the `EXTRA_SEEDS` seeds after
 /// `base.seed`, with `base`'s case count and jobs (no ns-2, no shard).
 pub fn run(base: &GauntletPlan) -> Result<Vec<SeedFigure>, LabError> {
     let mut out = Vec::new();
@@ -31,7 +34,7 @@ pub fn run(base: &GauntletPlan) -> Result<Vec<SeedFigure>, LabError> {
         let seed = base.seed.wrapping_add(k);
         let plan = GauntletPlan {
             seed,
-            strategies: vec![Strategy::AE, TARGET_STRATEGY, CANDIDATE_STRATEGY],
+            strategies: vec![Strategy::AE, TARGET_STRATEGY, PREVIOUS_DEFAULT],
             only_case: None,
             shard: None,
             ns2: false,
@@ -52,7 +55,8 @@ pub fn run(base: &GauntletPlan) -> Result<Vec<SeedFigure>, LabError> {
         out.push(SeedFigure {
             seed,
             summary: find(TARGET_STRATEGY)?,
-            candidate: find(CANDIDATE_STRATEGY)?,
+            previous: find(PREVIOUS_DEFAULT)?,
+            redraw: summaries.iter().find(|s| s.strategy == AE_REDRAW).cloned(),
         });
     }
     Ok(out)
@@ -60,11 +64,13 @@ pub fn run(base: &GauntletPlan) -> Result<Vec<SeedFigure>, LabError> {
 
 /// The page's section: the page seed's figures beside the others', all
 /// judged on the mean over `replicates` runs per (case, strategy); the
-/// candidate's rows follow the default's when the page has them.
+/// previous default's rows follow the default's when the page has them,
+/// and AE's second draw (the noise floor) follows both when it ran.
 pub fn section(
     out: &mut String,
     page: Option<&StrategySummary>,
-    page_candidate: Option<&StrategySummary>,
+    page_previous: Option<&StrategySummary>,
+    page_redraw: Option<&StrategySummary>,
     page_seed: u64,
     replicates: u32,
     others: &[SeedFigure],
@@ -79,17 +85,22 @@ pub fn section(
     let _ = writeln!(
         out,
         "The targets above are judged on seed {page_seed}. The same number of cases drawn from the next seeds, \
-         with only `ae`, `{}` and `{}` run (`cargo run --release -- lab gauntlet --cases {} --seed S --strategies ae,{},{}{}`), \
+         with only `ae`, `{}` and `{}` run (`cargo run --release -- lab gauntlet --cases {} --seed S --strategies ae,{},{}{}{}`), \
          shows how much of a figure is the draw:\n",
         TARGET_STRATEGY.name(),
-        CANDIDATE_STRATEGY.name(),
+        PREVIOUS_DEFAULT.name(),
         page.cases,
         TARGET_STRATEGY.name(),
-        CANDIDATE_STRATEGY.name(),
+        PREVIOUS_DEFAULT.name(),
         if replicates > 1 {
             format!(" --replicates {replicates}")
         } else {
             String::new()
+        },
+        if page_redraw.is_some() {
+            " --ae-redraw"
+        } else {
+            ""
         }
     );
     let _ = writeln!(
@@ -120,13 +131,19 @@ pub fn section(
         );
     };
     row(out, page_seed, page);
-    if let Some(c) = page_candidate {
+    if let Some(c) = page_previous {
         row(out, page_seed, c);
+    }
+    if let Some(r) = page_redraw {
+        row(out, page_seed, r);
     }
     for f in others {
         row(out, f.seed, &f.summary);
-        if page_candidate.is_some() {
-            row(out, f.seed, &f.candidate);
+        if page_previous.is_some() {
+            row(out, f.seed, &f.previous);
+        }
+        if let (Some(_), Some(r)) = (page_redraw, &f.redraw) {
+            row(out, f.seed, r);
         }
     }
     out.push('\n');
@@ -138,7 +155,10 @@ mod tests {
 
     #[test]
     fn the_next_seeds_run_and_the_section_lists_every_seed() {
-        let base = GauntletPlan::new(5, 3);
+        let base = GauntletPlan {
+            ae_redraw: true,
+            ..GauntletPlan::new(5, 3)
+        };
         let others = run(&base).unwrap();
         assert_eq!(
             others.iter().map(|f| f.seed).collect::<Vec<_>>(),
@@ -148,19 +168,34 @@ mod tests {
         assert_eq!(run(&base).unwrap(), others);
         let page = others[0].summary.clone();
         let mut out = String::new();
-        let candidate = others[0].candidate.clone();
-        section(&mut out, Some(&page), Some(&candidate), 5, 1, &others);
+        let previous = others[0].previous.clone();
+        let redraw = others[0].redraw.clone();
+        assert!(redraw.is_some() && others[1].redraw.is_some());
+        section(
+            &mut out,
+            Some(&page),
+            Some(&previous),
+            redraw.as_ref(),
+            5,
+            1,
+            &others,
+        );
         assert!(out.contains("## The default strategy on other seeds"));
+        assert!(out.contains(" --ae-redraw`"), "{out}");
         for seed in [5, 6, 7] {
-            for strategy in [TARGET_STRATEGY, CANDIDATE_STRATEGY] {
+            for strategy in [
+                TARGET_STRATEGY.name(),
+                PREVIOUS_DEFAULT.name(),
+                AE_REDRAW.into(),
+            ] {
                 let row = format!("\n| {seed} | `{strategy}` | ");
                 assert!(out.contains(&row), "{out}");
             }
         }
         // Nothing to compare, no section.
         let mut empty = String::new();
-        section(&mut empty, Some(&page), None, 5, 1, &[]);
-        section(&mut empty, None, None, 5, 1, &others);
+        section(&mut empty, Some(&page), None, None, 5, 1, &[]);
+        section(&mut empty, None, None, None, 5, 1, &others);
         assert!(empty.is_empty());
     }
 }
