@@ -69,7 +69,7 @@ const RECEIVERS: [&str; 6] = [
     "smart-minrtt+span",
     "acc",
 ];
-const SENDERS: [&str; 4] = ["4w-adaptive", "4w", "da", "ae"];
+const SENDERS: [&str; 5] = [Strategy::DEFAULT_NAME, "4w-adaptive", "4w", "da", "ae"];
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();

@@ -336,6 +336,13 @@ pub struct Config {
     /// ([`request_acks`](Self::request_acks)); on by default, as those
     /// are the default.
     pub ack_spreading: bool,
+    /// How late the driver's timers may wake the connection, so that
+    /// ACK-clock spreading catches up after a late wake-up instead of
+    /// losing the time (see
+    /// [`Spreader::with_burst`](crate::sender::Spreader::with_burst));
+    /// at most 100 ms. Zero, the default, suits exact timers (the
+    /// emulator); ackwise's socket driver raises it to its timer tick.
+    pub ack_spreading_burst: Duration,
     /// Offer Explicit Congestion Notification (RFC 3168 section 6.1.1):
     /// an active opener sends its SYN with ECE and CWR, a listener answers
     /// an ECN-setup SYN with ECE on its SYN-ACK, and ECN is in use only
@@ -404,6 +411,7 @@ impl Default for Config {
             checksums: true,
             pacing: None,
             ack_spreading: true,
+            ack_spreading_burst: Duration::ZERO,
             ecn: false,
         }
     }
@@ -414,7 +422,8 @@ impl Config {
     /// delayed ACKs (every second segment, 100 ms), no ACK requests asked
     /// for, RFC 3465 byte counting with L = 2, no acknowledgment fixes, no
     /// tail loss probes (ns-2's agents, which the cross-checks compare
-    /// with, have none), no ACK-clock spreading and no ACK nonce (it is ackwise's own option);
+    /// with, have none), no ACK-clock spreading and no ACK nonce (it is
+    /// ackwise's own option);
     /// everything else as in [`Config::default`]. What tests and
     /// cross-checks that model an unmodified stack start from.
     pub fn standard_tcp() -> Config {
@@ -510,6 +519,9 @@ impl Config {
             if initial_window_segments == 0 {
                 return invalid("ack_policy.initial_window_segments", "must be at least 1");
             }
+        }
+        if self.ack_spreading_burst > crate::sender::spread::MAX_BURST {
+            return invalid("ack_spreading_burst", "must be at most 100 ms");
         }
         if let AckPolicyConfig::Polled { fallback, .. } = self.ack_policy {
             if fallback.is_zero() || fallback > Duration::from_secs(1) {

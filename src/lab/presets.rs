@@ -33,8 +33,9 @@ pub struct Preset {
     pub points: Vec<Point>,
 }
 
-/// Paper 003's strategies (sec. 3.2).
-const P003: [Strategy; 9] = [
+/// Paper 003's strategies (sec. 3.2), then ackwise's `4w-adaptive` and
+/// the default built on it.
+const P003: [Strategy; 10] = [
     Strategy::AE,
     Strategy::DAL2,
     Strategy::A4L4,
@@ -44,6 +45,7 @@ const P003: [Strategy; 9] = [
     Strategy::W2AF,
     Strategy::W4AF,
     Strategy::W4_ADAPTIVE,
+    Strategy::DEFAULT,
 ];
 
 fn ms(v: u64) -> Duration {
@@ -376,8 +378,8 @@ fn p003_fairness(red: bool) -> Vec<Point> {
 }
 
 /// The strategies paper 003 sec. 4.5 sets against AE (AE itself last, as
-/// the fair reference).
-const P003_AGAINST_AE: [Strategy; 9] = [
+/// the fair reference), with ackwise's `4w-adaptive` and default.
+const P003_AGAINST_AE: [Strategy; 10] = [
     Strategy::DAL2,
     Strategy::A4L4,
     Strategy::A8L8,
@@ -386,6 +388,7 @@ const P003_AGAINST_AE: [Strategy; 9] = [
     Strategy::W2AF,
     Strategy::W4AF,
     Strategy::W4_ADAPTIVE,
+    Strategy::DEFAULT,
     Strategy::AE,
 ];
 
@@ -985,7 +988,7 @@ fn p001_sat() -> Preset {
 /// The strategies `ack-mgmt` compares on one asymmetric path: end-host
 /// schemes (delayed ACK, ACC, sender polling, smartacking) against
 /// in-network ones (ACK filtering behind delayed-ACK receivers).
-pub const ACK_MGMT_STRATEGIES: [Strategy; 10] = [
+pub const ACK_MGMT_STRATEGIES: [Strategy; 11] = [
     Strategy::DA,
     Strategy::AE,
     Strategy::DA.with_net_ack(NetAck::Classic),
@@ -994,6 +997,7 @@ pub const ACK_MGMT_STRATEGIES: [Strategy; 10] = [
     Strategy::ACC,
     Strategy::W4,
     Strategy::W4_ADAPTIVE,
+    Strategy::DEFAULT,
     Strategy::SMART_MINRTT,
     Strategy::SMART_MINRTT.with_net_ack(NetAck::Delayed),
 ];
@@ -1070,6 +1074,7 @@ fn shared_medium() -> Preset {
             Strategy::DAL2,
             Strategy::W4,
             Strategy::W4_ADAPTIVE,
+            Strategy::DEFAULT,
             Strategy::SMART_MINRTT,
         ],
         points,
@@ -1120,6 +1125,7 @@ fn quic() -> Preset {
         Strategy::DAL2,
         Strategy::W4,
         Strategy::W4_ADAPTIVE,
+        Strategy::DEFAULT,
         Strategy::SMART_MINRTT,
     ]);
     Preset {

@@ -1205,14 +1205,18 @@ fn count_captured(stats: &StatsCell, written: io::Result<u64>) {
     }
 }
 
-/// A connection's config as this driver runs it: a paced sender may catch
-/// up by one timer tick, since the driver's wake-ups come up to a tick
-/// late (see `sender::pacing`); without that a paced flow sends about one
-/// segment per tick.
+/// A connection's config as this driver runs it: a paced or spreading
+/// sender may catch up by one timer tick, since the driver's wake-ups come
+/// up to a tick late (see `sender::pacing` and `sender::spread`); without
+/// that such a flow sends about one segment per tick.
 fn for_socket_timers(mut config: Config) -> Config {
     config.pacing = config
         .pacing
         .map(|p| p.with_min_burst(super::PACING_TIMER_TICK));
+    config.ack_spreading_burst = config
+        .ack_spreading_burst
+        .max(super::PACING_TIMER_TICK)
+        .min(crate::sender::spread::MAX_BURST);
     config
 }
 

@@ -255,6 +255,8 @@ pub struct Sender {
     pacer: Option<Pacer>,
     /// ACK-clock spreading, when on (see `sender::spread`).
     spreader: Option<Spreader>,
+    /// The spreader's catch-up allowance (`set_ack_spreading_burst`).
+    spread_burst: Duration,
     /// The window in use, base of the multiplicative decrease.
     in_use: WindowInUse,
     /// New data sent by limited transmit since the last cumulative ACK;
@@ -317,6 +319,7 @@ impl Sender {
             counters: SenderCounters::default(),
             pacer: None,
             spreader: None,
+            spread_burst: Duration::ZERO,
             in_use: WindowInUse::default(),
             limited_transmit_bytes: 0,
             ecn_recover: None,
@@ -1483,7 +1486,17 @@ impl Sender {
     /// [`MIN_CWND_SEGMENTS`](super::spread::MIN_CWND_SEGMENTS) or more.
     /// For senders that ask for few ACKs per window.
     pub fn set_ack_spreading(&mut self, on: bool) {
-        self.spreader = on.then(Spreader::new);
+        self.spreader = on.then(|| Spreader::with_burst(self.spread_burst));
+    }
+
+    /// How late the driver's timers may wake this sender: the spreader's
+    /// release clock may run that far behind (see
+    /// [`Spreader::with_burst`]). Zero, the default, for exact timers.
+    pub fn set_ack_spreading_burst(&mut self, burst: Duration) {
+        self.spread_burst = burst;
+        if self.spreader.is_some() {
+            self.spreader = Some(Spreader::with_burst(burst));
+        }
     }
 
     /// The pacer, when pacing is on.

@@ -26,7 +26,11 @@
 //!   ACK clock, so spreading never leaves the window unused for long: the
 //!   next ACK normally comes before the released group has all left.
 //! * The first segment after a pause leaves at once: the reference is the
-//!   previous release, and a release in the past gives no credit.
+//!   previous release, and a release in the past gives no credit beyond
+//!   the [`burst`](Spreader::with_burst): a driver whose timers fire up
+//!   to a tick late (a socket driver) sets its tick there, so that a late
+//!   wake-up does not become lost time, as with the pacer's burst. The
+//!   emulator's timers are exact and its spreaders have none.
 //!
 //! It does not act in slow start (ackwise's gauntlet measured slow start
 //! slower with the spacing: its rate samples lag a window that doubles
@@ -47,6 +51,10 @@ use crate::time::{Duration, Instant};
 pub const GAIN_NUM: u64 = 3;
 /// Denominator of the spreading gain.
 pub const GAIN_DEN: u64 = 2;
+
+/// Largest [`Spreader::with_burst`]: beyond a tenth of a second a timer is
+/// not late but stopped.
+pub const MAX_BURST: Duration = Duration::from_millis(100);
 
 /// Smallest congestion window, in segments, that the spreader spaces;
 /// below it data leaves as the ACK clock releases it.
@@ -74,6 +82,8 @@ pub struct Spreader {
     next_release: Option<Instant>,
     /// A segment was held back: the driver needs a wake-up.
     held: bool,
+    /// How far behind the real clock the release clock may run.
+    burst: Duration,
 }
 
 impl Spreader {
@@ -81,6 +91,17 @@ impl Spreader {
     /// two ACKs have acknowledged data).
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A spreader whose release clock may run up to `burst` (at most
+    /// [`MAX_BURST`]) behind the real one: a segment that leaves late by
+    /// at most that much is booked at its release instant, so what the
+    /// late wake-up owes leaves at once.
+    pub fn with_burst(burst: Duration) -> Self {
+        Spreader {
+            burst: burst.min(MAX_BURST),
+            ..Self::default()
+        }
     }
 
     /// An ACK arrived at `now` that newly acknowledged `acked_bytes`
@@ -145,10 +166,10 @@ impl Spreader {
             .saturating_mul(u128::from(GAIN_DEN))
             / (GAP_SCALE * u128::from(GAIN_NUM));
         let wait = Duration::from_nanos(u64::try_from(wait_ns).unwrap_or(u64::MAX));
-        let from = match self.next_release {
-            Some(at) if at > now => at,
-            _ => now,
-        };
+        // Booked at its release instant if it left late by at most the
+        // burst, else `burst` before `now`.
+        let earliest = now - self.burst;
+        let from = self.next_release.map_or(now, |at| at.max(earliest));
         self.next_release = Some(from + wait);
     }
 
@@ -208,7 +229,8 @@ mod tests {
         assert_eq!(s.wake_at(), Some(at(5000)));
         assert!(s.may_send(at(5000), true));
         s.on_sent(at(5000), 1536);
-        // A late wake-up keeps the schedule, it does not shift it...
+        // Without a burst, a segment that leaves late (due at 6 ms) is
+        // spaced from when it left...
         assert!(s.may_send(at(6300), true));
         s.on_sent(at(6300), 1536);
         assert_eq!(s.wake_at(), None);
@@ -217,6 +239,35 @@ mod tests {
         assert!(s.may_send(at(50_000), true));
         s.on_sent(at(50_000), 1536);
         assert!(!s.may_send(at(50_500), true));
+    }
+
+    #[test]
+    fn a_burst_lets_a_late_wake_up_catch_up_and_no_more() {
+        let mut s = Spreader::with_burst(Duration::from_millis(2));
+        s.on_ack(at(0), 4096, SRTT);
+        s.on_ack(at(4000), 4096, SRTT);
+        // 1 ms between 1536-byte segments, as above.
+        s.on_sent(at(4000), 1536);
+        // The wake-up due at 5 ms comes at 6.3 ms: that segment is booked
+        // at 5 ms and the one due at 6 ms leaves too, at once.
+        assert!(s.may_send(at(6300), true));
+        s.on_sent(at(6300), 1536);
+        assert!(s.may_send(at(6300), true));
+        s.on_sent(at(6300), 1536);
+        assert!(!s.may_send(at(6300), true));
+        assert_eq!(s.wake_at(), Some(at(7000)));
+        // After a pause, at most the burst's worth goes back to back: the
+        // release clock restarts 2 ms behind the real one, so the first
+        // segment and two more (2 ms at 1 ms each) leave at once.
+        let mut sent = 0;
+        while s.may_send(at(50_000), true) {
+            s.on_sent(at(50_000), 1536);
+            sent += 1;
+        }
+        assert_eq!(sent, 3);
+        // The burst is capped.
+        let capped = Spreader::with_burst(Duration::from_secs(5));
+        assert_eq!(capped.burst, MAX_BURST);
     }
 
     #[test]

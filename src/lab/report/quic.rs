@@ -6,7 +6,7 @@
 use super::*;
 
 /// The strategies of the `quic` preset's tables.
-const QUIC_PAGE: [&str; 14] = [
+const QUIC_PAGE: [&str; 15] = [
     "quic",
     "quic+ackwise-cc",
     "quic-af-4",
@@ -20,12 +20,13 @@ const QUIC_PAGE: [&str; 14] = [
     "dal2",
     "4w",
     "4w-adaptive",
+    Strategy::DEFAULT_NAME,
     "smart-minrtt",
 ];
 
 /// The strategies run on paper 004's asymmetric path and the
 /// ACK-management preset.
-const QUIC_ASYM: [&str; 9] = [
+const QUIC_ASYM: [&str; 10] = [
     "quic",
     "quic-af-8",
     "quic-af-16",
@@ -34,6 +35,7 @@ const QUIC_ASYM: [&str; 9] = [
     "da",
     "dal2",
     "4w-adaptive",
+    Strategy::DEFAULT_NAME,
     "smart-minrtt",
 ];
 
@@ -277,7 +279,7 @@ pub(super) fn quic_page(plan: &ReportPlan) -> Result<PathBuf, LabError> {
         quinn_acks.map_or("-".into(), |a| format!("{a:.0}")),
         lines.join("\n")
     );
-    let ackwise_best = ["4w", "4w-adaptive", "smart-minrtt"]
+    let ackwise_best = ["4w", "4w-adaptive", Strategy::DEFAULT_NAME, "smart-minrtt"]
         .iter()
         .filter_map(|s| {
             Some((

@@ -61,7 +61,7 @@ fn two_w_at_100(md: &mut String, fig6: &[RunRecord]) {
 /// against AE at the same point.
 fn jain_against_ae(md: &mut String, fig11: &[RunRecord], over_phases: &phases::PhaseTable) {
     let mut rows = Vec::new();
-    for s in ["4w", "4waf", "4w-adaptive"] {
+    for s in ["4w", "4waf", "4w-adaptive", Strategy::DEFAULT_NAME] {
         let mut lowest: Option<(&RunRecord, f64)> = None;
         let mut worst_gap: Option<(&RunRecord, f64)> = None;
         for r in fig11.iter().filter(|r| r.strategy == s) {

@@ -19,9 +19,10 @@ use super::super::*;
 const PHASES: u32 = 10;
 /// Shift between two phases.
 const PHASE_STEP: Duration = Duration::from_millis(2);
-/// Strategies run at every phase: AE against AE and the three whose
-/// fairness the paper's goal judges.
-pub(super) const STRATEGIES: [&str; 4] = ["ae", "4w", "4waf", "4w-adaptive"];
+/// Strategies run at every phase: AE against AE, the three whose
+/// fairness the paper's goal judges, and ackwise's default.
+pub(super) const STRATEGIES: [&str; 5] =
+    ["ae", "4w", "4waf", "4w-adaptive", Strategy::DEFAULT_NAME];
 /// The parameter each record carries for its phase.
 const PHASE_PARAM: &str = "start_shift_ms";
 
@@ -246,15 +247,18 @@ mod tests {
         let mut md = String::new();
         section(&mut md, &table);
         assert!(
-            md.contains("| flows | ae | 4w | 4waf | 4w-adaptive |"),
+            md.contains(&format!(
+                "| flows | ae | 4w | 4waf | 4w-adaptive | {} |",
+                Strategy::DEFAULT_NAME
+            )),
             "{md}"
         );
         assert!(
-            md.contains("| 4 | 0.970 (0.960) | 0.850 (0.800) | - | - |"),
+            md.contains("| 4 | 0.970 (0.960) | 0.850 (0.800) | - | - | - |"),
             "{md}"
         );
         assert!(
-            md.contains("| 8 | 0.970 (0.970) | 0.950 (0.950) | - | - |"),
+            md.contains("| 8 | 0.970 (0.970) | 0.950 (0.950) | - | - | - |"),
             "{md}"
         );
     }
