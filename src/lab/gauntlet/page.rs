@@ -372,7 +372,12 @@ fn redraw_note(out: &mut String, file: &GauntletFile, redraw: Option<&StrategySu
     let n = file.replicates;
     let _ = writeln!(
         out,
-        "The row `{AE_REDRAW}` is AE run again on every case with {n} other emulator seeds (replicates {n} to {}, `--ae-redraw`)          and judged against AE exactly as a strategy is, on the mean of {n} runs against the mean of {n}.          Nothing differs from AE but the draw, yet {} of its ratios are within 1.05x, {} are above 1.25x, its worst is {}          and the p10-p90 of its share is {}.          That is how far a strategy's figures move at this number of replicates when the strategy changes nothing:          a target that AE's second draw misses is below what this page can measure, and the targets tables below show the row's figure beside each.\n",
+        "The row `{AE_REDRAW}` is AE run again on every case with {n} other emulator seeds (replicates {n} to {}, `--ae-redraw`) \
+         and judged against AE exactly as a strategy is, on the mean of {n} runs against the mean of {n}. \
+         Nothing differs from AE but the draw, yet {} of its ratios are within 1.05x, {} are above 1.25x, its worst is {} \
+         and the p10-p90 of its share is {}. \
+         That is how far a strategy's figures move at this number of replicates when the strategy changes nothing: \
+         a target that AE's second draw misses is below what this page can measure, and the targets tables below show the row's figure beside each.\n",
         2 * n - 1,
         pct(f.within_105),
         pct(f.above_125),
