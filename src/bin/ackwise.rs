@@ -96,7 +96,7 @@ struct PerfServerArgs {
     listen: String,
     /// Strategy, a lab name. Without it the receiver acknowledges as the
     /// strategy each client names; it is also the sending strategy of
-    /// `--reverse` runs (default 4w-adaptive).
+    /// `--reverse` runs (default 4w-adaptive+spread+sparse-holes).
     #[arg(long)]
     strategy: Option<String>,
     #[command(flatten)]

@@ -289,7 +289,7 @@ pub struct Options {
     /// the RTT climbs.
     pub hystart: bool,
     /// `+tlp`: tail loss probes (RFC 8985 sec. 7) for a base that has
-    /// none; `4w-adaptive`, ackwise's own default, has them.
+    /// none; `4w-adaptive`, the base of ackwise's default, has them.
     pub tlp: bool,
     /// `+notlp`: no tail loss probes, for a base that has them.
     pub notlp: bool,
