@@ -340,8 +340,12 @@ pub struct Config {
     /// ACK-clock spreading catches up after a late wake-up instead of
     /// losing the time (see
     /// [`Spreader::with_burst`](crate::sender::Spreader::with_burst));
-    /// at most 100 ms. Zero, the default, suits exact timers (the
-    /// emulator); ackwise's socket driver raises it to its timer tick.
+    /// at most 100 ms. The default, 2 ms
+    /// ([`DEFAULT_BURST`](crate::sender::spread::DEFAULT_BURST)), covers a
+    /// millisecond timer wheel, so a connection embedded in an ordinary
+    /// event loop keeps its rate (with zero, one whose timers fire a
+    /// millisecond late sends about one segment per millisecond); the
+    /// lab's emulator, whose timers fire exactly, sets zero.
     pub ack_spreading_burst: Duration,
     /// Offer Explicit Congestion Notification (RFC 3168 section 6.1.1):
     /// an active opener sends its SYN with ECE and CWR, a listener answers
@@ -411,7 +415,7 @@ impl Default for Config {
             checksums: true,
             pacing: None,
             ack_spreading: true,
-            ack_spreading_burst: Duration::ZERO,
+            ack_spreading_burst: crate::sender::spread::DEFAULT_BURST,
             ecn: false,
         }
     }

@@ -410,6 +410,9 @@ impl LabScenario {
             // ns-2's) headers carry no nonce: its 6 to 8 bytes per segment
             // would move every figure the pages compare with them.
             ack_nonce: AckNonceMode::Off,
+            // The emulator's timers fire exactly: a spreader there needs no
+            // allowance for late wake-ups.
+            ack_spreading_burst: Duration::ZERO,
             ..Config::default()
         };
         let mut base = base;
@@ -1010,6 +1013,20 @@ impl ScenarioFile {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lab_hosts_spread_without_a_late_timer_allowance() {
+        // The library default allows for millisecond timers; the
+        // emulator's fire exactly, and an allowance would let a sender
+        // that was window-limited past its release instant catch up.
+        assert_eq!(
+            Config::default().ack_spreading_burst,
+            crate::sender::spread::DEFAULT_BURST
+        );
+        let c = LabScenario::default().config(Strategy::DEFAULT);
+        assert!(c.ack_spreading);
+        assert_eq!(c.ack_spreading_burst, Duration::ZERO);
+    }
 
     const FULL: &str = r#"
         strategies = ["ae", "da"]

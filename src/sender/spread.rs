@@ -56,6 +56,12 @@ pub const GAIN_DEN: u64 = 2;
 /// not late but stopped.
 pub const MAX_BURST: Duration = Duration::from_millis(100);
 
+/// The burst [`Config::default`](crate::connection::Config) gives a
+/// connection: the lateness of a millisecond timer wheel (tokio's) plus
+/// scheduling, so that a connection driven by ordinary timers keeps its
+/// rate. A driver with exact timers (ackwise's emulator) sets zero.
+pub const DEFAULT_BURST: Duration = Duration::from_millis(2);
+
 /// Smallest congestion window, in segments, that the spreader spaces;
 /// below it data leaves as the ACK clock releases it.
 pub const MIN_CWND_SEGMENTS: u64 = 8;
