@@ -416,8 +416,7 @@ impl Connection {
         let cc = config.congestion.build(u64::from(config.mss));
         let mut sender = Sender::new(params, cc, config.sack, 0);
         sender.set_pacing(config.pacing);
-        sender.set_ack_spreading_burst(config.ack_spreading_burst);
-        sender.set_ack_spreading(config.ack_spreading);
+        sender.set_ack_spreading(config.ack_spreading.then_some(config.ack_spreading_burst));
         Connection {
             checksum: checksum_mode(&config),
             syn_rto: config.initial_rto,

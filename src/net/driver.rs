@@ -1213,10 +1213,7 @@ fn for_socket_timers(mut config: Config) -> Config {
     config.pacing = config
         .pacing
         .map(|p| p.with_min_burst(super::PACING_TIMER_TICK));
-    config.ack_spreading_burst = config
-        .ack_spreading_burst
-        .max(super::PACING_TIMER_TICK)
-        .min(crate::sender::spread::MAX_BURST);
+    config.ack_spreading_burst = config.ack_spreading_burst.max(super::PACING_TIMER_TICK);
     config
 }
 

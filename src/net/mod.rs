@@ -52,8 +52,9 @@ pub const MAX_MSS: u16 = (MAX_UDP_PAYLOAD_BYTES - MAX_TCP_HEADER_BYTES) as u16;
 /// wheel ticks every millisecond, and a wake-up also waits for the driver
 /// task to be scheduled. A paced connection's `PacingConfig::burst` is
 /// raised to this, so that it keeps its rate however coarse the timer
-/// (quinn's pacer uses the same 2 ms quantum).
-pub const PACING_TIMER_TICK: std::time::Duration = std::time::Duration::from_millis(2);
+/// (quinn's pacer uses the same 2 ms quantum); so is a spreading one's
+/// `Config::ack_spreading_burst`, whose default is this tick.
+pub const PACING_TIMER_TICK: std::time::Duration = crate::sender::spread::DEFAULT_BURST;
 pub use error::NetError;
 pub use stats::EndpointStats;
 pub use stream::{AckProbe, OwnedReadHalf, OwnedWriteHalf, Stream};

@@ -255,8 +255,6 @@ pub struct Sender {
     pacer: Option<Pacer>,
     /// ACK-clock spreading, when on (see `sender::spread`).
     spreader: Option<Spreader>,
-    /// The spreader's catch-up allowance (`set_ack_spreading_burst`).
-    spread_burst: Duration,
     /// The window in use, base of the multiplicative decrease.
     in_use: WindowInUse,
     /// New data sent by limited transmit since the last cumulative ACK;
@@ -319,7 +317,6 @@ impl Sender {
             counters: SenderCounters::default(),
             pacer: None,
             spreader: None,
-            spread_burst: Duration::ZERO,
             in_use: WindowInUse::default(),
             limited_transmit_bytes: 0,
             ecn_recover: None,
@@ -1479,24 +1476,16 @@ impl Sender {
         self.pacer = config.map(Pacer::new);
     }
 
-    /// Turns ACK-clock spreading on or off (see
-    /// [`Spreader`](super::spread::Spreader)): in congestion avoidance,
-    /// the data an ACK releases leaves at up to 1.5 times the delivery
-    /// rate measured between ACKs instead of in one burst, on windows of
-    /// [`MIN_CWND_SEGMENTS`](super::spread::MIN_CWND_SEGMENTS) or more.
-    /// For senders that ask for few ACKs per window.
-    pub fn set_ack_spreading(&mut self, on: bool) {
-        self.spreader = on.then(|| Spreader::with_burst(self.spread_burst));
-    }
-
-    /// How late the driver's timers may wake this sender: the spreader's
-    /// release clock may run that far behind (see
-    /// [`Spreader::with_burst`]). Zero, the default, for exact timers.
-    pub fn set_ack_spreading_burst(&mut self, burst: Duration) {
-        self.spread_burst = burst;
-        if self.spreader.is_some() {
-            self.spreader = Some(Spreader::with_burst(burst));
-        }
+    /// Turns ACK-clock spreading on with `Some(burst)`, or off with
+    /// `None` (see [`Spreader`](super::spread::Spreader)): in congestion
+    /// avoidance, the data an ACK releases leaves at up to 1.5 times the
+    /// delivery rate measured between ACKs instead of in one burst, on
+    /// windows of [`MIN_CWND_SEGMENTS`](super::spread::MIN_CWND_SEGMENTS)
+    /// or more. `burst` is how late the driver's timers may wake this
+    /// sender ([`Spreader::with_burst`]; zero for exact timers). For
+    /// senders that ask for few ACKs per window.
+    pub fn set_ack_spreading(&mut self, burst: Option<Duration>) {
+        self.spreader = burst.map(Spreader::with_burst);
     }
 
     /// The pacer, when pacing is on.

@@ -775,7 +775,7 @@ fn release_instants_after_two_acks(spread: bool, window_segments: u64, group: u6
         Box::new(crate::sender::PerWindow { acks: 4 }),
         false,
     )));
-    s.set_ack_spreading(spread);
+    s.set_ack_spreading(spread.then_some(Duration::ZERO));
     assert_eq!(drain(&mut s, t(0)).len() as u64, window_segments);
     // One ACK gives no delivery rate yet: its group leaves at once.
     ack(&mut s, t(100), group * MSS, &[]);

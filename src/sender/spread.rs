@@ -40,7 +40,8 @@
 //! smooth, and holding those segments only delays the next ACK. (On paper
 //! 003's long-flow preset at 1 Mbit/s, 10 to 100 flows with windows of 1
 //! to 3 segments each, spreading without this floor raised timeouts from
-//! 1 to 56 at 10 flows; with it they match the unspread sender's.)
+//! 1 to 56 at 10 flows; with it there are none, and 69 against the
+//! unspread sender's 157 at 20 flows, 504 against 422 at 50.)
 //! It only decides *when*: cwnd and the peer window still decide
 //! *whether*. Integer arithmetic only, so two runs give the same instants.
 
@@ -52,14 +53,16 @@ pub const GAIN_NUM: u64 = 3;
 /// Denominator of the spreading gain.
 pub const GAIN_DEN: u64 = 2;
 
-/// Largest [`Spreader::with_burst`]: beyond a tenth of a second a timer is
-/// not late but stopped.
-pub const MAX_BURST: Duration = Duration::from_millis(100);
+/// Largest [`Spreader::with_burst`], the pacer's: beyond a tenth of a
+/// second a timer is not late but stopped.
+pub const MAX_BURST: Duration = super::PacingConfig::MAX_BURST;
 
 /// The burst [`Config::default`](crate::connection::Config) gives a
 /// connection: the lateness of a millisecond timer wheel (tokio's) plus
 /// scheduling, so that a connection driven by ordinary timers keeps its
-/// rate. A driver with exact timers (ackwise's emulator) sets zero.
+/// rate (ackwise's socket driver allows its pacers as much,
+/// `net::PACING_TIMER_TICK`). A driver with exact timers (ackwise's
+/// emulator) sets zero.
 pub const DEFAULT_BURST: Duration = Duration::from_millis(2);
 
 /// Smallest congestion window, in segments, that the spreader spaces;
