@@ -12,9 +12,10 @@
 //! first give the figure per segment and as a ratio to AE's.
 //! `4w-nochecksum` is 4W with checksums off on both ends: the difference
 //! to `4w` is what the two checksum passes over each segment cost.
-//! `4w-adapt-nonon` is the default (`4w-adaptive`) without the ACK nonce:
-//! the difference is what the nonce's hash, option bytes and echo
-//! tracking cost.
+//! `default` is `Config::default()` (the default strategy,
+//! `4w-adaptive+spread+sparse-holes`); `default-nonon` is the same without
+//! the ACK nonce: the difference is what the nonce's hash, option bytes
+//! and echo tracking cost.
 
 use ackwise::connection::{AckNonceMode, AckPolicyConfig, AckRequestConfig, Config, Connection};
 use ackwise::testing::TestRng;
@@ -209,9 +210,9 @@ fn strategies() -> Vec<(&'static str, Config)> {
                 ..base.clone()
             },
         ),
-        ("4w-adaptive", base.clone()),
+        ("default", base.clone()),
         (
-            "4w-adapt-nonon",
+            "default-nonon",
             Config {
                 ack_nonce: AckNonceMode::Off,
                 ..base.clone()
