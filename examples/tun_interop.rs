@@ -65,12 +65,13 @@ const IFB: &str = "ackwif0";
 /// The ifb device that shapes what reaches the root namespace from the
 /// bridge, as [`IFB`] shapes what reaches it from the TUN host.
 const IFB_BRIDGE: &str = "ackwif1";
-const RECEIVERS: [&str; 6] = [
+const RECEIVERS: [&str; 7] = [
     "ae",
     "da",
     "smart",
     "smart-minrtt",
     "smart-minrtt+span",
+    "smart-minrtt+span+floor",
     "acc",
 ];
 const SENDERS: [&str; 5] = [Strategy::DEFAULT_NAME, "4w-adaptive", "4w", "da", "ae"];
@@ -668,7 +669,12 @@ fn page(
     s.push_str(
         "\nTarget (issue 15): a smartacking receiver sends at most half the kernel receiver's ACKs with completion within 5% of it.\n\n",
     );
-    for smart in ["smart", "smart-minrtt", "smart-minrtt+span"] {
+    for smart in [
+        "smart",
+        "smart-minrtt",
+        "smart-minrtt+span",
+        "smart-minrtt+span+floor",
+    ] {
         let mine: Vec<&Row> = rows.iter().filter(|r| r.receiver == smart).collect();
         let met: Vec<String> = mine
             .iter()

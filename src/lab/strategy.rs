@@ -315,6 +315,11 @@ pub struct Options {
     /// so that segments delivered in clumps still give their rate
     /// (ackwise's own; smartacking bases only).
     pub span: bool,
+    /// `+floor`: a smartacking receiver acknowledges at least
+    /// `SmartParams::FLOOR_ACKS` times per estimated window, however long
+    /// the spacing says it could wait (ackwise's own; smartacking bases
+    /// only).
+    pub floor: bool,
     /// `+spread`: ACK-clock spreading (`sender::spread`): in congestion
     /// avoidance the data an ACK releases leaves at up to 1.5 times the
     /// delivery rate measured between ACKs (ackwise's own; polled bases
@@ -399,7 +404,7 @@ impl NetAck {
 }
 
 impl Options {
-    const NAMES: [&'static str; 22] = [
+    const NAMES: [&'static str; 23] = [
         "ss-every",
         "pacing",
         "beta27",
@@ -420,6 +425,7 @@ impl Options {
         "smoltcp-sender",
         "smoltcp-receiver",
         "span",
+        "floor",
         "spread",
         "sparse-holes",
     ];
@@ -439,6 +445,7 @@ impl Options {
         ackwise_cc: false,
         smoltcp: None,
         span: false,
+        floor: false,
         spread: false,
         sparse_holes: false,
     };
@@ -715,6 +722,11 @@ impl Strategy {
                 } else {
                     1
                 },
+                min_acks_per_window: if self.options.floor {
+                    SmartParams::FLOOR_ACKS
+                } else {
+                    0
+                },
             })
         };
         let (policy, limit) = match self.base {
@@ -811,6 +823,7 @@ impl fmt::Display for Strategy {
             (o.notlp, "+notlp"),
             (o.fq, "+fq"),
             (o.span, "+span"),
+            (o.floor, "+floor"),
             (o.spread, "+spread"),
             (o.sparse_holes, "+sparse-holes"),
         ] {
@@ -879,6 +892,7 @@ impl FromStr for Strategy {
                 "fq" => options.fq = true,
                 // Only a smartacking receiver measures segment spacing.
                 "span" if base.is_smart() => options.span = true,
+                "floor" if base.is_smart() => options.floor = true,
                 // Only a polled sender's bursts are spread, and only a
                 // polled receiver has a countdown to follow in a hole.
                 "spread" if base.requests(false).is_some() => options.spread = true,
@@ -1026,6 +1040,23 @@ mod tests {
         assert_eq!(span("smart+span"), SmartParams::SPAN_SEGMENTS);
         assert_eq!(span("smart-minrtt"), 1);
         for refused in ["ae+span", "4w-adaptive+span", "da+span"] {
+            assert!(refused.parse::<Strategy>().is_err(), "{refused}");
+        }
+        // So does `+floor`, which sets their ACKs per window.
+        let floor = |name: &str| match name.parse::<Strategy>().unwrap().apply(&d, delay, fallback)
+        {
+            Config {
+                ack_policy: AckPolicyConfig::Smart(p),
+                ..
+            } => p.min_acks_per_window,
+            other => panic!("{name}: {:?}", other.ack_policy),
+        };
+        assert_eq!(floor("smart-minrtt+span+floor"), SmartParams::FLOOR_ACKS);
+        assert_eq!(floor("smart+floor"), SmartParams::FLOOR_ACKS);
+        assert_eq!(floor("smart-minrtt+span"), 0);
+        let named: Strategy = "smart-minrtt+floor+span".parse().unwrap();
+        assert_eq!(named.name(), "smart-minrtt+span+floor");
+        for refused in ["ae+floor", "4w-adaptive+floor", "da+floor"] {
             assert!(refused.parse::<Strategy>().is_err(), "{refused}");
         }
         // `+spread` and `+sparse-holes` belong to the polled strategies:
