@@ -10,7 +10,9 @@
 # The path: 50 Mbit/s each way, 25 ms each way, 210-packet drop-tail
 # queues, MSS 1400. The relay's time includes the file protocol's header
 # and verdict round trips (about three RTTs) that the lab's flow does not
-# have.
+# have. The last column runs the lab again with up to 1 ms of
+# order-keeping delay jitter on both links, seeds 1-5: the range of ACK
+# counts that timing noise alone gives a polled strategy there.
 set -eu
 cd "$(dirname "$0")/.."
 bytes=30000000
@@ -19,7 +21,7 @@ while [ $# -gt 0 ]; do
     case "$1" in
     --bytes) bytes=$2; shift 2 ;;
     --strategies) strategies=$2; shift 2 ;;
-    -h | --help) sed -n '2,13p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,16p' "$0"; exit 0 ;;
     *) echo "relay-vs-lab: unknown argument $1 (try --help)" >&2; exit 2 ;;
     esac
 done
@@ -54,6 +56,11 @@ buffer_packets = 210
 bytes = $bytes
 EOF
 "$bin" lab "$work/path.toml" --csv "$work/lab.csv" --quiet >/dev/null
+for seed in 1 2 3 4 5; do
+    sed -e "s/^seed = 1$/seed = $seed/" -e 's/^buffer_packets = 210$/buffer_packets = 210\njitter = "1ms"/' \
+        "$work/path.toml" >"$work/jitter.toml"
+    "$bin" lab "$work/jitter.toml" --csv "$work/jitter-$seed.csv" --quiet >/dev/null
+done
 
 recv_port=$(free_port)
 relay_port=$(free_port)
@@ -66,8 +73,8 @@ pids+=($!)
 pids+=($!)
 sleep 1
 
-echo "| strategy | relay s | lab s | time ratio | relay ACKs | lab ACKs | ACK ratio | relay retx / RTOs | lab retx / RTOs |"
-echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+echo "| strategy | relay s | lab s | time ratio | relay ACKs | lab ACKs | ACK ratio | relay retx / RTOs | lab retx / RTOs | lab ACKs, 1 ms jitter, seeds 1-5 |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 for s in ${strategies//,/ }; do
     line=$("$bin" send "$work/payload.bin" --to "127.0.0.1:$relay_port" --strategy "$s" \
         --mss 1400 2>&1 | grep "files, ")
@@ -76,7 +83,9 @@ for s in ${strategies//,/ }; do
     relay_retx=$(echo "$line" | sed -n 's/.*; \([0-9]*\) retransmissions, \([0-9]*\) timeouts.*/\1 \/ \2/p')
     read -r lab_s lab_acks lab_retx lab_rtos < <(awk -F, -v s="$s" \
         '$2 == s && $6 == "false" { print $7, $11, $13, $14 }' "$work/lab.csv")
+    jitter_acks=$(cat "$work"/jitter-*.csv | awk -F, -v s="$s" '$2 == s && $6 == "false" { print $11 }' |
+        sort -n | awk 'NR == 1 { lo = $1 } { hi = $1 } END { print lo "-" hi }')
     awk -v s="$s" -v rs="$relay_s" -v ls="$lab_s" -v ra="$relay_acks" -v la="$lab_acks" \
-        -v rr="$relay_retx" -v lr="$lab_retx / $lab_rtos" \
-        'BEGIN { printf "| %s | %.3f | %.3f | %.3f | %d | %d | %.3f | %s | %s |\n", s, rs, ls, rs / ls, ra, la, ra / la, rr, lr }'
+        -v rr="$relay_retx" -v lr="$lab_retx / $lab_rtos" -v ja="$jitter_acks" \
+        'BEGIN { printf "| %s | %.3f | %.3f | %.3f | %d | %d | %.3f | %s | %s | %s |\n", s, rs, ls, rs / ls, ra, la, ra / la, rr, lr, ja }'
 done
