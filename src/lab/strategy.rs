@@ -1029,13 +1029,15 @@ mod tests {
         c.validate().unwrap();
         // `+span` belongs to the smartacking receivers and sets their ISAT
         // span; the paper's receiver takes every gap.
-        let span = |name: &str| match name.parse::<Strategy>().unwrap().apply(&d, delay, fallback) {
+        let smart = |name: &str| match name.parse::<Strategy>().unwrap().apply(&d, delay, fallback)
+        {
             Config {
                 ack_policy: AckPolicyConfig::Smart(p),
                 ..
-            } => p.isat_span_segments,
+            } => p,
             other => panic!("{name}: {:?}", other.ack_policy),
         };
+        let span = |name: &str| smart(name).isat_span_segments;
         assert_eq!(span("smart-minrtt+span"), SmartParams::SPAN_SEGMENTS);
         assert_eq!(span("smart+span"), SmartParams::SPAN_SEGMENTS);
         assert_eq!(span("smart-minrtt"), 1);
@@ -1043,14 +1045,7 @@ mod tests {
             assert!(refused.parse::<Strategy>().is_err(), "{refused}");
         }
         // So does `+floor`, which sets their ACKs per window.
-        let floor = |name: &str| match name.parse::<Strategy>().unwrap().apply(&d, delay, fallback)
-        {
-            Config {
-                ack_policy: AckPolicyConfig::Smart(p),
-                ..
-            } => p.min_acks_per_window,
-            other => panic!("{name}: {:?}", other.ack_policy),
-        };
+        let floor = |name: &str| smart(name).min_acks_per_window;
         assert_eq!(floor("smart-minrtt+span+floor"), SmartParams::FLOOR_ACKS);
         assert_eq!(floor("smart+floor"), SmartParams::FLOOR_ACKS);
         assert_eq!(floor("smart-minrtt+span"), 0);
