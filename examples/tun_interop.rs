@@ -225,9 +225,9 @@ fn run(args: &[String]) -> Result<(), String> {
     for cmd in [
         format!("ip netns add {NETNS}"),
         format!("ip netns exec {NETNS} ip link set lo up"),
-        // What the ackwise host sends into the kernel goes through the
-        // ifb device and its tbf, as the namespace's sender's packets go
-        // through the tbf on its side of the bridge.
+        // What the ackwise host sends into the kernel goes through one
+        // ifb device and its tbf; what the namespace sends, through the
+        // other (its ingress redirect is set up with each bridge below).
         format!("ip link add {IFB} type ifb"),
         format!("ip link set {IFB} up"),
         format!("ip link add {IFB_BRIDGE} type ifb"),
