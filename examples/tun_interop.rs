@@ -6,7 +6,12 @@
 //! ```text
 //! sudo cargo run --release --example tun_interop -- [--rates 20mbit,100mbit] [--rtts-ms 0,40]
 //!     [--bytes 8000000] [--limit-ms 50] [--burst-us 250] [--repeat 3] [--out docs/results/interop.md]
+//!     [--receivers ae,da,...|none] [--senders 4w-adaptive,...|none]
 //! ```
+//!
+//! `--receivers` and `--senders` run a subset (lab strategy names; `none`
+//! skips that half, kernel runs included), for a quicker look at a few
+//! paths; the page's command line then names them.
 //!
 //! Needs root, /dev/net/tun, network namespaces, `ip`, `tc` (tbf,
 //! ingress, mirred) and the ifb link type. Downloads: two paths leave a
@@ -123,6 +128,26 @@ fn flag<'a>(args: &'a [String], name: &str, default: &'a str) -> &'a str {
         .map_or(default, String::as_str)
 }
 
+/// A comma-separated list of lab strategy names given with `name`
+/// (`default` when absent, none for `none`), each checked to parse.
+fn strategy_list(args: &[String], name: &str, default: &[&str]) -> Result<Vec<String>, String> {
+    let given = flag(args, name, "");
+    if given.is_empty() {
+        return Ok(default.iter().map(|s| s.to_string()).collect());
+    }
+    if given == "none" {
+        return Ok(Vec::new());
+    }
+    given
+        .split(',')
+        .map(|v| {
+            v.parse::<Strategy>()
+                .map(|_| v.to_string())
+                .map_err(|e| format!("{name}: `{v}`: {e}"))
+        })
+        .collect()
+}
+
 fn sh(cmd: &str) -> Result<String, String> {
     let out = Command::new("sh")
         .args(["-c", cmd])
@@ -207,6 +232,8 @@ fn run(args: &[String]) -> Result<(), String> {
         .parse()
         .map_err(|_| "--repeat: a number".to_string())?;
     let out = flag(args, "--out", "docs/results/interop.md").to_string();
+    let receivers = strategy_list(args, "--receivers", &RECEIVERS)?;
+    let senders = strategy_list(args, "--senders", &SENDERS)?;
     cleanup();
     let dev = TunDevice::create(TUN, TUN_KERNEL, 30).map_err(|e| e.to_string())?;
     let mut host = TunHost::new(dev, TUN_HOST);
@@ -279,33 +306,38 @@ fn run(args: &[String]) -> Result<(), String> {
                     sh(&format!(
                         "ip netns exec {NETNS} sysctl -q -w net.ipv4.tcp_congestion_control={cc}"
                     ))?;
-                    let (completion_s, acks) = medians(repeat, || kernel_receiver(&data))?;
-                    rows.push(Row {
-                        rtt_ms,
-                        rate: rate.clone(),
-                        cc: cc.into(),
-                        receiver: "kernel".into(),
-                        completion_s,
-                        acks,
-                    });
-                    let times = (0..repeat)
-                        .map(|_| kernel_sender(&data))
-                        .collect::<Result<Vec<_>, _>>()?;
-                    uploads.push(Row {
-                        rtt_ms,
-                        rate: rate.clone(),
-                        cc: cc.into(),
-                        receiver: format!("kernel {cc}"),
-                        completion_s: median(times),
-                        acks: 0.0,
-                    });
-                    eprintln!(
-                        "{rtt_ms} ms {rate} {cc} kernel: {:.3} s, {:.0} ACKs; upload {:.3} s",
-                        rows.last().map_or(0.0, |r| r.completion_s),
-                        rows.last().map_or(0.0, |r| r.acks),
-                        last_completion(&uploads)
-                    );
-                    for name in RECEIVERS {
+                    if !receivers.is_empty() {
+                        let (completion_s, acks) = medians(repeat, || kernel_receiver(&data))?;
+                        rows.push(Row {
+                            rtt_ms,
+                            rate: rate.clone(),
+                            cc: cc.into(),
+                            receiver: "kernel".into(),
+                            completion_s,
+                            acks,
+                        });
+                        eprintln!(
+                            "{rtt_ms} ms {rate} {cc} kernel: {completion_s:.3} s, {acks:.0} ACKs"
+                        );
+                    }
+                    if !senders.is_empty() {
+                        let times = (0..repeat)
+                            .map(|_| kernel_sender(&data))
+                            .collect::<Result<Vec<_>, _>>()?;
+                        uploads.push(Row {
+                            rtt_ms,
+                            rate: rate.clone(),
+                            cc: cc.into(),
+                            receiver: format!("kernel {cc}"),
+                            completion_s: median(times),
+                            acks: 0.0,
+                        });
+                        eprintln!(
+                            "{rtt_ms} ms {rate} {cc} kernel upload: {:.3} s",
+                            last_completion(&uploads)
+                        );
+                    }
+                    for name in receivers.iter().map(String::as_str) {
                         let (completion_s, acks) =
                             medians(repeat, || ackwise_receiver(&mut host, name, &data))?;
                         rows.push(Row {
@@ -323,7 +355,7 @@ fn run(args: &[String]) -> Result<(), String> {
                         );
                     }
                 }
-                for name in SENDERS {
+                for name in senders.iter().map(String::as_str) {
                     let times = (0..repeat)
                         .map(|_| ackwise_sender(&mut host, name, &data))
                         .collect::<Result<Vec<_>, _>>()?;
@@ -357,8 +389,32 @@ fn run(args: &[String]) -> Result<(), String> {
         .collect::<Vec<_>>()
         .join(",");
     let shaper = format!("--limit-ms {limit_ms} --burst-us {burst_us}");
-    let mut page = page(&rows, &rates.join(","), &rtts, bytes, &shaper, repeat);
-    page.push_str(&uploads_section(&uploads, bytes));
+    let mut subset = String::new();
+    for (name, list, all) in [
+        ("--receivers", &receivers, &RECEIVERS[..]),
+        ("--senders", &senders, &SENDERS[..]),
+    ] {
+        if list.iter().map(String::as_str).ne(all.iter().copied()) {
+            let named = if list.is_empty() {
+                "none".to_string()
+            } else {
+                list.join(",")
+            };
+            subset.push_str(&format!(" {name} {named}"));
+        }
+    }
+    let mut page = page(
+        &rows,
+        &rates.join(","),
+        &rtts,
+        bytes,
+        &format!("{shaper}{subset}"),
+        &shaper,
+        repeat,
+    );
+    if !uploads.is_empty() {
+        page.push_str(&uploads_section(&uploads, bytes));
+    }
     std::fs::write(&out, page).map_err(|e| format!("{out}: {e}"))?;
     eprintln!("wrote {out}");
     Ok(())
@@ -628,18 +684,21 @@ fn kernel_row<'a>(rows: &'a [Row], r: &Row) -> &'a Row {
         .expect("the kernel row comes first")
 }
 
+/// The page; `flags` are the command's flags after `--bytes` and before
+/// `--repeat`, `shaper` the tbf's among them.
 fn page(
     rows: &[Row],
     rates: &str,
     rtts: &str,
     bytes: usize,
+    flags: &str,
     shaper: &str,
     repeat: usize,
 ) -> String {
     let mut s = String::new();
     s.push_str("# ackwise receivers against Linux senders\n\n");
     s.push_str(&format!(
-        "Generated by `sudo cargo run --release --example tun_interop -- --rates {rates} --rtts-ms {rtts} --bytes {bytes} {shaper} \
+        "Generated by `sudo cargo run --release --example tun_interop -- --rates {rates} --rtts-ms {rtts} --bytes {bytes} {flags} \
          --repeat {repeat}` on one machine: a kernel TCP server sends {bytes} bytes through a tbf qdisc (each rate; `{shaper}`: the queue's \
          length in time at that rate, and the token bucket, at least one packet, so that packets leave nearly one by one at the rate, as \
          a link serializes them; with a bucket of 15 kB, packets left in clumps of ten and the smartacking receivers' arrival spacing collapsed to the \
@@ -676,6 +735,9 @@ fn page(
         "smart-minrtt+span+floor",
     ] {
         let mine: Vec<&Row> = rows.iter().filter(|r| r.receiver == smart).collect();
+        if mine.is_empty() {
+            continue;
+        }
         let met: Vec<String> = mine
             .iter()
             .filter(|r| {
