@@ -710,6 +710,10 @@ fn page(
          the kernel's path; netem is not needed), on top of the queue's. The kernel receiver's ACKs are its sender's `segs_in` less the \
          handshake's ACK and the FIN.\n\n",
     ));
+    if rows.is_empty() {
+        // `--receivers none`: the uploads alone.
+        return s;
+    }
     s.push_str("| added RTT ms | rate | sender cc | receiver | completion s | vs kernel | receiver ACKs | vs kernel |\n|---|---|---|---|---|---|---|---|\n");
     for r in rows {
         let kernel = kernel_row(rows, r);
