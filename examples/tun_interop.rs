@@ -4,8 +4,8 @@
 //! writes `docs/results/interop.md` (or `--out FILE`).
 //!
 //! ```text
-//! sudo cargo run --release --example tun_interop -- [--rates 20mbit,100mbit] [--rtts-ms 0,40]
-//!     [--bytes 8000000] [--limit-ms 50] [--burst-us 250] [--repeat 3] [--out docs/results/interop.md]
+//! sudo cargo run --release --example tun_interop -- [--rates 20mbit,100mbit] [--rtts-ms 0,20,80]
+//!     [--bytes 8000000] [--limit-ms 50] [--burst-us 250] [--repeat 7] [--out docs/results/interop.md]
 //!     [--receivers ae,da,...|none] [--senders 4w-adaptive,...|none]
 //! ```
 //!
@@ -223,7 +223,7 @@ fn run(args: &[String]) -> Result<(), String> {
     let limit_ms: u32 = flag(args, "--limit-ms", "50")
         .parse()
         .map_err(|_| "--limit-ms: a number".to_string())?;
-    let repeat: usize = flag(args, "--repeat", "3")
+    let repeat: usize = flag(args, "--repeat", "7")
         .parse()
         .map_err(|_| "--repeat: a number".to_string())?;
     let out = flag(args, "--out", "docs/results/interop.md").to_string();
