@@ -5,7 +5,7 @@ use super::ack_nonce::AckNonceMode;
 use crate::estimators::RttEstimator;
 use crate::receiver::{Acc, AckPolicy, Delayed, Every, HoleAcks, Polled, Smart};
 pub use crate::receiver::{SmartParams, SmartRtt};
-use crate::sender::congestion::{Decrease, Reno, RenoConfig};
+use crate::sender::congestion::{Cubic, Decrease, Reno, RenoConfig};
 use crate::sender::CongestionControl;
 use crate::sender::PacingConfig;
 use crate::sender::{AdaptivePerWindow, EveryN, PerWindow, Requester};
@@ -111,6 +111,12 @@ pub struct CongestionConfig {
     /// Count ACKs, not bytes, in congestion avoidance (RFC 5681 equation
     /// 3; paper 004's NewReno). Off by default (RFC 3465 byte counting).
     pub ack_counting_avoidance: bool,
+    /// CUBIC (RFC 9438, [`Cubic`](crate::sender::congestion::Cubic))
+    /// instead of Reno in congestion avoidance, with beta_cubic = 0.7 for
+    /// every reduction; slow start and the loss rules stay as configured
+    /// here. `decrease` and `ack_counting_avoidance` are then unused. Off
+    /// by default.
+    pub cubic: bool,
 }
 
 /// What the sender asks of the receiver with the ACK-request option
@@ -186,6 +192,7 @@ impl Default for CongestionConfig {
             extended_abc: false,
             decrease: Decrease::Half,
             ack_counting_avoidance: false,
+            cubic: false,
         }
     }
 }
@@ -200,6 +207,9 @@ impl CongestionConfig {
         reno.extended_abc = self.extended_abc;
         reno.decrease = self.decrease;
         reno.ack_counting_avoidance = self.ack_counting_avoidance;
+        if self.cubic {
+            return Box::new(Cubic::new(reno));
+        }
         Box::new(Reno::new(reno))
     }
 }

@@ -7,7 +7,7 @@ use crate::connection::{Config, Decrease, PacingConfig};
 use crate::lab::UnknownStrategy;
 
 /// Every option: its stable lab name and a line for `ackwise lab list`.
-pub const OPTIONS: [(&str, &str); 7] = [
+pub const OPTIONS: [(&str, &str); 8] = [
     (
         "pacing",
         "pace one window over 0.9 SRTT (paper 004 sec. 4.1)",
@@ -36,6 +36,10 @@ pub const OPTIONS: [(&str, &str); 7] = [
         "notlp",
         "no tail loss probes (to measure what they do for 4w-adaptive)",
     ),
+    (
+        "cubic",
+        "CUBIC (RFC 9438) congestion avoidance and beta 0.7 instead of Reno's (slow start and loss recovery unchanged)",
+    ),
 ];
 
 /// Applies the option named `option` (case and surrounding spaces
@@ -57,6 +61,8 @@ pub const OPTIONS: [(&str, &str); 7] = [
 ///   slow start.
 /// * `tlp` / `notlp`: [`Config::tail_loss_probe`] on / off, RFC 8985's
 ///   tail loss probe.
+/// * `cubic`: [`CongestionConfig::cubic`](crate::connection::CongestionConfig::cubic),
+///   CUBIC's congestion avoidance (RFC 9438) over the same slow start.
 ///
 /// Applying an option twice is the same as once. An unknown name is an
 /// error that lists the known ones, and `config` is left untouched.
@@ -69,6 +75,7 @@ pub fn apply_option(option: &str, config: &mut Config) -> Result<(), UnknownStra
         "hystart" => config.hystart = true,
         "tlp" => config.tail_loss_probe = true,
         "notlp" => config.tail_loss_probe = false,
+        "cubic" => config.congestion.cubic = true,
         _ => {
             return Err(UnknownStrategy {
                 name: option.to_string(),

@@ -306,6 +306,9 @@ pub struct Options {
     /// byte counting (`quic::AckwiseReno`, L matched to its ACK
     /// frequency) instead of quinn's NewReno; QUIC bases only.
     pub ackwise_cc: bool,
+    /// `+cubic`: CUBIC congestion avoidance (RFC 9438, `Cubic`) over the
+    /// base's slow start and loss recovery; TCP-style bases only.
+    pub cubic: bool,
     /// `+smoltcp-sender` / `+smoltcp-receiver`: smoltcp's TCP plays that
     /// end of each flow of this strategy, unmodified, against ackwise's
     /// other end (see `emu::SmoltcpEnd`); TCP-style bases only.
@@ -404,7 +407,7 @@ impl NetAck {
 }
 
 impl Options {
-    const NAMES: [&'static str; 23] = [
+    const NAMES: [&'static str; 24] = [
         "ss-every",
         "pacing",
         "beta27",
@@ -422,6 +425,7 @@ impl Options {
         "af-perflow-rr",
         "adc",
         "ackwise-cc",
+        "cubic",
         "smoltcp-sender",
         "smoltcp-receiver",
         "span",
@@ -443,6 +447,7 @@ impl Options {
         fq: false,
         net_ack: None,
         ackwise_cc: false,
+        cubic: false,
         smoltcp: None,
         span: false,
         floor: false,
@@ -798,6 +803,7 @@ impl Strategy {
             (self.options.nosack, "nosack"),
             (self.options.impatient, "impatient"),
             (self.options.hystart, "hystart"),
+            (self.options.cubic, "cubic"),
         ] {
             if on {
                 let _ = apply_option(name, &mut config);
@@ -819,6 +825,7 @@ impl fmt::Display for Strategy {
             (o.nosack, "+nosack"),
             (o.impatient, "+impatient"),
             (o.hystart, "+hystart"),
+            (o.cubic, "+cubic"),
             (o.tlp, "+tlp"),
             (o.notlp, "+notlp"),
             (o.fq, "+fq"),
@@ -874,17 +881,19 @@ impl FromStr for Strategy {
                 "ss-every" if base.requests(false).is_some() => options.ss_every = true,
                 // quinn-proto always paces and always has SACK-like ACK
                 // ranges; the TCP-style host options mean nothing to it.
-                "pacing" | "nosackabc" | "nosack" | "hystart" | "tlp" | "notlp"
+                "pacing" | "nosackabc" | "nosack" | "hystart" | "tlp" | "notlp" | "cubic"
                     if base.is_quic() =>
                 {
                     return Err(unknown())
                 }
                 "pacing" => options.pacing = true,
-                "beta27" => options.beta27 = true,
+                "beta27" if !options.cubic => options.beta27 = true,
                 "nosackabc" => options.nosackabc = true,
                 "nosack" => options.nosack = true,
                 "impatient" => options.impatient = true,
                 "hystart" => options.hystart = true,
+                // CUBIC has its own decrease.
+                "cubic" if !options.beta27 => options.cubic = true,
                 // Only what the base does not already do, so that one
                 // configuration has one name.
                 "tlp" if !base.probes_tails() && !options.notlp => options.tlp = true,
@@ -1017,6 +1026,21 @@ mod tests {
             c.congestion.decrease,
             crate::connection::Decrease::TwoSevenths
         );
+        // `+cubic` swaps the congestion avoidance of any TCP-style base,
+        // and cannot go with paper 003's decrease, which is Reno's.
+        let cubic: Strategy = "4w-adaptive+cubic+spread+sparse-holes".parse().unwrap();
+        assert_eq!(cubic.name(), "4w-adaptive+cubic+spread+sparse-holes");
+        assert!(cubic.apply(&d, delay, fallback).congestion.cubic);
+        assert!(
+            !Strategy::DEFAULT
+                .apply(&d, delay, fallback)
+                .congestion
+                .cubic
+        );
+        assert!("ae+cubic".parse::<Strategy>().is_ok());
+        for refused in ["4w+cubic+beta27", "4w+beta27+cubic"] {
+            assert!(refused.parse::<Strategy>().is_err(), "{refused}");
+        }
         let nosack: Strategy = "da+nosack".parse().unwrap();
         assert!(nosack.options.nosack);
         assert_eq!(nosack.name(), "da+nosack");

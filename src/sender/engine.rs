@@ -859,6 +859,9 @@ impl Sender {
         }
         if let Some(rtt) = sample {
             self.rtt.on_sample(rtt);
+            if let Some(min_rtt) = self.rtt.min_rtt() {
+                self.cc.on_rtt_sample(now, min_rtt);
+            }
         }
         if !stale_echo {
             self.rtt.reset_backoff();

@@ -6,10 +6,12 @@
 //! bytes and every call takes `now` so that time-based controllers fit the
 //! same sans-IO interface.
 
+mod cubic;
 mod reno;
+pub use cubic::Cubic;
 pub use reno::{Decrease, Reno, RenoConfig};
 
-use crate::time::Instant;
+use crate::time::{Duration, Instant};
 
 /// A window-based congestion controller (RFC 5681 terminology). All sizes
 /// in bytes.
@@ -85,4 +87,11 @@ pub trait CongestionControl: core::fmt::Debug + Send {
 
     /// The byte-counting limit L in segments (RFC 3465 section 2.2).
     fn byte_counting_limit(&self) -> u32;
+
+    /// A new RTT sample was taken; `min_rtt` is the smallest seen so far.
+    /// A time-based controller ([`Cubic`]) plans its window one round
+    /// trip ahead; the default ignores it.
+    fn on_rtt_sample(&mut self, now: Instant, min_rtt: Duration) {
+        let _ = (now, min_rtt);
+    }
 }

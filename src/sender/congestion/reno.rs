@@ -31,6 +31,11 @@ pub enum Decrease {
     /// overshoot again (see `docs/pacing.md`). Timeouts halve as RFC 5681
     /// section 3.1 says, but they do end the initial slow start.
     TwoSevenths,
+    /// RFC 9438's beta_cubic = 0.7 for every reduction, the one that ends
+    /// the initial slow start and retransmission timeouts included
+    /// (sections 4.6 and 4.8): ssthresh = FlightSize x 7/10. What
+    /// [`Cubic`](super::Cubic) runs its Reno with.
+    SevenTenths,
 }
 
 /// Parameters of [`Reno`].
@@ -226,9 +231,15 @@ impl Reno {
         self.initial_slow_start
     }
 
-    /// RFC 5681 equation 4: ssthresh = max(FlightSize / 2, 2 * SMSS).
+    /// RFC 5681 equation 4: ssthresh = max(FlightSize / 2, 2 * SMSS), or
+    /// 7/10 of FlightSize with [`Decrease::SevenTenths`] (RFC 9438 section
+    /// 4.8 keeps beta_cubic at a timeout).
     fn reduced_ssthresh(&self, flight_size: u64) -> u64 {
-        (flight_size / 2).max(self.floor_ssthresh())
+        let reduced = match self.config.decrease {
+            Decrease::SevenTenths => seven_tenths(flight_size),
+            _ => flight_size / 2,
+        };
+        reduced.max(self.floor_ssthresh())
     }
 
     /// The fast-retransmit ssthresh: [`reduced_ssthresh`](Self::reduced_ssthresh),
@@ -242,9 +253,24 @@ impl Reno {
                 let r = u128::from(flight_size) * 5 / 7;
                 u64::try_from(r).unwrap_or(u64::MAX)
             }
+            Decrease::SevenTenths => seven_tenths(flight_size),
             _ => flight_size / 2,
         };
         reduced.max(self.floor_ssthresh())
+    }
+
+    /// New data was acknowledged in congestion avoidance of a controller
+    /// that grows cwnd by a rule of its own: a later timeout is a new
+    /// episode again (RFC 5681 section 3.1's hold on ssthresh ends).
+    pub(super) fn note_progress(&mut self) {
+        self.rto_without_progress = false;
+    }
+
+    /// Sets cwnd in congestion avoidance for a controller that grows it by
+    /// a rule of its own ([`Cubic`](super::Cubic)); floors apply as for
+    /// every update.
+    pub(super) fn set_avoidance_window(&mut self, cwnd: u64, reason: &'static str) {
+        self.set(cwnd, self.ssthresh, reason);
     }
 
     fn set(&mut self, cwnd: u64, ssthresh: u64, reason: &'static str) {
@@ -257,6 +283,12 @@ impl Reno {
         self.ssthresh = ssthresh;
         tracing::debug!(cwnd, ssthresh, reason, "reno window update");
     }
+}
+
+/// 7/10 of `bytes`, rounded down; u128 so that the product cannot
+/// overflow.
+fn seven_tenths(bytes: u64) -> u64 {
+    u64::try_from(u128::from(bytes) * 7 / 10).unwrap_or(u64::MAX)
 }
 
 impl CongestionControl for Reno {
