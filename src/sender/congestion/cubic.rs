@@ -352,6 +352,27 @@ mod tests {
     }
 
     #[test]
+    fn the_loss_that_ends_the_initial_slow_start_halves() {
+        let mut c = Cubic::new(RenoConfig::new(MSS));
+        while c.window() < 100 * MSS {
+            c.on_ack(Instant::ZERO, 2 * MSS);
+        }
+        assert!(c.in_slow_start());
+        c.on_congestion_event(Instant::ZERO, 100 * MSS);
+        assert_eq!(c.window(), 50 * MSS);
+        assert_eq!(c.w_max(), 100 * MSS);
+        // Later losses keep 7/10, timeouts too.
+        c.on_congestion_event(Instant::ZERO, 50 * MSS);
+        assert_eq!(c.window(), 35 * MSS);
+        c.on_retransmission_timeout(Instant::ZERO, Some(40 * MSS));
+        assert_eq!(c.ssthresh(), 28 * MSS);
+        // A timeout in the initial slow start halves as well.
+        let mut t = Cubic::new(RenoConfig::new(MSS));
+        t.on_retransmission_timeout(Instant::ZERO, Some(10 * MSS));
+        assert_eq!(t.ssthresh(), 5 * MSS);
+    }
+
+    #[test]
     fn the_window_returns_to_w_max_after_k_seconds_and_probes_beyond() {
         // From W_max = 1000 segments: K = cbrt(300 / 0.4) = 9.09 s.
         let mut c = cubic(1000);
