@@ -113,9 +113,10 @@ pub struct CongestionConfig {
     pub ack_counting_avoidance: bool,
     /// CUBIC (RFC 9438, [`Cubic`](crate::sender::congestion::Cubic))
     /// instead of Reno in congestion avoidance, with beta_cubic = 0.7 for
-    /// every reduction; slow start and the loss rules stay as configured
-    /// here. `decrease` and `ack_counting_avoidance` are then unused. Off
-    /// by default.
+    /// every reduction after the one that ends the initial slow start
+    /// ([`Decrease::SevenTenths`]); slow start and the loss rules stay as
+    /// configured here. `decrease` and `ack_counting_avoidance` are then
+    /// unused. Off by default.
     pub cubic: bool,
 }
 

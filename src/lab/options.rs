@@ -38,7 +38,7 @@ pub const OPTIONS: [(&str, &str); 8] = [
     ),
     (
         "cubic",
-        "CUBIC (RFC 9438) congestion avoidance and beta 0.7 instead of Reno's (slow start and loss recovery unchanged)",
+        "CUBIC (RFC 9438) congestion avoidance, beta 0.7 after the initial slow start, instead of Reno's (slow start and loss recovery unchanged)",
     ),
 ];
 

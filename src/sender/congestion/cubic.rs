@@ -1,20 +1,22 @@
 //! CUBIC (RFC 9438): congestion avoidance that grows the window as a cubic
 //! function of the time since the last reduction.
 //!
-//! Reno's avoidance adds one segment per round trip, so after one early
-//! loss on a path of thousands of segments a flow spends minutes below
-//! the path (the gauntlet's worst case of the default strategy is such a
-//! crawl, ssthresh 2 on a 562 Mbit/s path). CUBIC's window is a function
-//! of elapsed time: it returns to the window of the last loss within K
-//! seconds whatever the path's size, and grows with bytes acknowledged
+//! Reno's avoidance adds one segment per round trip, so after a loss on a
+//! path of thousands of segments a flow takes thousands of round trips to
+//! fill it again. CUBIC's window is a function of elapsed time: it returns
+//! to the window of the last loss within K seconds whatever the path's
+//! size (from a window of a few segments the curve is slow too: K grows
+//! with the cube root of the gap), and it grows with bytes acknowledged
 //! rather than with ACKs, so four ACKs per window grow it as fast as one
-//! per segment.
+//! per segment. It is also what Linux's senders run, so an ackwise sender
+//! with it shares a path with them on equal terms.
 //!
 //! Only congestion avoidance and the decrease factor are CUBIC's. Slow
 //! start (with ackwise's byte counting), the floors, the timeout rules and
 //! their undo are [`Reno`]'s, which [`Cubic`] wraps with
-//! [`Decrease::SevenTenths`] (beta_cubic = 0.7). Arithmetic is in integers
-//! (bytes, microseconds) so that runs are identical on every platform.
+//! [`Decrease::SevenTenths`] (beta_cubic = 0.7 after the initial slow
+//! start, whose end halves: see there). Arithmetic is in integers (bytes,
+//! microseconds) so that runs are identical on every platform.
 
 use super::{CongestionControl, Decrease, Reno, RenoConfig};
 use crate::sender::PriorWindow;
