@@ -380,7 +380,7 @@ impl Scoreboard {
         let mut pos = proved.max(self.highest_sacked().unwrap_or(0));
         loop {
             pos = self.past_run(pos);
-            let i = self.records.partition_point(|r| r.end <= pos);
+            let i = self.first_ending_after(pos);
             match self.records.get(i) {
                 Some(r) if r.retransmitted => pos = r.end,
                 Some(r) if r.xmit_seq < overtaken_below => {
@@ -456,7 +456,7 @@ impl Scoreboard {
     /// whether none of them is left (all lost again, SACKed, acknowledged
     /// or sent once more).
     fn mark_relost(&mut self, start: u64, end: u64, seq: u64) -> bool {
-        let mut i = self.records.partition_point(|r| r.end <= start);
+        let mut i = self.first_ending_after(start);
         let mut left = false;
         while let Some(r) = self.records.get_mut(i) {
             if r.start >= end {
@@ -493,7 +493,7 @@ impl Scoreboard {
         if offset < self.snd_una || offset >= self.lost_end {
             return false;
         }
-        let i = self.records.partition_point(|r| r.end <= offset);
+        let i = self.first_ending_after(offset);
         self.records.get(i).is_some_and(|r| !r.sacked)
     }
 
@@ -504,7 +504,7 @@ impl Scoreboard {
         if offset < self.snd_una {
             return false;
         }
-        let i = self.records.partition_point(|r| r.end <= offset);
+        let i = self.first_ending_after(offset);
         self.records
             .get(i)
             .is_some_and(|r| r.start <= offset && !r.sacked && r.retransmitted)
@@ -556,7 +556,7 @@ impl Scoreboard {
     /// HighRxt and come first, lowest first.
     pub fn next_lost(&self) -> Option<(u64, u64)> {
         if let Some(from) = self.relost_from {
-            let i = self.records.partition_point(|r| r.end <= from);
+            let i = self.first_ending_after(from);
             let relost = self
                 .records
                 .range(i..)
@@ -726,7 +726,7 @@ impl Scoreboard {
             self.relost_from = Some(end);
         }
         self.rxt_sent.push_back((self.xmit_count, start, end));
-        let mut i = self.records.partition_point(|r| r.end <= start);
+        let mut i = self.first_ending_after(start);
         if let Some(r) = self.records.get(i) {
             if r.start < start && !r.sacked {
                 self.split(i, start);
@@ -833,6 +833,17 @@ impl Scoreboard {
 
     /// The first unSACKed octet at or above `pos`: the end of the run
     /// holding `pos` (runs are maximal), or `pos` itself.
+    /// Index of the first record that ends past `pos` (the record holding
+    /// `pos`, or the next one). Records are in offset order and most
+    /// lookups land on the oldest one (the head of the window on every
+    /// ACK without a hole), so it is tried before the binary search.
+    fn first_ending_after(&self, pos: u64) -> usize {
+        match self.records.front() {
+            Some(r) if r.end <= pos => self.records.partition_point(|r| r.end <= pos),
+            _ => 0,
+        }
+    }
+
     fn past_run(&self, pos: u64) -> u64 {
         let k = self.runs.partition_point(|run| run.1 <= pos);
         match self.runs.get(k) {
@@ -854,7 +865,7 @@ impl Scoreboard {
             if from >= limit {
                 return None;
             }
-            let i = self.records.partition_point(|r| r.end <= from);
+            let i = self.first_ending_after(from);
             let r = self
                 .records
                 .get(i)
