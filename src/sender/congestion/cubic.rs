@@ -18,7 +18,7 @@
 //! start, whose end halves: see there). Arithmetic is in integers (bytes,
 //! microseconds) so that runs are identical on every platform.
 
-use super::{CongestionControl, Decrease, Reno, RenoConfig};
+use super::{fraction_of, CongestionControl, Decrease, Reno, RenoConfig};
 use crate::sender::PriorWindow;
 use crate::time::{Duration, Instant};
 
@@ -247,7 +247,7 @@ impl CongestionControl for Cubic {
         // Fast convergence (section 4.7): a window below the last W_max
         // says the share is shrinking, so give some of it up.
         self.w_max = if flight_size < self.w_max {
-            u64::try_from(u128::from(flight_size) * 17 / 20).unwrap_or(u64::MAX)
+            fraction_of(flight_size, 17, 20)
         } else {
             flight_size
         };
@@ -302,15 +302,20 @@ mod tests {
     const MSS: u64 = 1000;
     const RTT: Duration = Duration::from_millis(100);
 
-    /// A controller in congestion avoidance at `segments`.
-    fn cubic(segments: u64) -> Cubic {
+    /// A controller in congestion avoidance at `segments`, on a path of
+    /// minimum RTT `rtt`.
+    fn cubic_on(segments: u64, rtt: Duration) -> Cubic {
         let mut c = Cubic::new(RenoConfig {
             initial_window: segments * MSS,
             initial_ssthresh: segments * MSS,
             ..RenoConfig::new(MSS)
         });
-        c.on_rtt_sample(Instant::ZERO, RTT);
+        c.on_rtt_sample(Instant::ZERO, rtt);
         c
+    }
+
+    fn cubic(segments: u64) -> Cubic {
+        cubic_on(segments, RTT)
     }
 
     /// Feeds one window of ACKs per RTT, `acks` ACKs per window, for
@@ -418,12 +423,7 @@ mod tests {
         // 1 ms RTT: the curve barely moves in 100 rounds (0.1 s, K is
         // 3.1 s), while W_est grows 9/17 segment per window up to W_max =
         // 40 (23 rounds) and one per window after.
-        let mut c = Cubic::new(RenoConfig {
-            initial_window: 40 * MSS,
-            initial_ssthresh: 40 * MSS,
-            ..RenoConfig::new(MSS)
-        });
-        c.on_rtt_sample(Instant::ZERO, Duration::from_millis(1));
+        let mut c = cubic_on(40, Duration::from_millis(1));
         c.on_congestion_event(Instant::ZERO, 40 * MSS);
         assert_eq!(c.window(), 28 * MSS);
         let mut now = Instant::ZERO;

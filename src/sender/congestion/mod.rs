@@ -13,6 +13,12 @@ pub use reno::{Decrease, Reno, RenoConfig};
 
 use crate::time::{Duration, Instant};
 
+/// `bytes` x `num` / `den`, rounded down, for the decrease factors
+/// (5/7, 7/10, 17/20); u128 so that the product cannot overflow.
+fn fraction_of(bytes: u64, num: u64, den: u64) -> u64 {
+    u64::try_from(u128::from(bytes) * u128::from(num) / u128::from(den.max(1))).unwrap_or(u64::MAX)
+}
+
 /// A window-based congestion controller (RFC 5681 terminology). All sizes
 /// in bytes.
 pub trait CongestionControl: core::fmt::Debug + Send {

@@ -5,7 +5,7 @@
 //! slowing the sender down: a stretch ACK covering four segments is worth
 //! as much as four ACKs, up to the byte-counting limit L.
 
-use super::CongestionControl;
+use super::{fraction_of, CongestionControl};
 use crate::time::Instant;
 
 /// The multiplicative decrease applied to FlightSize when a congestion
@@ -242,7 +242,7 @@ impl Reno {
     /// slow start (RFC 9438 section 4.8 keeps beta_cubic at a timeout).
     fn reduced_ssthresh(&self, flight_size: u64) -> u64 {
         let reduced = match self.config.decrease {
-            Decrease::SevenTenths if !self.initial_slow_start => seven_tenths(flight_size),
+            Decrease::SevenTenths if !self.initial_slow_start => fraction_of(flight_size, 7, 10),
             _ => flight_size / 2,
         };
         reduced.max(self.floor_ssthresh())
@@ -252,17 +252,12 @@ impl Reno {
     /// or with [`Decrease::TwoSevenths`] after the initial slow start
     /// max(FlightSize x 5/7, 2 * SMSS) (paper 003 section 4.4).
     fn decreased_ssthresh(&self, flight_size: u64) -> u64 {
-        let reduced = match self.config.decrease {
+        match self.config.decrease {
             Decrease::TwoSevenths if !self.initial_slow_start => {
-                // u128 so that 5 x FlightSize cannot overflow; the result
-                // is below FlightSize and fits u64.
-                let r = u128::from(flight_size) * 5 / 7;
-                u64::try_from(r).unwrap_or(u64::MAX)
+                fraction_of(flight_size, 5, 7).max(self.floor_ssthresh())
             }
-            Decrease::SevenTenths if !self.initial_slow_start => seven_tenths(flight_size),
-            _ => flight_size / 2,
-        };
-        reduced.max(self.floor_ssthresh())
+            _ => self.reduced_ssthresh(flight_size),
+        }
     }
 
     /// New data was acknowledged in congestion avoidance of a controller
@@ -289,12 +284,6 @@ impl Reno {
         self.ssthresh = ssthresh;
         tracing::debug!(cwnd, ssthresh, reason, "reno window update");
     }
-}
-
-/// 7/10 of `bytes`, rounded down; u128 so that the product cannot
-/// overflow.
-fn seven_tenths(bytes: u64) -> u64 {
-    u64::try_from(u128::from(bytes) * 7 / 10).unwrap_or(u64::MAX)
 }
 
 impl CongestionControl for Reno {
