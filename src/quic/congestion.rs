@@ -6,8 +6,10 @@
 //!
 //! | quinn-proto | ackwise [`CongestionControl`] | why |
 //! |---|---|---|
-//! | `on_ack` (one per newly acknowledged packet) | summed, not forwarded | byte counting limits the credit *per ACK*, and one ACK frame acknowledges many packets |
-//! | `on_end_acks` (once per ACK frame) | `on_ack(sum)` | RFC 3465 section 2.2: min(acked bytes, L * SMSS) per ACK in slow start |
+//! | `on_ack` (one per newly acknowledged packet), slow start | summed, not forwarded | byte counting limits the credit *per ACK*, and one ACK frame acknowledges many packets |
+//! | `on_end_acks` (once per ACK frame) | `on_ack(sum)` | RFC 3465 section 2.2: min(acked bytes, L * SMSS) per ACK in slow start; what a frame that reaches ssthresh acknowledged beyond that step counts toward congestion avoidance |
+//! | `on_ack`, congestion avoidance | `on_ack(bytes)` per packet | one SMSS each time the credit reaches cwnd, however many times one frame's credit does (Linux's `tcp_cong_avoid_ai`, quinn-proto's NewReno) |
+//! | `on_congestion_event` for the first flight (sent when the controller was made) | ignored | the handshake's loss is not a congestion signal for the data window (Linux keeps the initial window after one lost SYN) |
 //! | `on_congestion_event`, not persistent | `on_congestion_event(cwnd)` | RFC 9002 section 7.3.2 recovery entry; one per recovery period |
 //! | `on_congestion_event`, persistent | `on_retransmission_timeout(Some(cwnd))` | RFC 9002 section 7.6 is QUIC's RTO; paper 003 sec. 4.2's min(L, cwnd) applies after it with `extended_abc` |
 //! | packets sent before recovery started | ignored by `on_ack` | RFC 9002 section 7.3.2: recovery ends when a packet sent after its start is acknowledged (the RFC 6582 deflation step is then a no-op: cwnd already equals ssthresh) |
@@ -169,19 +171,44 @@ impl AckwiseReno {
         VirtualInstant::from_nanos(u64::try_from(since.as_nanos()).unwrap_or(u64::MAX))
     }
 
+    /// Whether a packet went out at the instant the controller was made:
+    /// the connection's first flight, its handshake (the client's Initial,
+    /// or the server's answer to it), sent before any RTT sample. Its loss
+    /// leaves the window alone, as Linux keeps the initial window after one
+    /// lost SYN (`tcp_init_transfer`) and RFC 9002 section 7.6.2 keeps
+    /// packets sent before the first RTT sample out of persistent
+    /// congestion: one lost handshake packet says little about the path,
+    /// and ending slow start at two datagrams because of it leaves the
+    /// transfer to crawl by one datagram per RTT from the start.
+    fn is_first_flight(&self, sent: Instant) -> bool {
+        sent <= self.epoch
+    }
+
     fn in_recovery_period(&self, sent: Instant) -> bool {
         self.recovery_start.is_some_and(|start| sent <= start)
     }
 
     /// One newly acknowledged packet of the ACK frame being processed.
-    fn packet_acked(&mut self, sent: Instant, bytes: u64, app_limited: bool) {
+    fn packet_acked(&mut self, now: Instant, sent: Instant, bytes: u64, app_limited: bool) {
         // An application-limited sender has not tested the window it would
         // grow (RFC 9002 section 7.8), and ACKs of packets sent before the
         // loss belong to the recovery period.
         if app_limited || self.in_recovery_period(sent) {
             return;
         }
-        self.acked_in_frame = self.acked_in_frame.saturating_add(bytes);
+        if self.reno.in_slow_start() {
+            self.acked_in_frame = self.acked_in_frame.saturating_add(bytes);
+        } else {
+            // Congestion avoidance adds one SMSS each time the credit
+            // reaches cwnd. Counted per packet, an ACK frame whose credit
+            // (with what survived the last decrease) spans more than one
+            // window adds one SMSS for each, as Linux's tcp_cong_avoid_ai
+            // and quinn-proto's NewReno do; counted per frame it would add
+            // one and leave the rest waiting for the next frame, which a
+            // low ACK frequency makes long.
+            let now = self.virtual_now(now);
+            self.reno.on_ack(now, bytes);
+        }
     }
 
     /// RFC 9002 section 7.2: the window never goes below two datagrams,
@@ -194,14 +221,14 @@ impl AckwiseReno {
 impl Controller for AckwiseReno {
     fn on_ack(
         &mut self,
-        _now: Instant,
+        now: Instant,
         sent: Instant,
         bytes: u64,
         app_limited: bool,
         rtt: &RttEstimator,
     ) {
         self.srtt = Some(rtt.get());
-        self.packet_acked(sent, bytes, app_limited);
+        self.packet_acked(now, sent, bytes, app_limited);
     }
 
     fn on_end_acks(
@@ -212,9 +239,22 @@ impl Controller for AckwiseReno {
         _largest_packet_num_acked: Option<u64>,
     ) {
         let acked = std::mem::take(&mut self.acked_in_frame);
-        if acked > 0 {
-            let now = self.virtual_now(now);
-            self.reno.on_ack(now, acked);
+        if acked == 0 {
+            return;
+        }
+        let now = self.virtual_now(now);
+        let before = self.reno.window();
+        self.reno.on_ack(now, acked);
+        if !self.reno.in_slow_start() {
+            // The frame took cwnd to ssthresh, where Reno's slow start
+            // stops; the bytes it acknowledged beyond what that step used
+            // are congestion-avoidance credit, as RFC 3465's byte counter
+            // and quinn-proto's NewReno count them, rather than lost.
+            let used = self.reno.window().saturating_sub(before);
+            let rest = acked.saturating_sub(used);
+            if rest > 0 {
+                self.reno.on_ack(now, rest);
+            }
         }
     }
 
@@ -225,6 +265,9 @@ impl Controller for AckwiseReno {
         is_persistent_congestion: bool,
         _lost_bytes: u64,
     ) {
+        if self.is_first_flight(sent) {
+            return;
+        }
         let in_recovery = self.in_recovery_period(sent);
         if in_recovery && !is_persistent_congestion {
             return;
@@ -281,13 +324,16 @@ mod tests {
 
     const MTU: u16 = 1200;
     const M: u64 = MTU as u64;
+    /// When the tests' lost packets went out: after the first flight, whose
+    /// loss the controller ignores.
+    const AFTER_HANDSHAKE: Duration = Duration::from_micros(1);
 
     /// One ACK frame acknowledging `packets` full datagrams sent at `sent`.
     fn ack_frame(c: &mut AckwiseReno, now: Instant, sent: Instant, packets: u64) {
         // RttEstimator has no public constructor, so the tests enter
         // below `Controller::on_ack`, which only adds the SRTT sample.
         for _ in 0..packets {
-            c.packet_acked(sent, M, false);
+            c.packet_acked(now, sent, M, false);
         }
         c.on_end_acks(now, 0, false, None);
     }
@@ -314,10 +360,10 @@ mod tests {
         let mut c = AckwiseReno::new(&AckwiseRenoConfig::new(2), t0, MTU);
         let w = c.window();
         let t1 = t0 + Duration::from_millis(10);
-        c.on_congestion_event(t1, t0, false, M);
+        c.on_congestion_event(t1, t0 + AFTER_HANDSHAKE, false, M);
         assert_eq!(c.window(), w / 2);
         // A second loss of a packet sent before recovery began: ignored.
-        c.on_congestion_event(t1, t0, false, M);
+        c.on_congestion_event(t1, t0 + AFTER_HANDSHAKE, false, M);
         assert_eq!(c.window(), w / 2);
         // ACKs of packets sent before recovery began: no growth.
         ack_frame(&mut c, t1, t0, 4);
@@ -335,6 +381,64 @@ mod tests {
     }
 
     #[test]
+    fn a_lost_first_flight_leaves_the_window_and_slow_start() {
+        let t0 = Instant::now();
+        let mut c = AckwiseReno::new(&AckwiseRenoConfig::new(2), t0, MTU);
+        let iw = c.window();
+        let t1 = t0 + Duration::from_millis(300);
+        // The handshake packet sent at creation is declared lost, even as
+        // persistent congestion: neither cwnd nor ssthresh moves.
+        c.on_congestion_event(t1, t0, false, M);
+        c.on_congestion_event(t1, t0, true, M);
+        assert_eq!(c.window(), iw);
+        assert_eq!(c.reno().ssthresh(), u64::MAX);
+        // Slow start goes on: a frame of 2 datagrams sent later adds 2.
+        let t2 = t1 + Duration::from_millis(1);
+        ack_frame(&mut c, t2, t1, 2);
+        assert_eq!(c.window(), iw + 2 * M);
+        // A loss of a packet sent after the first flight still halves.
+        c.on_congestion_event(t2, t1, false, M);
+        assert_eq!(c.window(), (iw + 2 * M) / 2);
+    }
+
+    #[test]
+    fn bytes_past_ssthresh_count_toward_avoidance() {
+        let t0 = Instant::now();
+        let mut c = AckwiseReno::new(&AckwiseRenoConfig::new(8), t0, MTU);
+        let t1 = t0 + Duration::from_millis(10);
+        // Persistent congestion: ssthresh 5 datagrams, cwnd 2.
+        c.on_congestion_event(t1, t0 + AFTER_HANDSHAKE, true, 10 * M);
+        assert_eq!((c.window(), c.reno().ssthresh()), (2 * M, 5 * M));
+        let t2 = t1 + Duration::from_millis(1);
+        ack_frame(&mut c, t2, t2, 4);
+        assert_eq!(c.window(), 4 * M, "min(L, cwnd) = 2 per frame");
+        // 4 datagrams: one takes cwnd to ssthresh, the other 3 are
+        // avoidance credit.
+        ack_frame(&mut c, t2, t2, 4);
+        assert_eq!(c.window(), 5 * M);
+        assert_eq!(c.reno().bytes_acked(), 3 * M);
+    }
+
+    #[test]
+    fn avoidance_adds_one_datagram_per_window_of_credit_within_one_frame() {
+        let t0 = Instant::now();
+        let mut c = AckwiseReno::new(&AckwiseRenoConfig::new(2), t0, MTU);
+        let t1 = t0 + Duration::from_millis(10);
+        c.on_congestion_event(t1, t0 + AFTER_HANDSHAKE, false, M);
+        let w = c.window();
+        assert_eq!(w, 5 * M);
+        assert!(!c.reno().in_slow_start());
+        // One frame of 11 datagrams sent after recovery began: 5 of them
+        // fill the 5-datagram window (+1), the next 6 the 6-datagram one
+        // (+1 again). Counted per frame, the second would wait for the
+        // next frame.
+        let t2 = t1 + Duration::from_millis(1);
+        ack_frame(&mut c, t2, t2, 11);
+        assert_eq!(c.window(), w + 2 * M);
+        assert_eq!(c.reno().bytes_acked(), 0);
+    }
+
+    #[test]
     fn two_sevenths_after_the_initial_slow_start() {
         let t0 = Instant::now();
         let cfg = AckwiseRenoConfig {
@@ -345,7 +449,7 @@ mod tests {
         let mut c = AckwiseReno::new(&cfg, t0, MTU);
         let t1 = t0 + Duration::from_millis(1);
         // The event ending the initial slow start halves.
-        c.on_congestion_event(t1, t0, false, M);
+        c.on_congestion_event(t1, t0 + AFTER_HANDSHAKE, false, M);
         assert_eq!(c.window(), 35 * M);
         let t2 = t1 + Duration::from_millis(1);
         c.on_congestion_event(t2, t2, false, M);
@@ -362,7 +466,7 @@ mod tests {
         };
         let mut c = AckwiseReno::new(&cfg, t0, MTU);
         let t1 = t0 + Duration::from_millis(1);
-        c.on_congestion_event(t1, t0, true, 10 * M);
+        c.on_congestion_event(t1, t0 + AFTER_HANDSHAKE, true, 10 * M);
         // RFC 9002's minimum window of two datagrams, in Reno itself, so
         // that growth starts from two.
         assert_eq!(c.window(), 2 * M);
@@ -383,7 +487,7 @@ mod tests {
             t0,
             MTU,
         );
-        plain.on_congestion_event(t1, t0, true, 10 * M);
+        plain.on_congestion_event(t1, t0 + AFTER_HANDSHAKE, true, 10 * M);
         ack_frame(&mut plain, t2, t2, 8);
         ack_frame(&mut plain, t2, t2, 8);
         assert_eq!(plain.reno().window(), 4 * M);
@@ -399,12 +503,12 @@ mod tests {
         let mut c = AckwiseReno::new(&cfg, t0, MTU);
         let t1 = t0 + Duration::from_millis(10);
         // Recovery starts at t1: ssthresh = 20 datagrams.
-        c.on_congestion_event(t1, t0, false, M);
+        c.on_congestion_event(t1, t0 + AFTER_HANDSHAKE, false, M);
         assert_eq!(c.reno().ssthresh(), 20 * M);
         // Persistent congestion of packets sent before t1: the window
         // collapses, ssthresh stays (RFC 9002 section 7.6.2).
         let t2 = t1 + Duration::from_secs(1);
-        c.on_congestion_event(t2, t0, true, 10 * M);
+        c.on_congestion_event(t2, t0 + AFTER_HANDSHAKE, true, 10 * M);
         assert_eq!(c.window(), 2 * M);
         assert_eq!(c.reno().ssthresh(), 20 * M);
         // Persistent congestion of packets sent after the last recovery
@@ -420,7 +524,7 @@ mod tests {
         let t0 = Instant::now();
         let mut c = AckwiseReno::new(&AckwiseRenoConfig::new(2), t0, MTU);
         let w = c.window();
-        c.packet_acked(t0, M, true);
+        c.packet_acked(t0, t0, M, true);
         c.on_end_acks(t0, 0, true, None);
         assert_eq!(c.window(), w);
         c.on_mtu_update(1400);

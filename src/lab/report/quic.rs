@@ -122,7 +122,7 @@ fn seed_sweep(md: &mut String, plan: &ReportPlan) -> Result<(), LabError> {
          with any change of timing, so one seed's difference is partly chance):\n\n\
          | strategy | point | seeds | mean difference | standard error | lowest | highest |\n\
          |---|---|---:|---:|---:|---:|---:|\n{}\n\n\
-         Over seeds the worst mean difference is {:+.1} % (standard error {:.1} %): {}.\n",
+         Over seeds the worst mean difference is {:+.2} % (standard error {:.2} %): {}.\n",
         plan.seed,
         plan.seed + SWEEP_SEEDS - 1,
         lines.join("\n"),
@@ -354,17 +354,19 @@ pub(super) fn quic_page(plan: &ReportPlan) -> Result<PathBuf, LabError> {
          Target \"never slower\": {} (worst {:+.1} %). quinn's NewReno credits every \
          acknowledged byte in slow start, without RFC 3465's per-ACK limit, so ackwise's \
          byte counting with L = packets per ACK cannot make quinn faster where \
-         byte counting matters. ackwise's controller keeps NewReno's two-datagram \
-         minimum window and, like NewReno and Linux, the congestion-avoidance credit \
-         gathered before a loss (run side by side on the same callbacks, these two were \
-         where the controllers parted on the ten-flow 1 Mbit/s points); with them, every \
-         one-flow and 100 Mbit/s point finishes within 0.1 % of NewReno on every seed. \
-         What still differs: at most one avoidance increase per ACK frame (RFC 3465 \
-         section 2.1) where NewReno may add one per packet; slow start stops at ssthresh; \
-         NewReno ignores losses of packets sent at the instant the connection began \
-         (its recovery period starts there), and persistent congestion inside a recovery \
-         period, which RFC 9002 section 7.6.2 answers with the minimum window as \
-         ackwise's controller does. On the ten-flow 1 Mbit/s points these small \
+         byte counting matters. Run side by side on the same callbacks, the two \
+         controllers parted where ackwise's now follows NewReno and Linux: the \
+         two-datagram minimum window; the congestion-avoidance credit gathered before a \
+         loss survives it; one avoidance increase each time the credit reaches cwnd, \
+         counted per packet, so one ACK frame may add several; the bytes a frame \
+         acknowledges past ssthresh count toward avoidance; and a lost first flight (the \
+         handshake, sent when the controller was made) leaves the window alone, as Linux \
+         keeps its initial window after one lost SYN. What still differs: slow start \
+         credits at most L datagrams per ACK frame and stops at ssthresh, where NewReno \
+         adds every byte and keeps the overshoot in the window as well as in its \
+         avoidance credit; and persistent congestion inside a recovery period, which \
+         RFC 9002 section 7.6.2 answers with the minimum window as ackwise's controller \
+         does and NewReno ignores. On the ten-flow 1 Mbit/s points these small \
          differences move which flow loses at each overflow, and one seed's \
          difference is mostly that draw (below).\n",
         cc_lines.join("\n"),
