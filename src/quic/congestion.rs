@@ -9,7 +9,8 @@
 //! | `on_ack` (one per newly acknowledged packet), slow start | summed, not forwarded | byte counting limits the credit *per ACK*, and one ACK frame acknowledges many packets |
 //! | `on_end_acks` (once per ACK frame) | `on_ack(sum)` | RFC 3465 section 2.2: min(acked bytes, L * SMSS) per ACK in slow start; what a frame that reaches ssthresh acknowledged beyond that step counts toward congestion avoidance |
 //! | `on_ack`, congestion avoidance | `on_ack(bytes)` per packet | one SMSS each time the credit reaches cwnd, however many times one frame's credit does (Linux's `tcp_cong_avoid_ai`, quinn-proto's NewReno) |
-//! | `on_congestion_event` for the first flight (sent when the controller was made) | ignored | the handshake's loss is not a congestion signal for the data window (Linux keeps the initial window after one lost SYN) |
+//! | `on_sent` | the instant of the first datagram kept | it marks the first flight |
+//! | `on_congestion_event` for the first flight (the handshake, sent at that instant) | ignored | the handshake's loss is not a congestion signal for the data window (Linux keeps the initial window after one lost SYN) |
 //! | `on_congestion_event`, not persistent | `on_congestion_event(cwnd)` | RFC 9002 section 7.3.2 recovery entry; one per recovery period |
 //! | `on_congestion_event`, persistent | `on_retransmission_timeout(Some(cwnd))` | RFC 9002 section 7.6 is QUIC's RTO; paper 003 sec. 4.2's min(L, cwnd) applies after it with `extended_abc` |
 //! | packets sent before recovery started | ignored by `on_ack` | RFC 9002 section 7.3.2: recovery ends when a packet sent after its start is acknowledged (the RFC 6582 deflation step is then a no-op: cwnd already equals ssthresh) |
@@ -131,6 +132,9 @@ pub struct AckwiseReno {
     recovery_start: Option<Instant>,
     /// Bytes newly acknowledged by the ACK frame being processed.
     acked_in_frame: u64,
+    /// When the first datagram went out: packets sent then are the
+    /// connection's first flight.
+    first_sent: Option<Instant>,
     /// Smoothed RTT at the last ACK, for the pacing hint.
     srtt: Option<Duration>,
 }
@@ -157,6 +161,7 @@ impl AckwiseReno {
             initial_window,
             recovery_start: None,
             acked_in_frame: 0,
+            first_sent: None,
             srtt: None,
         }
     }
@@ -171,17 +176,18 @@ impl AckwiseReno {
         VirtualInstant::from_nanos(u64::try_from(since.as_nanos()).unwrap_or(u64::MAX))
     }
 
-    /// Whether a packet went out at the instant the controller was made:
-    /// the connection's first flight, its handshake (the client's Initial,
-    /// or the server's answer to it), sent before any RTT sample. Its loss
-    /// leaves the window alone, as Linux keeps the initial window after one
-    /// lost SYN (`tcp_init_transfer`) and RFC 9002 section 7.6.2 keeps
-    /// packets sent before the first RTT sample out of persistent
-    /// congestion: one lost handshake packet says little about the path,
-    /// and ending slow start at two datagrams because of it leaves the
-    /// transfer to crawl by one datagram per RTT from the start.
+    /// Whether a packet went out with the connection's first datagrams:
+    /// its first flight, the handshake (the client's Initial, or the
+    /// server's answer to it), sent before any RTT sample. Its loss leaves
+    /// the window alone, as Linux keeps the initial window after one lost
+    /// SYN (`tcp_init_transfer`) and RFC 9002 section 7.6.2 keeps packets
+    /// sent before the first RTT sample out of persistent congestion: one
+    /// lost handshake packet says little about the path, and ending slow
+    /// start at two datagrams because of it leaves the transfer to crawl by
+    /// one datagram per RTT from the start. A retransmission of the
+    /// handshake that is lost again is a second loss, and counts.
     fn is_first_flight(&self, sent: Instant) -> bool {
-        sent <= self.epoch
+        self.first_sent.is_some_and(|first| sent <= first)
     }
 
     fn in_recovery_period(&self, sent: Instant) -> bool {
@@ -219,6 +225,10 @@ impl AckwiseReno {
 }
 
 impl Controller for AckwiseReno {
+    fn on_sent(&mut self, now: Instant, _bytes: u64, _last_packet_number: u64) {
+        self.first_sent.get_or_insert(now);
+    }
+
     fn on_ack(
         &mut self,
         now: Instant,
@@ -324,9 +334,22 @@ mod tests {
 
     const MTU: u16 = 1200;
     const M: u64 = MTU as u64;
-    /// When the tests' lost packets went out: after the first flight, whose
-    /// loss the controller ignores.
+    /// When the handshake's acknowledgment arrives in [`established`], and
+    /// the tests' lost packets went out: after the first flight, whose loss
+    /// the controller ignores.
     const AFTER_HANDSHAKE: Duration = Duration::from_micros(1);
+
+    /// A controller made at `t0` that sent its first flight then and has
+    /// had it acknowledged (application-limited, so the window has not
+    /// moved).
+    fn established(config: &AckwiseRenoConfig, t0: Instant) -> AckwiseReno {
+        let mut c = AckwiseReno::new(config, t0, MTU);
+        c.on_sent(t0, M, 0);
+        let t = t0 + AFTER_HANDSHAKE;
+        c.packet_acked(t, t0, M, true);
+        c.on_end_acks(t, 0, true, None);
+        c
+    }
 
     /// One ACK frame acknowledging `packets` full datagrams sent at `sent`.
     fn ack_frame(c: &mut AckwiseReno, now: Instant, sent: Instant, packets: u64) {
@@ -357,7 +380,7 @@ mod tests {
     #[test]
     fn one_decrease_per_recovery_period_and_no_growth_from_its_packets() {
         let t0 = Instant::now();
-        let mut c = AckwiseReno::new(&AckwiseRenoConfig::new(2), t0, MTU);
+        let mut c = established(&AckwiseRenoConfig::new(2), t0);
         let w = c.window();
         let t1 = t0 + Duration::from_millis(10);
         c.on_congestion_event(t1, t0 + AFTER_HANDSHAKE, false, M);
@@ -386,8 +409,9 @@ mod tests {
         let mut c = AckwiseReno::new(&AckwiseRenoConfig::new(2), t0, MTU);
         let iw = c.window();
         let t1 = t0 + Duration::from_millis(300);
-        // The handshake packet sent at creation is declared lost, even as
+        // The handshake sent at creation is declared lost, even as
         // persistent congestion: neither cwnd nor ssthresh moves.
+        c.on_sent(t0, M, 0);
         c.on_congestion_event(t1, t0, false, M);
         c.on_congestion_event(t1, t0, true, M);
         assert_eq!(c.window(), iw);
@@ -396,7 +420,8 @@ mod tests {
         let t2 = t1 + Duration::from_millis(1);
         ack_frame(&mut c, t2, t1, 2);
         assert_eq!(c.window(), iw + 2 * M);
-        // A loss of a packet sent after the first flight still halves.
+        // A loss of a packet sent after the first flight halves (the
+        // handshake's retransmission at t1, say).
         c.on_congestion_event(t2, t1, false, M);
         assert_eq!(c.window(), (iw + 2 * M) / 2);
     }
@@ -404,7 +429,7 @@ mod tests {
     #[test]
     fn bytes_past_ssthresh_count_toward_avoidance() {
         let t0 = Instant::now();
-        let mut c = AckwiseReno::new(&AckwiseRenoConfig::new(8), t0, MTU);
+        let mut c = established(&AckwiseRenoConfig::new(8), t0);
         let t1 = t0 + Duration::from_millis(10);
         // Persistent congestion: ssthresh 5 datagrams, cwnd 2.
         c.on_congestion_event(t1, t0 + AFTER_HANDSHAKE, true, 10 * M);
@@ -422,7 +447,7 @@ mod tests {
     #[test]
     fn avoidance_adds_one_datagram_per_window_of_credit_within_one_frame() {
         let t0 = Instant::now();
-        let mut c = AckwiseReno::new(&AckwiseRenoConfig::new(2), t0, MTU);
+        let mut c = established(&AckwiseRenoConfig::new(2), t0);
         let t1 = t0 + Duration::from_millis(10);
         c.on_congestion_event(t1, t0 + AFTER_HANDSHAKE, false, M);
         let w = c.window();
@@ -446,7 +471,7 @@ mod tests {
             initial_window: Some(70 * M),
             ..AckwiseRenoConfig::new(2)
         };
-        let mut c = AckwiseReno::new(&cfg, t0, MTU);
+        let mut c = established(&cfg, t0);
         let t1 = t0 + Duration::from_millis(1);
         // The event ending the initial slow start halves.
         c.on_congestion_event(t1, t0 + AFTER_HANDSHAKE, false, M);
@@ -464,7 +489,7 @@ mod tests {
             initial_window: Some(40 * M),
             ..AckwiseRenoConfig::new(8)
         };
-        let mut c = AckwiseReno::new(&cfg, t0, MTU);
+        let mut c = established(&cfg, t0);
         let t1 = t0 + Duration::from_millis(1);
         c.on_congestion_event(t1, t0 + AFTER_HANDSHAKE, true, 10 * M);
         // RFC 9002's minimum window of two datagrams, in Reno itself, so
@@ -479,13 +504,12 @@ mod tests {
         ack_frame(&mut c, t2, t2, 8);
         assert_eq!(c.reno().window(), 8 * M);
         // Without the extension, RFC 3465 section 2.3's one datagram.
-        let mut plain = AckwiseReno::new(
+        let mut plain = established(
             &AckwiseRenoConfig {
                 extended_abc: false,
                 ..cfg
             },
             t0,
-            MTU,
         );
         plain.on_congestion_event(t1, t0 + AFTER_HANDSHAKE, true, 10 * M);
         ack_frame(&mut plain, t2, t2, 8);
@@ -500,7 +524,7 @@ mod tests {
             initial_window: Some(40 * M),
             ..AckwiseRenoConfig::new(2)
         };
-        let mut c = AckwiseReno::new(&cfg, t0, MTU);
+        let mut c = established(&cfg, t0);
         let t1 = t0 + Duration::from_millis(10);
         // Recovery starts at t1: ssthresh = 20 datagrams.
         c.on_congestion_event(t1, t0 + AFTER_HANDSHAKE, false, M);
@@ -513,7 +537,7 @@ mod tests {
         assert_eq!(c.reno().ssthresh(), 20 * M);
         // Persistent congestion of packets sent after the last recovery
         // began is a new episode: ssthresh halves from the window then.
-        let mut d = AckwiseReno::new(&cfg, t0, MTU);
+        let mut d = established(&cfg, t0);
         d.on_congestion_event(t1, t1, true, 10 * M);
         assert_eq!(d.reno().ssthresh(), 20 * M);
         assert_eq!(d.window(), 2 * M);
