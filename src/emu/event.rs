@@ -110,4 +110,39 @@ mod tests {
         );
         assert_eq!(q.len(), 0);
     }
+
+    #[test]
+    fn pops_in_time_then_push_order_under_any_interleaving() {
+        use rand_chacha::ChaCha8Rng;
+        use rand_core::{RngCore, SeedableRng};
+        for seed in 0..20u64 {
+            let mut rng = ChaCha8Rng::seed_from_u64(seed);
+            let mut q = EventQueue::default();
+            // The reference: every pending (time, push number), kept sorted.
+            let mut pending: Vec<(u64, u32)> = Vec::new();
+            let mut pushed = 0u32;
+            for _ in 0..5_000 {
+                if rng.next_u32() % 3 != 0 || pending.is_empty() {
+                    // Few distinct times, so ties are common.
+                    let at = u64::from(rng.next_u32() % 64);
+                    q.push(Instant::from_nanos(at), Event::TxDone(pushed));
+                    pending.push((at, pushed));
+                    pushed += 1;
+                } else {
+                    pending.sort_unstable();
+                    let (at, n) = pending.remove(0);
+                    assert_eq!(
+                        q.pop(),
+                        Some((Instant::from_nanos(at), Event::TxDone(n))),
+                        "seed {seed}"
+                    );
+                }
+            }
+            pending.sort_unstable();
+            for (at, n) in pending {
+                assert_eq!(q.pop(), Some((Instant::from_nanos(at), Event::TxDone(n))));
+            }
+            assert_eq!(q.pop(), None);
+        }
+    }
 }
