@@ -1526,6 +1526,18 @@ fn cli_a_relay_forwarding_to_itself_is_refused() {
 }
 
 #[test]
+fn cli_a_relay_mtu_below_ipv4s_minimum_is_refused() {
+    let out = ackwise()
+        .args(["relay", "--listen", "127.0.0.1:0", "--to", "127.0.0.1:9"])
+        .args(["--fwd-rate", "10mbit", "--rev-rate", "1mbit", "--mtu", "67"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let line = error_line(&out);
+    assert!(line.contains("--mtu") && line.contains("68"), "{line}");
+}
+
+#[test]
 fn cli_round_trip_and_a_killed_sender_leaves_no_file_over_ackwise() {
     round_trip_then_kill_the_sender("ackwise");
 }

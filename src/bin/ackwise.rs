@@ -171,6 +171,10 @@ struct RelayArgs {
     /// back by three of its transmission times, at least 1 ms).
     #[arg(long, value_name = "P", default_value = "0")]
     reorder: String,
+    /// Path MTU of both links in bytes (IP datagram: UDP payload + 28);
+    /// larger datagrams are dropped and counted. Default: no limit.
+    #[arg(long, value_name = "BYTES")]
+    mtu: Option<u32>,
     /// Seed of the loss and reordering draws.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -431,6 +435,7 @@ fn relay_config(args: &RelayArgs) -> Result<relay::RelayConfig, relay::RelayConf
             loss,
             reorder,
             reorder_delay: None,
+            mtu_bytes: args.mtu,
         })
     };
     let config = relay::RelayConfig {

@@ -11,6 +11,12 @@ use std::net::SocketAddr;
 /// left out, as the emulator's links leave it out.
 pub const UDP_IP_OVERHEAD_BYTES: u32 = 28;
 
+/// The smallest `--mtu`: IPv4's minimum (RFC 791).
+pub const MIN_MTU_BYTES: u32 = 68;
+
+/// The largest `--mtu`: an IPv4 datagram's total length.
+pub const MAX_MTU_BYTES: u32 = 65_535;
+
 /// The queueing discipline at a link's input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum QueueKind {
@@ -59,6 +65,12 @@ pub struct LinkConfig {
     /// transmission times (at least 1 ms), enough for the next few
     /// back-to-back datagrams to pass it.
     pub reorder_delay: Option<Duration>,
+    /// Largest IP datagram the link carries (the UDP payload plus
+    /// [`UDP_IP_OVERHEAD_BYTES`]): a larger one is dropped on arrival, as a
+    /// router drops a packet too big for the next hop when it may not
+    /// fragment it. `None` carries any size. It lets a path MTU below
+    /// loopback's 64 KiB be tried on one host.
+    pub mtu_bytes: Option<u32>,
 }
 
 impl LinkConfig {
@@ -73,6 +85,7 @@ impl LinkConfig {
             loss: 0.0,
             reorder: 0.0,
             reorder_delay: None,
+            mtu_bytes: None,
         }
     }
 
@@ -89,6 +102,17 @@ impl LinkConfig {
                 "--buffer",
                 "must be at least one packet",
             ));
+        }
+        if let Some(mtu) = self.mtu_bytes {
+            if !(MIN_MTU_BYTES..=MAX_MTU_BYTES).contains(&mtu) {
+                return Err(RelayConfigError::new(
+                    "--mtu",
+                    format!(
+                        "{mtu} bytes is outside {MIN_MTU_BYTES}-{MAX_MTU_BYTES} \
+                         (IPv4's minimum MTU to its largest datagram)"
+                    ),
+                ));
+            }
         }
         for (flag, p) in [("--loss", self.loss), ("--reorder", self.reorder)] {
             // Written so that NaN fails.
@@ -339,6 +363,30 @@ mod tests {
     }
 
     #[test]
+    fn mtu_is_bounded_and_shown() {
+        let mut link = LinkConfig::new(10_000_000, Duration::from_millis(5), 50);
+        for (mtu, ok) in [
+            (67, false),
+            (68, true),
+            (1500, true),
+            (65_535, true),
+            (65_536, false),
+        ] {
+            link.mtu_bytes = Some(mtu);
+            let got = link.validate("fwd");
+            assert_eq!(got.is_ok(), ok, "mtu {mtu}: {got:?}");
+            if let Err(e) = got {
+                assert_eq!(e.flag, "--mtu");
+            }
+        }
+        link.mtu_bytes = Some(1500);
+        assert_eq!(
+            link.to_string(),
+            "10 Mbit/s 5 ms droptail 50 pkts mtu 1500 B"
+        );
+    }
+
+    #[test]
     fn red_thresholds_fit_small_buffers() {
         for b in 1..40 {
             let p = red_params(b);
@@ -389,6 +437,9 @@ impl fmt::Display for LinkConfig {
         }
         if self.reorder > 0.0 {
             write!(f, " reorder {}%", self.reorder * 100.0)?;
+        }
+        if let Some(mtu) = self.mtu_bytes {
+            write!(f, " mtu {mtu} B")?;
         }
         Ok(())
     }

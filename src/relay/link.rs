@@ -188,6 +188,13 @@ impl EmulatedLink {
         self.advance(now, hook.as_deref_mut());
         self.stats.packets_in += 1;
         self.stats.bytes_in += data.len() as u64;
+        if self.config.mtu_bytes.is_some_and(|mtu| {
+            u64::try_from(data.len()).unwrap_or(u64::MAX) + u64::from(UDP_IP_OVERHEAD_BYTES)
+                > u64::from(mtu)
+        }) {
+            self.stats.mtu_drops += 1;
+            return;
+        }
         let pure_ack = if self.parse_acks {
             SegmentRepr::parse(&data, Checksum::Ignore)
                 .ok()
@@ -561,6 +568,35 @@ mod tests {
         }
         assert_eq!(got, vec![0, 9]);
         assert_eq!(hook.departures, 2);
+    }
+
+    #[test]
+    fn datagrams_above_the_mtu_are_dropped_and_counted() {
+        let mut cfg = LinkConfig::new(1_000_000_000, Duration::ZERO, 100);
+        cfg.mtu_bytes = Some(1500);
+        let mut link = EmulatedLink::new(cfg, 1, false);
+        // 1472 bytes of payload make a 1500-byte IP datagram: it fits.
+        link.arrive(Instant::ZERO, client(), vec![1; 1472], None, (0, 0));
+        link.arrive(Instant::ZERO, client(), vec![2; 1473], None, (0, 0));
+        link.arrive(Instant::ZERO, client(), vec![3; 20], None, (0, 0));
+        link.advance(Instant::from_millis(1), None);
+        let mut got = Vec::new();
+        while let Some((_, d)) = link.pop_due(Instant::from_millis(1)) {
+            got.push((d[0], d.len()));
+        }
+        assert_eq!(got, vec![(1, 1472), (3, 20)]);
+        assert_eq!(link.stats.mtu_drops, 1);
+        assert_eq!(link.stats.packets_in, 3);
+        // Without a limit the same datagram passes.
+        let mut open = EmulatedLink::new(
+            LinkConfig::new(1_000_000_000, Duration::ZERO, 100),
+            1,
+            false,
+        );
+        open.arrive(Instant::ZERO, client(), vec![2; 1473], None, (0, 0));
+        open.advance(Instant::from_millis(1), None);
+        assert!(open.pop_due(Instant::from_millis(1)).is_some());
+        assert_eq!(open.stats.mtu_drops, 0);
     }
 
     #[test]

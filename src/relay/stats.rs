@@ -19,6 +19,9 @@ pub struct DirectionStats {
     pub queue_drops: u64,
     /// Datagrams lost by the random loss draw.
     pub random_losses: u64,
+    /// Datagrams dropped on arrival for being larger than the link's MTU
+    /// (`--mtu`).
+    pub mtu_drops: u64,
     /// Datagrams held back by the reordering draw.
     pub reorders: u64,
     /// Arrivals a reverse hook dropped.
@@ -82,6 +85,9 @@ impl fmt::Display for DirectionStats {
         }
         if self.filtered > 0 {
             write!(f, ", ACKs filtered {}", self.filtered)?;
+        }
+        if self.mtu_drops > 0 {
+            write!(f, ", above the MTU {}", self.mtu_drops)?;
         }
         if self.send_errors > 0 {
             write!(f, ", send errors {}", self.send_errors)?;
