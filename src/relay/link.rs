@@ -188,10 +188,12 @@ impl EmulatedLink {
         self.advance(now, hook.as_deref_mut());
         self.stats.packets_in += 1;
         self.stats.bytes_in += data.len() as u64;
-        if self.config.mtu_bytes.is_some_and(|mtu| {
-            u64::try_from(data.len()).unwrap_or(u64::MAX) + u64::from(UDP_IP_OVERHEAD_BYTES)
-                > u64::from(mtu)
-        }) {
+        let ip_bytes = data.len() as u64 + u64::from(UDP_IP_OVERHEAD_BYTES);
+        if self
+            .config
+            .mtu_bytes
+            .is_some_and(|mtu| ip_bytes > u64::from(mtu))
+        {
             self.stats.mtu_drops += 1;
             return;
         }

@@ -831,8 +831,6 @@ impl Scoreboard {
         }
     }
 
-    /// The first unSACKed octet at or above `pos`: the end of the run
-    /// holding `pos` (runs are maximal), or `pos` itself.
     /// Index of the first record that ends past `pos` (the record holding
     /// `pos`, or the next one). Records are in offset order and most
     /// lookups land on the oldest one (the head of the window on every
@@ -844,6 +842,8 @@ impl Scoreboard {
         }
     }
 
+    /// The first unSACKed octet at or above `pos`: the end of the run
+    /// holding `pos` (runs are maximal), or `pos` itself.
     fn past_run(&self, pos: u64) -> u64 {
         let k = self.runs.partition_point(|run| run.1 <= pos);
         match self.runs.get(k) {
