@@ -597,7 +597,14 @@ impl Config {
     /// a range beyond the limit is refused, and two ranges always need a
     /// missing byte between them.
     pub fn ooo_range_limit(&self) -> usize {
-        let per_window = self.recv_buffer / usize::from(self.mss).max(1) + 1;
+        self.ooo_range_limit_for(self.mss)
+    }
+
+    /// [`ooo_range_limit`](Self::ooo_range_limit) for segments of `mss`
+    /// bytes, the size the handshake agreed, which is smaller than this
+    /// end's `mss` when the peer (or the path) takes less.
+    pub(crate) fn ooo_range_limit_for(&self, mss: u16) -> usize {
+        let per_window = self.recv_buffer / usize::from(mss).max(1) + 1;
         self.max_ooo_ranges.max(per_window)
     }
 

@@ -501,7 +501,8 @@ impl Connection {
     }
 
     fn init_receiver(&mut self, irs: SeqNum, ts: Option<u32>) {
-        let reassembly = Reassembly::new(self.config.recv_buffer, self.config.ooo_range_limit());
+        let ranges = self.config.ooo_range_limit_for(self.agreed_mss());
+        let reassembly = Reassembly::new(self.config.recv_buffer, ranges);
         let edge = reassembly.window() as u64;
         self.recv = Some(RecvState {
             irs,
@@ -516,7 +517,7 @@ impl Connection {
             last_ack_sent: 0,
             last_window_edge: edge,
             last_echo_sampled: None,
-            echo: EchoTracker::new(self.config.ooo_range_limit()),
+            echo: EchoTracker::new(ranges),
             arrival_echo: None,
         });
     }
@@ -766,10 +767,23 @@ impl Connection {
         Some(u64::from(segments) * self.peer_segment_size() as u64)
     }
 
-    /// Payload bytes of a full-sized segment from the peer: our MSS less
-    /// the options it carries.
+    /// Payload bytes of a full-sized segment from the peer: the agreed
+    /// segment size less the options it carries.
     fn peer_segment_size(&self) -> usize {
-        usize::from(self.config.mss) - self.option_bytes_per_data_segment()
+        usize::from(self.agreed_mss()) - self.option_bytes_per_data_segment()
+    }
+
+    /// The segment size both ends use once the handshake is through: the
+    /// smaller of the two MSS options, which each end reads the same way
+    /// (`negotiate`). It is what the peer's full segments carry, which may
+    /// be less than this end's `Config::mss` when that only says how much
+    /// this end could take (on sockets the path decides). Before the
+    /// handshake, this end's own.
+    fn agreed_mss(&self) -> u16 {
+        match self.negotiated.peer_mss {
+            0 => self.config.mss,
+            agreed => agreed,
+        }
     }
 
     /// Option bytes every data segment carries, which the MSS leaves out:

@@ -485,6 +485,50 @@ fn delayed_ack_sends_about_half_the_acks_of_every() {
     );
 }
 
+/// A receiver whose own MSS only says how much it could take (on sockets
+/// the listening end offers the most a datagram holds and the client's
+/// probe of the path sets the size) judges the peer's segments by the
+/// size both ends agreed: a smartacking receiver's estimate of the
+/// sender's window and its ACKs are the same as with its MSS at that size.
+#[test]
+fn a_receiver_counts_full_segments_by_the_agreed_size_not_its_own() {
+    let small = smart_receiver_after_a_transfer(1400);
+    let large = smart_receiver_after_a_transfer(65_000);
+    assert!(small.0.is_some_and(|w| w > 0), "{small:?}");
+    assert_eq!(
+        small, large,
+        "(cwnd estimate, ACKs) with receiver MSS 1400 and 65000"
+    );
+}
+
+/// The server's estimate of the client's window and its ACK count after
+/// 300 kB from a client of MSS 1400 to a smartacking server of `mss`.
+fn smart_receiver_after_a_transfer(mss: u16) -> (Option<u64>, u64) {
+    let client = Config {
+        mss: 1400,
+        ..fast_config()
+    };
+    let server = Config {
+        mss,
+        ack_policy: AckPolicyConfig::SMART,
+        ..fast_config()
+    };
+    let mut pipe = established_pipe(client, server);
+    let data = vec![0x3cu8; 300_000];
+    assert_eq!(pipe.client().write(&data), data.len());
+    let mut got = 0;
+    let mut buf = vec![0u8; 65_536];
+    pipe.run_until(Instant::from_millis(5_000), |p| {
+        got += p.server().map_or(0, |s| s.read(&mut buf));
+        got == data.len()
+    })
+    .unwrap();
+    assert_eq!(got, data.len());
+    let s = pipe.server().unwrap();
+    assert_eq!(s.negotiated().peer_mss, 1400);
+    (s.receiver_cwnd_estimate(), s.stats().pure_acks_sent)
+}
+
 /// 2 MB from client to server with `config` at both ends over the test
 /// pipe with 1% random loss (seed 3); the data and the outcome.
 fn lossy_transfer(config: Config) -> (Vec<u8>, crate::testing::TransferOutcome) {
