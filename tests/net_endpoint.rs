@@ -191,6 +191,12 @@ struct Proxy {
 }
 
 async fn proxy(server: SocketAddr) -> Proxy {
+    proxy_with_mtu(server, usize::MAX).await
+}
+
+/// A proxy that drops datagrams of more than `max_payload` bytes (UDP
+/// payload) both ways, as a path with a smaller MTU than loopback's does.
+async fn proxy_with_mtu(server: SocketAddr, max_payload: usize) -> Proxy {
     let front = Arc::new(UdpSocket::bind(localhost()).await.unwrap());
     let back = Arc::new(UdpSocket::bind(localhost()).await.unwrap());
     let captured = Arc::new(Mutex::new(Vec::new()));
@@ -208,7 +214,7 @@ async fn proxy(server: SocketAddr) -> Proxy {
         async move {
             let mut buf = vec![0u8; 65_536];
             while let Ok((n, from)) = front.recv_from(&mut buf).await {
-                if cut.load(Ordering::Relaxed) {
+                if cut.load(Ordering::Relaxed) || n > max_payload {
                     continue;
                 }
                 *client.lock().unwrap() = Some(from);
@@ -227,7 +233,7 @@ async fn proxy(server: SocketAddr) -> Proxy {
         async move {
             let mut buf = vec![0u8; 65_536];
             while let Ok((n, _)) = back.recv_from(&mut buf).await {
-                if cut.load(Ordering::Relaxed) {
+                if cut.load(Ordering::Relaxed) || n > max_payload {
                     continue;
                 }
                 let to = *client.lock().unwrap();
@@ -243,6 +249,107 @@ async fn proxy(server: SocketAddr) -> Proxy {
         captured,
         cut,
     }
+}
+
+/// Issue 16 item 5: connections ask for the largest segments a datagram
+/// holds and the path decides. Loopback carries them whole; a path with
+/// a 1 500 or 1 400-byte MTU (the proxy) gets segments that fit it,
+/// where before the first full segment was lost on every try.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connections_take_the_largest_segments_the_path_carries() {
+    let seed = 0x9a7_4a1e;
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let big = || Config {
+        mss: ackwise::net::MAX_MSS,
+        ..config()
+    };
+    let server = Endpoint::server(localhost(), big()).unwrap();
+    let addr = server.local_addr();
+    spawn_digest_server(server.clone());
+    let data = random_bytes(&mut rng, 2_000_000);
+
+    // Loopback: every candidate echoed, the largest taken.
+    let client = Endpoint::bind(localhost()).unwrap();
+    let stream = client.connect(addr, big()).await.unwrap();
+    assert_eq!(stream.negotiated().peer_mss, ackwise::net::MAX_MSS);
+    drop(stream);
+    assert_eq!(client.stats().mtu_probes_sent, 7, "{:?}", client.stats());
+    assert!(server.stats().mtu_probes_echoed >= 7);
+    send_big(&client, addr, &data, ackwise::net::MAX_MSS).await;
+
+    // Paths of smaller MTUs (IP bytes; the proxy counts UDP payload).
+    for (mtu, mss) in [(1500, 1412), (1450, 1332), (1300, 1192), (9000, 8912)] {
+        let proxy = proxy_with_mtu(addr, mtu - 28).await;
+        let stream = client.connect(proxy.addr, big()).await.unwrap();
+        assert_eq!(
+            stream.negotiated().peer_mss,
+            mss,
+            "seed {seed:#x}, MTU {mtu}"
+        );
+        drop(stream);
+        send_big(&client, proxy.addr, &data, mss).await;
+    }
+
+    // A peer that answers no probes: RFC 8899's base after a second.
+    let quiet = Endpoint::with_config(
+        localhost(),
+        EndpointConfig {
+            server: Some(big()),
+            probe_path_mtu: false,
+            ..EndpointConfig::default()
+        },
+    )
+    .unwrap();
+    spawn_digest_server(quiet.clone());
+    let start = Instant::now();
+    let stream = client.connect(quiet.local_addr(), big()).await.unwrap();
+    let waited = start.elapsed();
+    assert_eq!(stream.negotiated().peer_mss, 1112);
+    assert!(
+        (Duration::from_millis(900)..Duration::from_secs(3)).contains(&waited),
+        "{waited:?}"
+    );
+    assert_eq!(quiet.stats().mtu_probes_echoed, 0);
+
+    // A client that does not probe keeps its MSS, and the server's large
+    // one only says what it could take.
+    let plain = Endpoint::with_config(
+        localhost(),
+        EndpointConfig {
+            probe_path_mtu: false,
+            ..EndpointConfig::default()
+        },
+    )
+    .unwrap();
+    let stream = plain.connect(addr, config()).await.unwrap();
+    assert_eq!(stream.negotiated().peer_mss, config().mss);
+    assert_eq!(plain.stats().mtu_probes_sent, 0);
+}
+
+/// `data` through a connection to `to` that must agree on `mss`, checked
+/// by the digest server.
+async fn send_big(client: &Endpoint, to: SocketAddr, data: &[u8], mss: u16) {
+    let config = Config {
+        mss: ackwise::net::MAX_MSS,
+        ..config()
+    };
+    let stream = client.connect(to, config).await.unwrap();
+    assert_eq!(stream.negotiated().peer_mss, mss);
+    let (mut rd, mut wr) = stream.into_split();
+    let writer = tokio::spawn({
+        let data = data.to_vec();
+        async move {
+            wr.write_all(&data).await.unwrap();
+            wr.shutdown().await.unwrap();
+        }
+    });
+    let mut echoed = Vec::new();
+    tokio::time::timeout(Duration::from_secs(20), rd.read_to_end(&mut echoed))
+        .await
+        .expect("transfer stalled")
+        .unwrap();
+    writer.await.unwrap();
+    assert_eq!(echoed, sha256(data), "MSS {mss}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -172,9 +172,10 @@ struct RelayArgs {
     #[arg(long, value_name = "P", default_value = "0")]
     reorder: String,
     /// Path MTU of both links in bytes (IP datagram: UDP payload + 28);
-    /// larger datagrams are dropped and counted. Default: no limit.
-    #[arg(long, value_name = "BYTES")]
-    mtu: Option<u32>,
+    /// larger datagrams are dropped and counted. The default is
+    /// Ethernet's; 65535 carries anything loopback does.
+    #[arg(long, value_name = "BYTES", default_value_t = ackwise::relay::ETHERNET_MTU_BYTES)]
+    mtu: u32,
     /// Seed of the loss and reordering draws.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -248,10 +249,12 @@ struct CarrierArgs {
     /// comparison) or `quic` (quinn, with a `quic*` strategy).
     #[arg(long, default_value = "ackwise")]
     transport: String,
-    /// Largest segment payload offered, bytes (ackwise only), 64 to 65447.
-    /// The default fits a 1500-byte MTU; loopback takes up to 65447 (a
-    /// segment and its header in one UDP datagram). The smaller of the two
-    /// ends' values applies.
+    /// Largest segment payload, bytes (ackwise only), 64 to 65447. The
+    /// connecting end probes the path before its SYN and lowers this to
+    /// what the path carries (1412 on a 1500-byte MTU; loopback takes
+    /// 65447, a segment and its header in one UDP datagram); the smaller
+    /// of the two ends' values applies. The default, 65447, leaves the
+    /// choice to the path.
     #[arg(long, value_name = "BYTES", default_value_t = transfer::DEFAULT_MSS)]
     mss: u16,
     /// Write every segment this end sends and receives to FILE (pcap, as
@@ -435,7 +438,7 @@ fn relay_config(args: &RelayArgs) -> Result<relay::RelayConfig, relay::RelayConf
             loss,
             reorder,
             reorder_delay: None,
-            mtu_bytes: args.mtu,
+            mtu_bytes: Some(args.mtu),
         })
     };
     let config = relay::RelayConfig {

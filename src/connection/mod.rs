@@ -773,6 +773,13 @@ impl Connection {
         usize::from(self.agreed_mss()) - self.option_bytes_per_data_segment()
     }
 
+    /// The most payload a segment of this connection carries, options
+    /// included: the smaller of the two ends' MSS once the handshake has
+    /// agreed it, this end's `Config::mss` before.
+    pub fn mss(&self) -> u16 {
+        self.agreed_mss()
+    }
+
     /// The segment size both ends use once the handshake is through: the
     /// smaller of the two MSS options, which each end reads the same way
     /// (`negotiate`). It is what the peer's full segments carry, which may

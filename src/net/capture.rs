@@ -110,6 +110,11 @@ impl SocketCapture {
             .unwrap_or_default();
         let mut n = 0;
         for seg in segments {
+            if super::pmtu::is_probe_format(seg.as_ref()) {
+                // Path MTU probes and their echoes are not segments: as
+                // TCP they would only read as malformed.
+                continue;
+            }
             if let Err(e) = w.write_segment(at, src, dst, ecn, seg.as_ref()) {
                 return Err(self.failed(e));
             }

@@ -16,6 +16,7 @@ use super::capture::SocketCapture;
 use super::clock::Clock;
 use super::error::NetError;
 use super::half_open::{HalfOpen, Room};
+use super::pmtu::{self, ProbeEvent};
 use super::shared::{ConnShared, DriverLink};
 use super::stats::StatsCell;
 use super::stream::Stream;
@@ -59,6 +60,16 @@ pub(crate) enum Command {
         grace: Duration,
         done: oneshot::Sender<()>,
     },
+    /// Send path MTU probes of these UDP payload sizes to `remote` and
+    /// report what becomes of them on `events` (see [`super::pmtu`]).
+    Probe {
+        remote: SocketAddr,
+        token: u64,
+        sizes: Vec<usize>,
+        events: mpsc::UnboundedSender<ProbeEvent>,
+    },
+    /// The probe round `token` is over: forget it.
+    ProbeDone { token: u64 },
 }
 
 /// A connection's identity: the peer's socket address and the port pair
@@ -123,7 +134,14 @@ pub(crate) struct DriverParams {
     pub(crate) challenge_ack_limit: Option<u32>,
     pub(crate) gso: bool,
     pub(crate) transmit_per_segment: bool,
+    pub(crate) echo_probes: bool,
     pub(crate) capture: Option<SocketCapture>,
+}
+
+/// A probe round a connecting handle waits on.
+struct ProbeWaiter {
+    remote: SocketAddr,
+    events: mpsc::UnboundedSender<ProbeEvent>,
 }
 
 pub(crate) struct Driver {
@@ -173,6 +191,14 @@ pub(crate) struct Driver {
     /// [`on_readable`](Self::on_readable) (when it was touched already).
     last_rx: Option<(Key, Arc<ConnShared>)>,
     capture: Option<SocketCapture>,
+    /// Answer path MTU probes. Also when not listening: a client
+    /// connecting to the wrong port then learns from the reset to its
+    /// SYN at once, instead of waiting for echoes first.
+    echo_probes: bool,
+    /// Probe rounds under way, by token.
+    probe_waiters: HashMap<u64, ProbeWaiter>,
+    /// Probes to send: destination, token, datagram.
+    probes_out: Vec<(SocketAddr, u64, Vec<u8>)>,
 }
 
 /// What woke the driver.
@@ -206,6 +232,7 @@ impl Driver {
         } else {
             1
         };
+        let echo_probes = params.echo_probes;
         let mut rng = rng;
         let cookies =
             (params.server.is_some() && params.syn_cookies).then(|| SynCookies::new(&mut rng));
@@ -251,7 +278,10 @@ impl Driver {
             dirty: Vec::new(),
             closing: None,
             last_rx: None,
+            echo_probes,
             capture: params.capture,
+            probe_waiters: HashMap::new(),
+            probes_out: Vec::new(),
         }
     }
 
@@ -401,6 +431,22 @@ impl Driver {
             } => {
                 let result = self.open(remote, *config);
                 let _ = reply.send(result);
+            }
+            Command::Probe {
+                remote,
+                token,
+                sizes,
+                events,
+            } => {
+                for size in sizes {
+                    self.probes_out
+                        .push((remote, token, pmtu::probe(token, size)));
+                }
+                self.probe_waiters
+                    .insert(token, ProbeWaiter { remote, events });
+            }
+            Command::ProbeDone { token } => {
+                self.probe_waiters.remove(&token);
             }
             Command::Close { grace, done } => {
                 let now = self.clock.now();
@@ -562,6 +608,11 @@ impl Driver {
     /// sent the ICMP message, not the port the datagram went to, so every
     /// connection still in SYN-SENT towards that host is refused.
     fn refuse(&mut self, ip: IpAddr) {
+        for w in self.probe_waiters.values() {
+            if w.remote.ip() == ip {
+                let _ = w.events.send(ProbeEvent::Unreachable);
+            }
+        }
         let keys: Vec<Key> = self
             .conns
             .iter()
@@ -584,6 +635,10 @@ impl Driver {
         self.stats.segments_received.fetch_add(1, Relaxed);
         if seg.len() < HEADER_LEN {
             self.stats.malformed_dropped.fetch_add(1, Relaxed);
+            return;
+        }
+        if pmtu::is_probe_format(seg) {
+            self.on_probe_format(from, seg);
             return;
         }
         let key = Key {
@@ -621,6 +676,39 @@ impl Driver {
             }
         } else {
             self.on_unknown(key, seg, ce, now);
+        }
+    }
+
+    /// A datagram in the path MTU probe format: a probe is echoed (by an
+    /// endpoint that takes part), an echo goes to the round
+    /// that sent its probe, from the address the probe went to.
+    fn on_probe_format(&mut self, from: SocketAddr, datagram: &[u8]) {
+        match pmtu::parse(datagram) {
+            Some(pmtu::Message::Probe { token, size }) if self.echo_probes => {
+                // 28 bytes for at least 1 200: no amplification.
+                self.tx.push(from, &pmtu::echo(token, size));
+                self.stats.mtu_probes_echoed.fetch_add(1, Relaxed);
+            }
+            Some(pmtu::Message::Echo { token, size }) => {
+                let live = match self.probe_waiters.get(&token) {
+                    Some(w) if w.remote == from => {
+                        w.events.send(ProbeEvent::Echoed(size as usize)).is_ok()
+                    }
+                    _ => {
+                        self.stats.unknown_dropped.fetch_add(1, Relaxed);
+                        true
+                    }
+                };
+                if !live {
+                    self.probe_waiters.remove(&token);
+                }
+            }
+            Some(pmtu::Message::Probe { .. }) => {
+                self.stats.unknown_dropped.fetch_add(1, Relaxed);
+            }
+            None => {
+                self.stats.malformed_dropped.fetch_add(1, Relaxed);
+            }
         }
     }
 
@@ -1016,6 +1104,7 @@ impl Driver {
     /// Sends every queued batch, waiting for the socket when its buffer is
     /// full.
     async fn send_pending(&mut self) {
+        self.send_probes().await;
         let batches = std::mem::take(&mut self.tx.batches);
         for b in &batches {
             let transmit = Transmit {
@@ -1068,6 +1157,49 @@ impl Driver {
         batches.clear();
         self.tx.batches = batches;
         self.tx.used = 0;
+    }
+
+    /// Sends the path MTU probes queued, each in a datagram of its own;
+    /// one the kernel will not send (above the interface's MTU) is
+    /// reported refused to its round.
+    async fn send_probes(&mut self) {
+        for (dest, token, datagram) in std::mem::take(&mut self.probes_out) {
+            let transmit = Transmit {
+                destination: dest,
+                ecn: None,
+                contents: &datagram,
+                segment_size: None,
+                src_ip: None,
+            };
+            let mut retried = false;
+            let sent = loop {
+                let r = self.socket.try_io(Interest::WRITABLE, || {
+                    self.udp.try_send((&self.socket).into(), &transmit)
+                });
+                match r {
+                    Ok(()) => break true,
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                        if self.socket.writable().await.is_err() {
+                            break false;
+                        }
+                    }
+                    Err(e) if !retried && e.kind() == io::ErrorKind::ConnectionRefused => {
+                        // An earlier datagram's ICMP error, not this one's.
+                        retried = true;
+                    }
+                    Err(e) => {
+                        tracing::debug!(error = %e, dest = %dest, bytes = datagram.len(), "path MTU probe not sent");
+                        break false;
+                    }
+                }
+            };
+            if sent {
+                self.stats.datagrams_sent.fetch_add(1, Relaxed);
+                self.stats.mtu_probes_sent.fetch_add(1, Relaxed);
+            } else if let Some(w) = self.probe_waiters.get(&token) {
+                let _ = w.events.send(ProbeEvent::Refused(datagram.len()));
+            }
+        }
     }
 
     /// Aborts what is left, tells the handles and the closers, and ends.
@@ -1136,7 +1268,7 @@ impl TxArena {
         dest: SocketAddr,
         max_segments: usize,
     ) -> bool {
-        let seg_cap = usize::from(conn.config().mss) + HEADER_LEN + MAX_OPTIONS_LEN;
+        let seg_cap = usize::from(conn.mss()) + HEADER_LEN + MAX_OPTIONS_LEN;
         // The batch being built: start offset, segment size, count.
         let mut open: Option<(usize, usize, usize)> = None;
         loop {

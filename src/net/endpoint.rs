@@ -4,6 +4,7 @@ use super::capture::SocketCapture;
 use super::clock::Clock;
 use super::driver::{Command, Driver, DriverParams};
 use super::error::NetError;
+use super::pmtu::{self, ProbeRound};
 use super::shared::DriverLink;
 use super::stats::{EndpointStats, StatsCell};
 use super::stream::Stream;
@@ -92,6 +93,23 @@ pub struct EndpointConfig {
     /// pcap file as IP/TCP (see [`crate::pcap`]); the file is created, or
     /// truncated, when the endpoint binds. `None` by default.
     pub capture: Option<PathBuf>,
+    /// Probe the path's MTU before each connection this endpoint opens,
+    /// and lower the connection's `Config::mss` to what fits it; answer
+    /// the probes of connecting peers. On by default.
+    ///
+    /// The probes (one padding datagram per candidate size in
+    /// [`CANDIDATE_DATAGRAM_BYTES`](super::pmtu::CANDIDATE_DATAGRAM_BYTES),
+    /// 1 280 to 65 535 bytes, and the size `Config::mss` itself needs; the kernel refuses at once those above the interface's MTU)
+    /// go out before the SYN, so connecting takes one round trip more,
+    /// and at least 10 ms more when a probe is lost on the way; a peer
+    /// that answers none (one with this off, or a lossy path) is reached
+    /// after up to a second (half the connect timeout at most) with
+    /// segments that fit 1 200-byte datagrams (RFC 8899's base). Give
+    /// `Config::mss` the most this end may send or take, and the path
+    /// decides the rest: [`MAX_MSS`](super::MAX_MSS) on both ends gets
+    /// 65 447-byte segments on loopback and 1 412 on Ethernet. See
+    /// [`super::pmtu`].
+    pub probe_path_mtu: bool,
 }
 
 impl Default for EndpointConfig {
@@ -111,6 +129,7 @@ impl Default for EndpointConfig {
             gso: true,
             transmit_per_segment: false,
             capture: None,
+            probe_path_mtu: true,
         }
     }
 }
@@ -155,6 +174,7 @@ struct Inner {
     stats: Arc<StatsCell>,
     local_addr: SocketAddr,
     connect_timeout: Duration,
+    probe_path_mtu: bool,
 }
 
 impl Endpoint {
@@ -236,6 +256,7 @@ impl Endpoint {
                 challenge_ack_limit: config.challenge_ack_limit,
                 gso: config.gso,
                 transmit_per_segment: config.transmit_per_segment,
+                echo_probes: config.probe_path_mtu,
                 capture,
             },
             accept_tx,
@@ -253,6 +274,7 @@ impl Endpoint {
                 stats,
                 local_addr,
                 connect_timeout: config.connect_timeout,
+                probe_path_mtu: config.probe_path_mtu,
             }),
         })
     }
@@ -271,6 +293,9 @@ impl Endpoint {
     /// completes. Fails with [`NetError::ConnectionRefused`] when the peer
     /// resets the SYN or its host reports the port unreachable, and with
     /// [`NetError::TimedOut`] after the endpoint's connect timeout.
+    ///
+    /// With [`EndpointConfig::probe_path_mtu`] (the default) the path's
+    /// MTU is probed first and `config.mss` lowered to fit it.
     pub async fn connect(&self, remote: SocketAddr, config: Config) -> Result<Stream, NetError> {
         check_config(&config)?;
         let problem = if remote.port() == 0 {
@@ -285,6 +310,13 @@ impl Endpoint {
         if let Some(problem) = problem {
             return Err(NetError::InvalidRemote { remote, problem });
         }
+        let timeout = self.inner.connect_timeout;
+        let started = tokio::time::Instant::now();
+        let config = if self.inner.probe_path_mtu {
+            self.fit_to_path(remote, config, timeout / 2).await?
+        } else {
+            config
+        };
         let (reply, rx) = oneshot::channel();
         self.inner
             .cmd_tx
@@ -296,8 +328,8 @@ impl Endpoint {
             .map_err(|_| NetError::EndpointClosed)?;
         let shared = rx.await.map_err(|_| NetError::EndpointClosed)??;
         let stream = Stream::new(shared, self.inner.link.clone());
-        let timeout = self.inner.connect_timeout;
-        match tokio::time::timeout(timeout, poll_fn(|cx| stream.poll_connected(cx))).await {
+        let handshake = poll_fn(|cx| stream.poll_connected(cx));
+        match tokio::time::timeout_at(started + timeout, handshake).await {
             Ok(Ok(())) => Ok(stream),
             Ok(Err(e)) => Err(e),
             Err(_) => {
@@ -308,6 +340,63 @@ impl Endpoint {
                 })
             }
         }
+    }
+
+    /// `config` with its MSS lowered to what the path to `remote` carries,
+    /// by one round of probes (see [`super::pmtu`]) that lasts at most
+    /// `most`.
+    async fn fit_to_path(
+        &self,
+        remote: SocketAddr,
+        mut config: Config,
+        most: Duration,
+    ) -> Result<Config, NetError> {
+        let sizes = pmtu::sizes_to_probe(config.mss, remote);
+        if sizes.is_empty() {
+            return Ok(config);
+        }
+        let overhead = pmtu::ip_udp_overhead(remote);
+        let payload = |datagram: usize| (datagram - overhead).min(super::MAX_UDP_PAYLOAD_BYTES);
+        let token = seed();
+        let (events, mut rx) = mpsc::unbounded_channel();
+        self.inner
+            .cmd_tx
+            .send(Command::Probe {
+                remote,
+                token,
+                sizes: sizes.iter().map(|&s| payload(s)).collect(),
+                events,
+            })
+            .map_err(|_| NetError::EndpointClosed)?;
+        let mut round = ProbeRound::new(&sizes);
+        // Back from UDP payload to datagram bytes (the largest IPv6 size
+        // is capped to the largest payload, and maps back to itself).
+        let datagram = |p: usize| {
+            sizes
+                .iter()
+                .copied()
+                .find(|&s| payload(s) == p)
+                .unwrap_or(p + overhead)
+        };
+        let started = tokio::time::Instant::now();
+        loop {
+            let elapsed = started.elapsed();
+            if round.is_done(elapsed) || elapsed >= most {
+                break;
+            }
+            let wait = round.deadline().min(most) - elapsed;
+            match tokio::time::timeout(wait, rx.recv()).await {
+                Ok(Some(event)) => round.on_event(event.map_size(datagram), started.elapsed()),
+                Ok(None) => return Err(NetError::EndpointClosed),
+                Err(_) => {}
+            }
+        }
+        let _ = self.inner.cmd_tx.send(Command::ProbeDone { token });
+        let path_mtu = round.path_mtu();
+        let fitted = config.mss.min(pmtu::mss_for_datagram(path_mtu, remote));
+        tracing::debug!(%remote, path_mtu, mss = fitted, asked = config.mss, after = ?started.elapsed(), "path MTU probed");
+        config.mss = fitted;
+        Ok(config)
     }
 
     /// The next connection a peer opened, once its handshake has

@@ -25,6 +25,7 @@ pub mod foreign;
 mod half_open;
 #[cfg(feature = "lab")]
 pub mod perf;
+pub mod pmtu;
 mod shared;
 mod stats;
 mod stream;

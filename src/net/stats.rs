@@ -53,6 +53,11 @@ pub struct EndpointStats {
     /// Capture write failures (the capture stops at the first; the
     /// connections go on).
     pub capture_errors: u64,
+    /// Path MTU probes sent before connecting (see
+    /// [`EndpointConfig::probe_path_mtu`](super::EndpointConfig::probe_path_mtu)).
+    pub mtu_probes_sent: u64,
+    /// Path MTU probes from connecting peers this endpoint echoed.
+    pub mtu_probes_echoed: u64,
 }
 
 /// The driver's live counters.
@@ -74,6 +79,8 @@ pub(crate) struct StatsCell {
     pub(crate) idle_evicted: AtomicU64,
     pub(crate) segments_captured: AtomicU64,
     pub(crate) capture_errors: AtomicU64,
+    pub(crate) mtu_probes_sent: AtomicU64,
+    pub(crate) mtu_probes_echoed: AtomicU64,
 }
 
 impl StatsCell {
@@ -95,6 +102,8 @@ impl StatsCell {
             idle_evicted: self.idle_evicted.load(Relaxed),
             segments_captured: self.segments_captured.load(Relaxed),
             capture_errors: self.capture_errors.load(Relaxed),
+            mtu_probes_sent: self.mtu_probes_sent.load(Relaxed),
+            mtu_probes_echoed: self.mtu_probes_echoed.load(Relaxed),
         }
     }
 }

@@ -142,6 +142,13 @@ impl Stream {
         }
     }
 
+    /// What the handshake agreed: options, and the segment size
+    /// (`peer_mss`), which on sockets is also what the path carries (see
+    /// [`EndpointConfig::probe_path_mtu`](super::EndpointConfig::probe_path_mtu)).
+    pub fn negotiated(&self) -> crate::connection::Negotiated {
+        self.shared.lock().conn.negotiated()
+    }
+
     /// The connection's RFC 9293 state.
     pub fn state(&self) -> State {
         self.shared.lock().conn.state()

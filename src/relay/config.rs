@@ -11,6 +11,10 @@ use std::net::SocketAddr;
 /// left out, as the emulator's links leave it out.
 pub const UDP_IP_OVERHEAD_BYTES: u32 = 28;
 
+/// The MTU a [`LinkConfig::new`] link and the relay's `--mtu` start
+/// from: Ethernet's.
+pub const ETHERNET_MTU_BYTES: u32 = 1500;
+
 /// The smallest `--mtu`: IPv4's minimum (RFC 791).
 pub const MIN_MTU_BYTES: u32 = 68;
 
@@ -69,13 +73,17 @@ pub struct LinkConfig {
     /// [`UDP_IP_OVERHEAD_BYTES`]): a larger one is dropped on arrival, as a
     /// router drops a packet too big for the next hop when it may not
     /// fragment it. `None` carries any size. It lets a path MTU below
-    /// loopback's 64 KiB be tried on one host.
+    /// loopback's 64 KiB be tried on one host; [`LinkConfig::new`] sets
+    /// Ethernet's 1 500, as paths that are not loopback have.
     pub mtu_bytes: Option<u32>,
 }
 
 impl LinkConfig {
     /// A lossless DropTail link of `rate_bps` and `delay` with a buffer of
-    /// `buffer_packets`.
+    /// `buffer_packets`, and Ethernet's MTU of 1 500 bytes (so that a
+    /// connecting endpoint's path MTU probes find what a real path would
+    /// have, instead of 64 KiB datagrams that hold a slow link for
+    /// seconds).
     pub fn new(rate_bps: u64, delay: Duration, buffer_packets: usize) -> LinkConfig {
         LinkConfig {
             rate_bps,
@@ -85,7 +93,7 @@ impl LinkConfig {
             loss: 0.0,
             reorder: 0.0,
             reorder_delay: None,
-            mtu_bytes: None,
+            mtu_bytes: Some(ETHERNET_MTU_BYTES),
         }
     }
 
@@ -504,7 +512,8 @@ mod display_tests {
         assert_eq!(
             c.to_string(),
             "127.0.0.1:9000 -> 127.0.0.1:9001; forward 10 Mbit/s 25 ms droptail 50 pkts \
-             loss 2%, reverse 64 kbit/s 0 ms droptail 20 pkts; seed 1; ACK filter delayed"
+             loss 2% mtu 1500 B, reverse 64 kbit/s 0 ms droptail 20 pkts mtu 1500 B; seed 1; \
+             ACK filter delayed"
         );
         assert_eq!(fmt_bps(1_500_000), "1.5 Mbit/s");
         assert_eq!(fmt_ms(Duration::from_micros(2500)), "2.5");

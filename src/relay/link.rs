@@ -590,11 +590,9 @@ mod tests {
         assert_eq!(link.stats.mtu_drops, 1);
         assert_eq!(link.stats.packets_in, 3);
         // Without a limit the same datagram passes.
-        let mut open = EmulatedLink::new(
-            LinkConfig::new(1_000_000_000, Duration::ZERO, 100),
-            1,
-            false,
-        );
+        let mut unlimited = LinkConfig::new(1_000_000_000, Duration::ZERO, 100);
+        unlimited.mtu_bytes = None;
+        let mut open = EmulatedLink::new(unlimited, 1, false);
         open.arrive(Instant::ZERO, client(), vec![2; 1473], None, (0, 0));
         open.advance(Instant::from_millis(1), None);
         assert!(open.pop_due(Instant::from_millis(1)).is_some());

@@ -17,9 +17,9 @@
 //! 4. a seeded Bernoulli loss draw, and a reordering draw that holds a
 //!    datagram back by `reorder_delay` (default three of its transmission
 //!    times, at least 1 ms) so the next few overtake it;
-//! 5. optionally a path MTU (`mtu_bytes`): a datagram larger than it is
-//!    dropped on arrival and counted, as a router that may not fragment
-//!    drops it.
+//! 5. a path MTU (`mtu_bytes`, Ethernet's 1 500 from [`LinkConfig::new`]
+//!    and the CLI; `None` for none): a datagram larger than it is dropped
+//!    on arrival and counted, as a router that may not fragment drops it.
 //!
 //! Departures follow a virtual timeline (the transmitter is free from the
 //! end of the previous datagram, not from when the task woke up), so timer
@@ -65,7 +65,8 @@ pub use ack_management::DelayControlHook;
 pub use config::{
     parse_ack_filter, parse_delay, parse_delay_control, parse_probability, parse_rate,
     AckManagement, DelayControlSetting, LinkConfig, QueueKind, RelayConfig, RelayConfigError,
-    DELAY_CONTROL_PACKET_BYTES, MAX_MTU_BYTES, MIN_MTU_BYTES, UDP_IP_OVERHEAD_BYTES,
+    DELAY_CONTROL_PACKET_BYTES, ETHERNET_MTU_BYTES, MAX_MTU_BYTES, MIN_MTU_BYTES,
+    UDP_IP_OVERHEAD_BYTES,
 };
 pub use hook::{Arrival, HookAction, NoHook, QueueView, QueuedDatagram, ReverseHook};
 pub use stats::{DirectionStats, RelayStats};

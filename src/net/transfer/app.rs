@@ -66,11 +66,12 @@ impl std::fmt::Display for Transport {
     }
 }
 
-/// The segment size [`strategy_config`] uses unless told otherwise: a
-/// datagram of `mss` plus at most 60 bytes of TCP header plus 28 of UDP
-/// and IPv4 fits a 1500-byte Ethernet MTU, and ackwise sockets do not
-/// fragment. Loopback takes up to [`MAX_MSS`](crate::net::MAX_MSS).
-pub const DEFAULT_MSS: u16 = 1400;
+/// The segment size `send`, `recv` and `perf` ask for unless told
+/// otherwise: the most a UDP datagram holds. The connecting end probes
+/// the path first and lowers it to what the path carries (see
+/// [`EndpointConfig::probe_path_mtu`](crate::net::EndpointConfig::probe_path_mtu)):
+/// 1 412 on a 1 500-byte Ethernet MTU, all of it on loopback.
+pub const DEFAULT_MSS: u16 = crate::net::MAX_MSS;
 
 /// The smallest segment size a connection accepts
 /// ([`Config::validate`](crate::connection::Config::validate)).
@@ -227,6 +228,13 @@ pub async fn run_send_until(
     match plan.transport {
         Transport::Ackwise => {
             let (endpoint, mut stream) = first_of(&addrs, |a| connect_ackwise(a, plan)).await?;
+            if !console.is_quiet() {
+                console.line(&format!(
+                    "segments of {} bytes (what the path to {} carries, up to --mss)",
+                    stream.negotiated().peer_mss,
+                    stream.remote_addr()
+                ));
+            }
             // The receiver follows the strategy the headers name.
             let options = SendOptions {
                 strategy: Some(plan.strategy.name()),
