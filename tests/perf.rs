@@ -81,6 +81,9 @@ async fn ackwise_runs_both_ways_with_intervals_and_receiver_acks() {
         assert!(in_intervals <= r.bytes, "{in_intervals} > {}", r.bytes);
         // The receiver acknowledged, and far less than once per segment.
         let acks = r.receiver_acks.expect("ackwise counts the receiver's ACKs");
+        // Loopback carries the 1 400 bytes asked for (the path's probe
+        // found more room).
+        assert_eq!(r.segment_bytes, Some(1400), "{r:?}");
         let segments = r.bytes / 1400;
         assert!(
             acks > 0 && acks < segments / 4,
@@ -98,6 +101,7 @@ async fn kernel_tcp_runs_for_comparison_without_ack_counters() {
     let (r, _) = run_against_server(Transport::Tcp, plan(Transport::Tcp, false, 2)).await;
     assert!(r.bytes > 1 << 20, "{r}");
     assert_eq!(r.receiver_acks, None);
+    assert_eq!(r.segment_bytes, None);
     assert!(r.to_string().contains("no ACK counters"), "{r}");
     let json = serde_json::to_value(&r).unwrap();
     assert_eq!(json["transport"], "tcp");
@@ -187,4 +191,6 @@ fn cli_json_report() {
     assert!(v["bytes"].as_u64().unwrap() > 0);
     assert!(v["receiver_acks"].as_u64().unwrap() > 0);
     assert!(!v["intervals"].as_array().unwrap().is_empty());
+    // Without --mss, loopback's largest segments (issue 16 item 5).
+    assert_eq!(v["segment_bytes"], u64::from(ackwise::net::MAX_MSS));
 }

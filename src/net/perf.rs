@@ -140,6 +140,9 @@ pub struct PerfReport {
     pub retransmissions: Option<u64>,
     /// See `retransmissions`.
     pub timeouts: Option<u64>,
+    /// Payload bytes per full segment, as the handshake agreed after the
+    /// client probed the path (ackwise only; the first connection's).
+    pub segment_bytes: Option<u16>,
 }
 
 /// Why a run failed.
@@ -208,6 +211,7 @@ pub async fn run_perf(
         _ => None,
     };
     let mut conns = Vec::with_capacity(plan.parallel);
+    let mut segment_bytes = None;
     for _ in 0..plan.parallel {
         let conn = match &endpoint {
             Some(ep) => {
@@ -216,6 +220,7 @@ pub async fn run_perf(
                     NetError::TimedOut { .. } => connect_error(plan, "timed out".into()),
                     other => connect_error(plan, other.to_string()),
                 })?;
+                segment_bytes.get_or_insert(stream.negotiated().peer_mss);
                 let probe = stream.ack_probe();
                 Conn::Ackwise(stream, probe)
             }
@@ -295,6 +300,7 @@ pub async fn run_perf(
             .map(|a| a as f64 / (bytes as f64 / (1u64 << 30) as f64)),
         retransmissions: sender.map(|s| s.0),
         timeouts: sender.map(|s| s.1),
+        segment_bytes,
     })
 }
 
@@ -653,6 +659,9 @@ impl std::fmt::Display for PerfReport {
         }
         if let (Some(r), Some(t)) = (self.retransmissions, self.timeouts) {
             write!(f, "; {r} retransmissions, {t} timeouts")?;
+        }
+        if let Some(b) = self.segment_bytes {
+            write!(f, "; segments of {b} bytes")?;
         }
         Ok(())
     }
