@@ -11,7 +11,7 @@ use rand_core::{RngCore, SeedableRng};
 use sha2::{Digest, Sha256};
 use std::io;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -188,6 +188,8 @@ struct Proxy {
     captured: Arc<Mutex<Vec<Vec<u8>>>>,
     /// Set to drop everything in both directions.
     cut: Arc<AtomicBool>,
+    /// Datagrams above this many bytes of UDP payload are dropped.
+    max_payload: Arc<AtomicUsize>,
 }
 
 async fn proxy(server: SocketAddr) -> Proxy {
@@ -197,6 +199,7 @@ async fn proxy(server: SocketAddr) -> Proxy {
 /// A proxy that drops datagrams of more than `max_payload` bytes (UDP
 /// payload) both ways, as a path with a smaller MTU than loopback's does.
 async fn proxy_with_mtu(server: SocketAddr, max_payload: usize) -> Proxy {
+    let max_payload = Arc::new(AtomicUsize::new(max_payload));
     let front = Arc::new(UdpSocket::bind(localhost()).await.unwrap());
     let back = Arc::new(UdpSocket::bind(localhost()).await.unwrap());
     let captured = Arc::new(Mutex::new(Vec::new()));
@@ -204,17 +207,18 @@ async fn proxy_with_mtu(server: SocketAddr, max_payload: usize) -> Proxy {
     let cut = Arc::new(AtomicBool::new(false));
     let addr = front.local_addr().unwrap();
     tokio::spawn({
-        let (front, back, captured, client, cut) = (
+        let (front, back, captured, client, cut, max_payload) = (
             front.clone(),
             back.clone(),
             captured.clone(),
             client.clone(),
             cut.clone(),
+            max_payload.clone(),
         );
         async move {
             let mut buf = vec![0u8; 65_536];
             while let Ok((n, from)) = front.recv_from(&mut buf).await {
-                if cut.load(Ordering::Relaxed) || n > max_payload {
+                if cut.load(Ordering::Relaxed) || n > max_payload.load(Ordering::Relaxed) {
                     continue;
                 }
                 *client.lock().unwrap() = Some(from);
@@ -229,11 +233,11 @@ async fn proxy_with_mtu(server: SocketAddr, max_payload: usize) -> Proxy {
         }
     });
     tokio::spawn({
-        let (back, cut) = (back.clone(), cut.clone());
+        let (back, cut, max_payload) = (back.clone(), cut.clone(), max_payload.clone());
         async move {
             let mut buf = vec![0u8; 65_536];
             while let Ok((n, _)) = back.recv_from(&mut buf).await {
-                if cut.load(Ordering::Relaxed) || n > max_payload {
+                if cut.load(Ordering::Relaxed) || n > max_payload.load(Ordering::Relaxed) {
                     continue;
                 }
                 let to = *client.lock().unwrap();
@@ -248,6 +252,7 @@ async fn proxy_with_mtu(server: SocketAddr, max_payload: usize) -> Proxy {
         back,
         captured,
         cut,
+        max_payload,
     }
 }
 
@@ -324,6 +329,48 @@ async fn connections_take_the_largest_segments_the_path_carries() {
     let stream = plain.connect(addr, config()).await.unwrap();
     assert_eq!(stream.negotiated().peer_mss, config().mss);
     assert_eq!(plain.stats().mtu_probes_sent, 0);
+}
+
+/// RFC 8899 section 4.3 on sockets: the path's MTU drops from loopback's
+/// to Ethernet's in the middle of a transfer. The sender's full-sized
+/// segments are lost from then on; after three timeouts in a row it
+/// falls back to the base size and the data arrives whole.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_transfer_survives_the_path_mtu_shrinking_under_it() {
+    let big = || Config {
+        mss: ackwise::net::MAX_MSS,
+        ..config()
+    };
+    let server = Endpoint::server(localhost(), big()).unwrap();
+    spawn_digest_server(server.clone());
+    let proxy = proxy_with_mtu(server.local_addr(), usize::MAX).await;
+    let client = Endpoint::bind(localhost()).unwrap();
+    let stream = client.connect(proxy.addr, big()).await.unwrap();
+    assert_eq!(stream.negotiated().peer_mss, ackwise::net::MAX_MSS);
+    let data = random_bytes(&mut ChaCha8Rng::seed_from_u64(0x81ac), 40_000_000);
+    let probe = stream.ack_probe();
+    let (mut rd, mut wr) = stream.into_split();
+    let writer = tokio::spawn({
+        let data = data.clone();
+        async move {
+            wr.write_all(&data).await.unwrap();
+            wr.shutdown().await.unwrap();
+        }
+    });
+    while probe.acknowledged_bytes() < 2_000_000 {
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    proxy.max_payload.store(1500 - 28, Ordering::Relaxed);
+    let mut echoed = Vec::new();
+    tokio::time::timeout(Duration::from_secs(30), rd.read_to_end(&mut echoed))
+        .await
+        .expect("the transfer stalled in the black hole")
+        .unwrap();
+    writer.await.unwrap();
+    assert_eq!(echoed, sha256(&data));
+    let stats = probe.stats();
+    assert_eq!(stats.black_hole_fallbacks, 1, "{stats:?}");
+    assert!(stats.timeouts >= 3, "{stats:?}");
 }
 
 /// `data` through a connection to `to` that must agree on `mss`, checked

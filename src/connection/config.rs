@@ -319,6 +319,16 @@ pub struct Config {
     /// Challenge ACKs (RFC 5961) a connection sends per second at most;
     /// the rest are withheld (section 7). Zero sends none.
     pub challenge_ack_limit: u32,
+    /// A path MTU black hole's way out (RFC 8899 section 4.3): after
+    /// [`BLACK_HOLE_TIMEOUTS`](super::BLACK_HOLE_TIMEOUTS) retransmission
+    /// timeouts in a row, a sender whose segments are larger than this
+    /// MSS sends no larger from then on, so a path that stops carrying
+    /// the size the handshake agreed (a route change, a tunnel, a probe
+    /// that passed where data does not) costs a few timeouts instead of
+    /// the connection. `None` (the default, and the lab's): never. The
+    /// socket endpoint sets it to the base size whenever its path probe
+    /// raised the MSS above it.
+    pub black_hole_mss: Option<u16>,
     /// The connection is dropped when nothing arrives for this long.
     pub idle_timeout: Option<Duration>,
     /// How long TIME-WAIT lasts (2 MSL). It must outlast the peer's
@@ -420,6 +430,7 @@ impl Default for Config {
             rto_variance_floor: RttEstimator::CLOCK_GRANULARITY,
             syn_retries: 6,
             challenge_ack_limit: 10,
+            black_hole_mss: None,
             idle_timeout: Some(Duration::from_secs(120)),
             time_wait: Duration::from_secs(30),
             max_ooo_ranges: 64,
@@ -488,6 +499,9 @@ fn invalid(field: &'static str, problem: &'static str) -> Result<(), ConfigError
 impl Config {
     /// Checks that the configuration can work.
     pub fn validate(&self) -> Result<(), ConfigError> {
+        if self.black_hole_mss.is_some_and(|m| m < 64) {
+            return invalid("black_hole_mss", "must be at least 64");
+        }
         if self.mss < 64 {
             return invalid("mss", "must be at least 64 bytes");
         }

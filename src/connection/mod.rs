@@ -32,6 +32,12 @@ pub use stats::Stats;
 
 use ack_nonce::{EchoTracker, NonceKey, SentEnds};
 
+/// Retransmission timeouts in a row after which a connection with
+/// [`Config::black_hole_mss`] takes the path for a black hole to its
+/// full-sized segments. Linux's black-hole detection waits as many
+/// (`tcp_retries1`, 3) before it lowers its MSS.
+pub const BLACK_HOLE_TIMEOUTS: u32 = 3;
+
 use crate::receiver::{AckPolicy, Reassembly};
 use crate::sender::{Sender, SenderParams};
 use crate::time::{Duration, Instant};
@@ -756,7 +762,37 @@ impl Connection {
         }
         if self.is_established() {
             self.sender.handle_timeout(now);
+            self.leave_black_hole();
         }
+    }
+
+    /// RFC 8899 section 4.3's black-hole detection, for a path that no
+    /// longer carries full-sized segments: after
+    /// [`BLACK_HOLE_TIMEOUTS`] timeouts in a row, segments shrink to
+    /// `Config::black_hole_mss` (a size every path takes), and the
+    /// resent data with them. Loss alone rarely gives three timeouts in
+    /// a row; when it does, smaller segments cost a few percent of
+    /// header, not the connection.
+    fn leave_black_hole(&mut self) {
+        let Some(fallback) = self.config.black_hole_mss else {
+            return;
+        };
+        if self.sender.timeouts_in_a_row() < BLACK_HOLE_TIMEOUTS {
+            return;
+        }
+        let payload = usize::from(fallback)
+            .saturating_sub(self.option_bytes_per_data_segment())
+            .max(1);
+        if self.sender.mss() <= payload as u64 {
+            return;
+        }
+        tracing::info!(
+            from = self.sender.mss(),
+            to = payload,
+            "full-sized segments keep timing out: smaller ones from here on"
+        );
+        self.sender.lower_mss(payload);
+        self.stats.black_hole_fallbacks += 1;
     }
 
     /// The receive side's estimate of the peer's congestion window, in

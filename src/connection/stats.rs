@@ -61,6 +61,9 @@ pub struct Stats {
     /// (a bare ACK outside the window, an ACK of data never sent): at
     /// most one goes out per 500 ms.
     pub invalid_replies_suppressed: u64,
+    /// Times the segment size fell back to `Config::black_hole_mss`
+    /// after timeouts in a row (at most once per connection).
+    pub black_hole_fallbacks: u64,
     /// Congestion window, bytes.
     pub cwnd: u64,
     /// Slow-start threshold, bytes (`u64::MAX` until the first loss).

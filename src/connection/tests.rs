@@ -529,6 +529,64 @@ fn smart_receiver_after_a_transfer(mss: u16) -> (Option<u64>, u64) {
     (s.receiver_cwnd_estimate(), s.stats().pure_acks_sent)
 }
 
+/// RFC 8899 section 4.3: the path stops carrying the agreed segment size
+/// mid-transfer. With `black_hole_mss` the sender falls back after three
+/// timeouts in a row and the data arrives whole; without, every resend
+/// of a full segment is lost and nothing more arrives.
+#[test]
+fn a_path_that_stops_carrying_full_segments_is_left_for_smaller_ones() {
+    let data: Vec<u8> = (0..400_000u32).map(|i| (i % 253) as u8).collect();
+    for fallback in [Some(1200), None] {
+        let config = Config {
+            mss: 4000,
+            black_hole_mss: fallback,
+            ..fast_config()
+        };
+        let mut pipe = established_pipe(config.clone(), config);
+        assert_eq!(pipe.client().write(&data), data.len());
+        let mut got = Vec::new();
+        let mut buf = vec![0u8; 65_536];
+        let mut read = |p: &mut Pipe, got: &mut Vec<u8>| {
+            if let Some(s) = p.server() {
+                let n = s.read(&mut buf);
+                got.extend_from_slice(&buf[..n]);
+            }
+        };
+        pipe.run_until(Instant::from_millis(45), |p| {
+            read(p, &mut got);
+            false
+        })
+        .unwrap();
+        assert!(
+            got.len() < data.len(),
+            "{fallback:?}: all arrived before the change"
+        );
+        // Room for a 1 200-byte MSS segment and its header, not more.
+        pipe.set_max_segment_bytes(Some(1200 + 60));
+        pipe.run_until(Instant::from_millis(60_000), |p| {
+            read(p, &mut got);
+            got.len() == data.len()
+        })
+        .unwrap();
+        let stats = pipe.client().stats();
+        match fallback {
+            Some(_) => {
+                assert!(got == data, "{} of {} bytes", got.len(), data.len());
+                assert_eq!(stats.black_hole_fallbacks, 1);
+                assert!(
+                    stats.timeouts >= u64::from(BLACK_HOLE_TIMEOUTS),
+                    "{stats:?}"
+                );
+                assert!(pipe.client().stats().timeouts < 10, "{stats:?}");
+            }
+            None => {
+                assert!(got.len() < data.len(), "arrived without a fallback");
+                assert_eq!(stats.black_hole_fallbacks, 0);
+            }
+        }
+    }
+}
+
 /// 2 MB from client to server with `config` at both ends over the test
 /// pipe with 1% random loss (seed 3); the data and the outcome.
 fn lossy_transfer(config: Config) -> (Vec<u8>, crate::testing::TransferOutcome) {

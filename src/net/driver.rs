@@ -233,9 +233,17 @@ impl Driver {
             1
         };
         let echo_probes = params.echo_probes;
+        let mut server = params.server.map(for_socket_timers);
+        if let Some(config) = server.as_mut().filter(|_| echo_probes) {
+            // A client's probe set the size; should the path stop carrying
+            // it, fall back to the base (IPv6's, which fits either family).
+            let v6: SocketAddr = (std::net::Ipv6Addr::LOCALHOST, 0).into();
+            config
+                .black_hole_mss
+                .get_or_insert(pmtu::mss_for_datagram(pmtu::BASE_DATAGRAM_BYTES, v6));
+        }
         let mut rng = rng;
-        let cookies =
-            (params.server.is_some() && params.syn_cookies).then(|| SynCookies::new(&mut rng));
+        let cookies = (server.is_some() && params.syn_cookies).then(|| SynCookies::new(&mut rng));
         let challenge_budget = params.challenge_ack_limit.map(|n| {
             Arc::new(ChallengeBudget::new(
                 n,
@@ -248,7 +256,7 @@ impl Driver {
             link,
             stats,
             clock,
-            server: params.server.map(for_socket_timers),
+            server,
             checksum,
             accept_tx,
             cmd_rx,

@@ -107,7 +107,10 @@ pub struct EndpointConfig {
     /// segments that fit 1 200-byte datagrams (RFC 8899's base). Give
     /// `Config::mss` the most this end may send or take, and the path
     /// decides the rest: [`MAX_MSS`](super::MAX_MSS) on both ends gets
-    /// 65 447-byte segments on loopback and 1 412 on Ethernet. See
+    /// 65 447-byte segments on loopback and 1 412 on Ethernet. Both ends'
+    /// connections also get `Config::black_hole_mss` at the base size
+    /// (unless it is set), so a path that later stops carrying the size
+    /// found costs three timeouts, not the connection. See
     /// [`super::pmtu`].
     pub probe_path_mtu: bool,
 }
@@ -396,6 +399,11 @@ impl Endpoint {
         let fitted = config.mss.min(pmtu::mss_for_datagram(path_mtu, remote));
         tracing::debug!(%remote, path_mtu, mss = fitted, asked = config.mss, after = ?started.elapsed(), "path MTU probed");
         config.mss = fitted;
+        // Should the path stop carrying what the probe found, fall back
+        // to the base (RFC 8899 section 4.3).
+        config
+            .black_hole_mss
+            .get_or_insert(pmtu::mss_for_datagram(pmtu::BASE_DATAGRAM_BYTES, remote));
         Ok(config)
     }
 

@@ -250,6 +250,9 @@ pub struct Sender {
     spurious: SpuriousTimeout,
     /// When the retransmission timer last fired.
     last_timeout_at: Option<Instant>,
+    /// Retransmission timeouts since SND.UNA last moved (window probes
+    /// left out).
+    timeouts_in_a_row: u32,
     counters: SenderCounters,
     /// Pacing (paper 004 section 4.1); `None` sends as the window allows.
     pacer: Option<Pacer>,
@@ -314,6 +317,7 @@ impl Sender {
             hystart,
             spurious: SpuriousTimeout::default(),
             last_timeout_at: None,
+            timeouts_in_a_row: 0,
             counters: SenderCounters::default(),
             pacer: None,
             spreader: None,
@@ -336,6 +340,29 @@ impl Sender {
     /// The ACK-request state, if requests are on.
     pub fn ack_requests(&self) -> Option<&Requester> {
         self.requests.as_ref()
+    }
+
+    /// Retransmission timeouts since the cumulative ACK last moved
+    /// (zero-window probes do not count).
+    pub fn timeouts_in_a_row(&self) -> u32 {
+        self.timeouts_in_a_row
+    }
+
+    /// Lowers the segment size mid-connection, for a path whose MTU turned
+    /// out smaller than the handshake's (a black hole, RFC 8899 section
+    /// 4.3). New segments and every retransmission from here on are at
+    /// most `mss` bytes (a resent range is cut to size, as any is); the
+    /// scoreboard and the congestion controller count in the new size.
+    /// Never raises it.
+    pub fn lower_mss(&mut self, mss: usize) {
+        let mss = mss.max(1);
+        if mss >= self.params.mss {
+            return;
+        }
+        self.params.mss = mss;
+        self.mss = mss as u64;
+        self.board.set_mss(mss);
+        self.cc.set_mss(mss as u64);
     }
 
     /// Applies what the handshake agreed: segment size, SACK, a congestion
@@ -810,6 +837,7 @@ impl Sender {
     ) {
         let acked = effect.newly_acked;
         self.fast_retransmit_at = None;
+        self.timeouts_in_a_row = 0;
         if let Some(s) = self.spreader.as_mut() {
             s.on_ack(now, acked, self.rtt.srtt().unwrap_or(INITIAL_SPREAD_BUCKET));
         }
@@ -1146,6 +1174,7 @@ impl Sender {
             return false;
         }
         self.counters.timeouts += 1;
+        self.timeouts_in_a_row += 1;
         self.hystart = None;
         self.last_timeout_at = Some(now);
         // The silence that ended in this timeout is an outage, not the

@@ -192,6 +192,12 @@ impl Scoreboard {
         self.mss
     }
 
+    /// Changes SMSS (a smaller path MTU found mid-connection); what is
+    /// recorded stays, in bytes.
+    pub fn set_mss(&mut self, mss: usize) {
+        self.mss = (mss as u64).max(1);
+    }
+
     /// DupThresh (RFC 6675 section 2).
     pub fn dup_thresh(&self) -> u32 {
         self.dup_thresh

@@ -138,6 +138,7 @@ pub struct Pipe {
     segment_buf: usize,
     /// Everything one side sends is lost while it is set (client, server).
     blackout: [bool; 2],
+    max_segment_bytes: Option<usize>,
 }
 
 /// Room for the largest header beside a full segment.
@@ -167,6 +168,7 @@ impl Pipe {
             stats: PipeStats::default(),
             segment_buf,
             blackout: [false; 2],
+            max_segment_bytes: None,
         })
     }
 
@@ -205,6 +207,12 @@ impl Pipe {
             Side::Client => 0,
             Side::Server => 1,
         }] = lost;
+    }
+
+    /// Loses every segment longer than `bytes` (header included), both
+    /// ways, from now on: a path whose MTU shrank. `None` lifts it.
+    pub fn set_max_segment_bytes(&mut self, bytes: Option<usize>) {
+        self.max_segment_bytes = bytes;
     }
 
     fn uniform(&mut self) -> f64 {
@@ -253,7 +261,8 @@ impl Pipe {
 
     fn launch(&mut self, idx: usize, to_server: bool) {
         self.stats.sent += 1;
-        let dark = self.blackout[usize::from(!to_server)];
+        let dark = self.blackout[usize::from(!to_server)]
+            || self.max_segment_bytes.is_some_and(|m| self.lens[idx] > m);
         if self.uniform() < self.config.loss || dark {
             self.stats.lost += 1;
             self.release(idx);

@@ -286,6 +286,10 @@ impl CongestionControl for Cubic {
         self.reno.set_byte_counting_limit(segments);
     }
 
+    fn set_mss(&mut self, mss: u64) {
+        self.reno.set_mss(mss);
+    }
+
     fn byte_counting_limit(&self) -> u32 {
         self.reno.byte_counting_limit()
     }

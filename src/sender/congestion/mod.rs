@@ -94,6 +94,11 @@ pub trait CongestionControl: core::fmt::Debug + Send {
     /// The byte-counting limit L in segments (RFC 3465 section 2.2).
     fn byte_counting_limit(&self) -> u32;
 
+    /// Changes SMSS mid-connection (a smaller path MTU, RFC 8899 section
+    /// 4.3). cwnd and ssthresh stay in bytes; what counts in segments
+    /// (floors, increase per window) follows the new size.
+    fn set_mss(&mut self, mss: u64);
+
     /// A new RTT sample was taken; `min_rtt` is the smallest seen so far.
     /// A time-based controller ([`Cubic`]) plans its window one round
     /// trip ahead; the default ignores it.

@@ -287,6 +287,10 @@ impl Reno {
 }
 
 impl CongestionControl for Reno {
+    fn set_mss(&mut self, mss: u64) {
+        Reno::set_mss(self, mss);
+    }
+
     fn window(&self) -> u64 {
         self.cwnd
     }
