@@ -349,25 +349,12 @@ async fn a_transfer_survives_the_path_mtu_shrinking_under_it() {
     assert_eq!(stream.negotiated().peer_mss, ackwise::net::MAX_MSS);
     let data = random_bytes(&mut ChaCha8Rng::seed_from_u64(0x81ac), 40_000_000);
     let probe = stream.ack_probe();
-    let (mut rd, mut wr) = stream.into_split();
-    let writer = tokio::spawn({
-        let data = data.clone();
-        async move {
-            wr.write_all(&data).await.unwrap();
-            wr.shutdown().await.unwrap();
-        }
-    });
+    let transfer = tokio::spawn(send_for_digest(stream, data.clone()));
     while probe.acknowledged_bytes() < 2_000_000 {
         tokio::time::sleep(Duration::from_millis(1)).await;
     }
     proxy.max_payload.store(1500 - 28, Ordering::Relaxed);
-    let mut echoed = Vec::new();
-    tokio::time::timeout(Duration::from_secs(30), rd.read_to_end(&mut echoed))
-        .await
-        .expect("the transfer stalled in the black hole")
-        .unwrap();
-    writer.await.unwrap();
-    assert_eq!(echoed, sha256(&data));
+    assert_eq!(transfer.await.unwrap(), sha256(&data));
     let stats = probe.stats();
     assert_eq!(stats.black_hole_fallbacks, 1, "{stats:?}");
     assert!(stats.timeouts >= 3, "{stats:?}");
@@ -382,21 +369,28 @@ async fn send_big(client: &Endpoint, to: SocketAddr, data: &[u8], mss: u16) {
     };
     let stream = client.connect(to, config).await.unwrap();
     assert_eq!(stream.negotiated().peer_mss, mss);
+    assert_eq!(
+        send_for_digest(stream, data.to_vec()).await,
+        sha256(data),
+        "MSS {mss}"
+    );
+}
+
+/// Writes `data` to the digest server on `stream` while reading its
+/// answer, within 30 s; the digest it sent back.
+async fn send_for_digest(stream: Stream, data: Vec<u8>) -> Vec<u8> {
     let (mut rd, mut wr) = stream.into_split();
-    let writer = tokio::spawn({
-        let data = data.to_vec();
-        async move {
-            wr.write_all(&data).await.unwrap();
-            wr.shutdown().await.unwrap();
-        }
+    let writer = tokio::spawn(async move {
+        wr.write_all(&data).await.unwrap();
+        wr.shutdown().await.unwrap();
     });
     let mut echoed = Vec::new();
-    tokio::time::timeout(Duration::from_secs(20), rd.read_to_end(&mut echoed))
+    tokio::time::timeout(Duration::from_secs(30), rd.read_to_end(&mut echoed))
         .await
-        .expect("transfer stalled")
+        .expect("the transfer stalled")
         .unwrap();
     writer.await.unwrap();
-    assert_eq!(echoed, sha256(data), "MSS {mss}");
+    echoed
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
