@@ -41,6 +41,12 @@ pub const BASE_DATAGRAM_BYTES: usize = 1200;
 /// largest IP datagram (loopback, whose MTU is 65 536).
 pub const CANDIDATE_DATAGRAM_BYTES: [usize; 7] = [1280, 1400, 1420, 1492, 1500, 9000, 65_535];
 
+/// The smallest probe answered, bytes of UDP payload: the base less the
+/// larger (IPv6) headers. Every probe sent is larger, and nothing smaller
+/// draws an echo, so a forged probe gets back at most 28 bytes for each
+/// 1 152 it sent.
+pub const MIN_PROBE_PAYLOAD_BYTES: usize = BASE_DATAGRAM_BYTES - 48;
+
 /// How long the round waits for echoes after the first, at least: the
 /// larger probes may trail the first echo by their serialization time.
 pub const EXTRA_WAIT: Duration = Duration::from_millis(10);
@@ -115,8 +121,9 @@ pub(crate) fn is_probe_format(datagram: &[u8]) -> bool {
 }
 
 /// Reads a probe or an echo; `None` for anything else, including a probe
-/// that did not arrive whole (its length is not the size it states) and
-/// an echo with trailing bytes.
+/// that did not arrive whole (its length is not the size it states) or
+/// is smaller than [`MIN_PROBE_PAYLOAD_BYTES`], and an echo with
+/// trailing bytes.
 pub(crate) fn parse(datagram: &[u8]) -> Option<Message> {
     let header = datagram.get(..HEADER_BYTES)?;
     if &header[..12] != MAGIC || header[12] != 0 {
@@ -125,7 +132,9 @@ pub(crate) fn parse(datagram: &[u8]) -> Option<Message> {
     let token = u64::from_be_bytes(header[16..24].try_into().ok()?);
     let size = u32::from_be_bytes(header[24..28].try_into().ok()?);
     match header[13] {
-        PROBE if datagram.len() == size as usize => Some(Message::Probe { token, size }),
+        PROBE if datagram.len() == size as usize && datagram.len() >= MIN_PROBE_PAYLOAD_BYTES => {
+            Some(Message::Probe { token, size })
+        }
         ECHO if datagram.len() == HEADER_BYTES => Some(Message::Echo { token, size }),
         _ => None,
     }
@@ -258,7 +267,7 @@ mod tests {
 
     #[test]
     fn probes_and_echoes_round_trip_and_nothing_else_parses() {
-        for size in [HEADER_BYTES, 1252, 65_507] {
+        for size in [MIN_PROBE_PAYLOAD_BYTES, 1252, 65_507] {
             let p = probe(0x0123_4567_89ab_cdef, size);
             assert_eq!(p.len(), size);
             assert!(is_probe_format(&p));
@@ -272,6 +281,9 @@ mod tests {
             // Cut short on the way: not echoed.
             assert_eq!(parse(&p[..size - 1]), None);
         }
+        // Too small to be a probe: no echo, so no reflection.
+        assert_eq!(parse(&probe(7, MIN_PROBE_PAYLOAD_BYTES - 1)), None);
+        assert_eq!(parse(&probe(7, HEADER_BYTES)), None);
         let e = echo(7, 1472);
         assert_eq!(
             parse(&e),
@@ -283,10 +295,10 @@ mod tests {
         let mut longer = e.to_vec();
         longer.push(0);
         assert_eq!(parse(&longer), None);
-        let mut wrong = probe(7, 100);
+        let mut wrong = probe(7, 1300);
         wrong[0] ^= 1;
         assert_eq!(parse(&wrong), None);
-        wrong = probe(7, 100);
+        wrong = probe(7, 1300);
         wrong[13] = 9;
         assert_eq!(parse(&wrong), None);
     }
