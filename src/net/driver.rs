@@ -450,6 +450,8 @@ impl Driver {
                     self.probes_out
                         .push((remote, token, pmtu::probe(token, size)));
                 }
+                // Rounds whose connect was given up before it could say so.
+                self.probe_waiters.retain(|_, w| !w.events.is_closed());
                 self.probe_waiters
                     .insert(token, ProbeWaiter { remote, events });
             }

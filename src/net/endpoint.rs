@@ -99,8 +99,9 @@ pub struct EndpointConfig {
     ///
     /// The probes (one padding datagram per candidate size in
     /// [`CANDIDATE_DATAGRAM_BYTES`](super::pmtu::CANDIDATE_DATAGRAM_BYTES),
-    /// 1 280 to 65 535 bytes, and the size `Config::mss` itself needs; the kernel refuses at once those above the interface's MTU)
-    /// go out before the SYN, so connecting takes one round trip more,
+    /// 1 280 to 65 535 bytes, and the size `Config::mss` itself needs;
+    /// the kernel refuses at once those above the interface's MTU) go
+    /// out before the SYN, so connecting takes one round trip more,
     /// and at least 10 ms more when a probe is lost on the way; a peer
     /// that answers none (one with this off, or a lossy path) is reached
     /// after up to a second (half the connect timeout at most) with
