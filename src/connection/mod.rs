@@ -32,12 +32,6 @@ pub use stats::Stats;
 
 use ack_nonce::{EchoTracker, NonceKey, SentEnds};
 
-/// Retransmission timeouts in a row after which a connection with
-/// [`Config::black_hole_mss`] takes the path for a black hole to its
-/// full-sized segments. Linux's black-hole detection waits as many
-/// (`tcp_retries1`, 3) before it lowers its MSS.
-pub const BLACK_HOLE_TIMEOUTS: u32 = 3;
-
 use crate::receiver::{AckPolicy, Reassembly};
 use crate::sender::{Sender, SenderParams};
 use crate::time::{Duration, Instant};
@@ -45,6 +39,12 @@ use crate::wire::{AckNonce, AckRequest, Checksum, Flags, SegmentRepr, SeqNum, Wi
 use rand_core::RngCore;
 use std::collections::VecDeque;
 use std::fmt;
+
+/// Retransmission timeouts in a row after which a connection with
+/// [`Config::black_hole_mss`] takes the path for a black hole to its
+/// full-sized segments. Linux's black-hole detection waits as many
+/// (`tcp_retries1`, 3) before it lowers its MSS.
+pub const BLACK_HOLE_TIMEOUTS: u32 = 3;
 
 /// RFC 9293 connection states.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -809,9 +809,10 @@ impl Connection {
         usize::from(self.agreed_mss()) - self.option_bytes_per_data_segment()
     }
 
-    /// The most payload a segment of this connection carries, options
-    /// included: the smaller of the two ends' MSS once the handshake has
-    /// agreed it, this end's `Config::mss` before.
+    /// The connection's MSS: the smaller of the two ends' once the
+    /// handshake has agreed it, this end's `Config::mss` before. A data
+    /// segment's payload is this less the options it carries (and less
+    /// still after a black-hole fallback, `Config::black_hole_mss`).
     pub fn mss(&self) -> u16 {
         self.agreed_mss()
     }
