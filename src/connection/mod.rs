@@ -507,7 +507,7 @@ impl Connection {
     }
 
     fn init_receiver(&mut self, irs: SeqNum, ts: Option<u32>) {
-        let ranges = self.config.ooo_range_limit_for(self.agreed_mss());
+        let ranges = self.config.ooo_range_limit_for(self.mss());
         let reassembly = Reassembly::new(self.config.recv_buffer, ranges);
         let edge = reassembly.window() as u64;
         self.recv = Some(RecvState {
@@ -806,24 +806,18 @@ impl Connection {
     /// Payload bytes of a full-sized segment from the peer: the agreed
     /// segment size less the options it carries.
     fn peer_segment_size(&self) -> usize {
-        usize::from(self.agreed_mss()) - self.option_bytes_per_data_segment()
+        usize::from(self.mss()) - self.option_bytes_per_data_segment()
     }
 
-    /// The connection's MSS: the smaller of the two ends' once the
-    /// handshake has agreed it, this end's `Config::mss` before. A data
-    /// segment's payload is this less the options it carries (and less
-    /// still after a black-hole fallback, `Config::black_hole_mss`).
+    /// The connection's MSS: the smaller of the two ends' MSS options
+    /// once the handshake has agreed it (each end reads them the same way,
+    /// `negotiate`), this end's `Config::mss` before. It is what the
+    /// peer's full segments carry, which may be less than this end's
+    /// `Config::mss` when that only says how much this end could take (on
+    /// sockets the path decides). A data segment's payload is this less
+    /// the options it carries (and less still after a black-hole
+    /// fallback, `Config::black_hole_mss`).
     pub fn mss(&self) -> u16 {
-        self.agreed_mss()
-    }
-
-    /// The segment size both ends use once the handshake is through: the
-    /// smaller of the two MSS options, which each end reads the same way
-    /// (`negotiate`). It is what the peer's full segments carry, which may
-    /// be less than this end's `Config::mss` when that only says how much
-    /// this end could take (on sockets the path decides). Before the
-    /// handshake, this end's own.
-    fn agreed_mss(&self) -> u16 {
         match self.negotiated.peer_mss {
             0 => self.config.mss,
             agreed => agreed,

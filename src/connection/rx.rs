@@ -659,7 +659,7 @@ impl Connection {
     /// nearly closed that it has opened again (receiver-side silly window
     /// avoidance, RFC 9293 3.8.6.2.2: only for a substantial opening).
     pub(super) fn maybe_window_update(&mut self) {
-        let mss = u64::from(self.agreed_mss());
+        let mss = u64::from(self.mss());
         let Some(recv) = self.recv.as_mut() else {
             return;
         };

@@ -248,8 +248,8 @@ impl ProbeRound {
     /// The datagram size the path carries: the largest echoed, or the
     /// base.
     pub(crate) fn path_mtu(&self) -> usize {
-        self.largest_echoed
-            .map_or(BASE_DATAGRAM_BYTES, |l| l.max(BASE_DATAGRAM_BYTES))
+        // Every size probed is above the base (`sizes_to_probe`).
+        self.largest_echoed.unwrap_or(BASE_DATAGRAM_BYTES)
     }
 }
 
