@@ -6,7 +6,7 @@
 //! ACK-counting and duplicate-ACK rules are exposed.
 #![cfg(feature = "lab")]
 
-use ackwise::connection::{AckNonceMode, Config, Connection};
+use ackwise::connection::{AckNonceMode, CloseReason, Config, Connection, Event};
 use ackwise::lab::Strategy;
 use ackwise::time::{Duration, Instant};
 use ackwise::wire::{Checksum, Flags, SegmentRepr, SeqNum};
@@ -39,6 +39,16 @@ enum Attack {
     Optimistic {
         strip: bool,
     },
+    /// The receiver declines the nonce (it does not offer it), and every
+    /// pure ACK is followed by one that acknowledges `ahead` segments past
+    /// the highest that has arrived, each the size of the largest that
+    /// has (holes below are acknowledged too: the liar wants the sender
+    /// fast, not the data): an optimistic receiver that, as any real one,
+    /// must guess where the sender's segments end. `ahead` 0 is an honest
+    /// receiver that declines the nonce.
+    Guessing {
+        ahead: u32,
+    },
 }
 
 /// A segment on the wire: arrival, serial (keeps ties in send order),
@@ -58,6 +68,10 @@ struct Run {
     sent_bytes: u64,
     /// Bytes the receiver's application got.
     delivered: u64,
+    /// How the sender's connection ended, if it did.
+    closed: Option<CloseReason>,
+    /// The sender's `Stats::segment_end_failures`.
+    end_failures: u64,
 }
 
 fn run(strategy: Strategy, attack: Attack, path: &Path, duration: Duration) -> Run {
@@ -100,6 +114,11 @@ fn run_with(
     // Departure instants of the packets in the bottleneck queue.
     let mut queue: VecDeque<Instant> = VecDeque::new();
     let mut last_ack: Option<u32> = None;
+    // The largest payload that reached the receiver, and the highest
+    // sequence number.
+    let mut largest = 0u32;
+    let mut highest: Option<SeqNum> = None;
+    let mut closed = None;
     let mut delivered = 0u64;
     let chunk = vec![0x5a; 1 << 16];
     let mut buf = vec![0u8; 4096];
@@ -135,7 +154,8 @@ fn run_with(
         }
         if let Some(s) = server.as_mut() {
             while let Some(n) = s.poll_transmit(now, &mut buf) {
-                for seg in rewrite(attack, &buf[..n], &mut last_ack, sent_high) {
+                let seen = highest.map(|h| (h, largest));
+                for seg in rewrite(attack, &buf[..n], &mut last_ack, sent_high, seen) {
                     serial += 1;
                     wire.push(Reverse((now + path.delay, serial, false, seg)));
                 }
@@ -162,13 +182,22 @@ fn run_with(
         while wire.peek().is_some_and(|Reverse(p)| p.0 <= now) {
             let Reverse((_, _, to_server, seg)) = wire.pop().unwrap();
             if to_server {
+                if let Ok(repr) = SegmentRepr::parse(&seg, Checksum::Ignore) {
+                    let end = repr.seq.add(repr.payload.len() as u32);
+                    if !repr.payload.is_empty() && highest.is_none_or(|h| end.diff(h) > 0) {
+                        highest = Some(end);
+                    }
+                    largest = largest.max(repr.payload.len() as u32);
+                }
                 match server.as_mut() {
                     Some(s) => {
                         let _ = s.handle_segment(now, &seg);
                     }
                     None => {
                         let mut server_config = config.clone();
-                        if let Attack::DupSpoof { decline: true, .. } = attack {
+                        if let Attack::DupSpoof { decline: true, .. } | Attack::Guessing { .. } =
+                            attack
+                        {
                             server_config.ack_nonce = AckNonceMode::Off;
                         }
                         server = Connection::accept(server_config, now, &seg, &mut rng).ok();
@@ -181,6 +210,11 @@ fn run_with(
         if client.poll_timeout().is_some_and(|t| t <= now) {
             client.handle_timeout(now);
         }
+        while let Some(event) = client.poll_event() {
+            if let Event::Closed(reason) = event {
+                closed = Some(reason);
+            }
+        }
         if let Some(s) = server.as_mut() {
             if s.poll_timeout().is_some_and(|t| t <= now) {
                 s.handle_timeout(now);
@@ -190,6 +224,8 @@ fn run_with(
     Run {
         sent_bytes: client.sender().counters().data_bytes,
         delivered,
+        closed,
+        end_failures: client.stats().segment_end_failures,
     }
 }
 
@@ -199,6 +235,7 @@ fn rewrite(
     seg: &[u8],
     last_ack: &mut Option<u32>,
     sent_high: Option<SeqNum>,
+    seen: Option<(SeqNum, u32)>,
 ) -> Vec<Vec<u8>> {
     let Ok(repr) = SegmentRepr::parse(seg, Checksum::Ignore) else {
         return vec![seg.to_vec()];
@@ -243,6 +280,15 @@ fn rewrite(
         (Attack::DupSpoof { copies, .. }, Some(prev)) if prev == ack => {
             (0..copies).map(|_| seg.to_vec()).collect()
         }
+        (Attack::Guessing { ahead }, _) if ahead > 0 => match seen {
+            // The true ACK goes too, so that a lie past what was sent (which
+            // the sender drops) does not stall the transfer.
+            Some((high, largest)) => vec![
+                seg.to_vec(),
+                emit(high.0.wrapping_add(ahead.wrapping_mul(largest))),
+            ],
+            None => vec![seg.to_vec()],
+        },
         (Attack::Optimistic { .. }, _) => match sent_high {
             Some(high) if high.diff(repr.ack) > 0 => vec![emit(high.0)],
             _ => vec![seg.to_vec()],
@@ -429,5 +475,63 @@ fn optimistic_acks_gain_nothing_against_the_ack_nonce() {
             "{strategy} (seed {SEED:#x})"
         );
         assert_eq!(stripped_required.delivered, 0);
+    }
+}
+
+/// A receiver that declines the nonce proves nothing, but it still has to
+/// name where the segments it pretends to hold end, and toward it the
+/// sender cuts about one segment in 32 short by a secret amount: a lie
+/// that reaches past one of those names a point where nothing ends, is
+/// refused, and a few such lies reset the connection. Unguarded (the
+/// sender with the nonce off), the same lies make it send several times
+/// the honest bytes.
+#[test]
+fn optimistic_acks_from_a_peer_that_declines_the_nonce_are_caught_at_the_segment_ends() {
+    let d = Duration::from_secs(6);
+    for strategy in ["4w-adaptive", "da"] {
+        let s: Strategy = strategy.parse().unwrap();
+        let honest = run(s, Attack::Guessing { ahead: 0 }, &path(), d);
+        assert!(honest.delivered > 1_000_000, "seed {SEED:#x}");
+        assert_eq!(
+            (honest.end_failures, honest.closed),
+            (0, None),
+            "{strategy}: an honest peer that declines the nonce (seed {SEED:#x})"
+        );
+        let honest_off = run_with(
+            s,
+            Attack::Guessing { ahead: 0 },
+            &path(),
+            d,
+            AckNonceMode::Off,
+        );
+        for ahead in [4, 32] {
+            let lying = Attack::Guessing { ahead };
+            let unguarded = run_with(s, lying, &path(), d, AckNonceMode::Off);
+            let guarded = run(s, lying, &path(), d);
+            let gain = |r: &Run, h: &Run| r.sent_bytes as f64 / h.sent_bytes as f64;
+            eprintln!(
+                "{strategy} optimistic ACKs {ahead} segments ahead, nonce declined: sent {:.3}x \
+                 unguarded, {:.3}x guarded ({} refused, closed {:?} after {} bytes)",
+                gain(&unguarded, &honest_off),
+                gain(&guarded, &honest),
+                guarded.end_failures,
+                guarded.closed,
+                guarded.sent_bytes
+            );
+            // The attack is real without the check.
+            assert!(
+                gain(&unguarded, &honest_off) > 2.0,
+                "{strategy} {ahead} ahead (seed {SEED:#x})"
+            );
+            assert!(
+                gain(&guarded, &honest) <= 1.05,
+                "{strategy} {ahead} ahead (seed {SEED:#x})"
+            );
+            assert_eq!(
+                guarded.closed,
+                Some(CloseReason::PeerMisbehaved),
+                "{strategy} {ahead} ahead (seed {SEED:#x})"
+            );
+        }
     }
 }

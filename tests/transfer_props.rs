@@ -1,14 +1,15 @@
 //! Property: whatever the pipe does (loss up to 30 %, reordering,
 //! duplication), a transfer in both directions delivers exactly the bytes
-//! written, both ends close cleanly and no ACK fails the nonce check,
-//! with every ACK policy: delayed,
+//! written, both ends close cleanly and no ACK fails the nonce check, nor,
+//! when one end declines the nonce, the other's check that ACKs name
+//! points where segments end, with every ACK policy: delayed,
 //! every segment, smartacking (the paper's and ackwise's min-RTT variant,
 //! plain and extended) and ACC.
 //!
 //! A failing case prints its inputs, seed included; rerun it by pasting
 //! them into `regression` below.
 
-use ackwise::connection::{AckPolicyConfig, Config, SmartParams, SmartRtt};
+use ackwise::connection::{AckNonceMode, AckPolicyConfig, Config, SmartParams, SmartRtt};
 use ackwise::testing::{transfer, PipeConfig, TransferOutcome};
 use proptest::prelude::*;
 
@@ -83,7 +84,16 @@ fn run(
     down: usize,
     policy: AckPolicyConfig,
     plain: (bool, bool),
+    nonce_off: (bool, bool),
 ) -> (Vec<u8>, Vec<u8>, TransferOutcome) {
+    let end = |plain: bool, off: bool| Config {
+        ack_nonce: if off {
+            AckNonceMode::Off
+        } else {
+            AckNonceMode::Offer
+        },
+        ..config(policy, plain)
+    };
     let pipe = PipeConfig {
         delay: Duration::from_millis(20),
         loss,
@@ -96,8 +106,8 @@ fn run(
     let b = payload(down, seed ^ 0xB);
     let out = transfer(
         pipe,
-        config(policy, plain.0),
-        config(policy, plain.1),
+        end(plain.0, nonce_off.0),
+        end(plain.1, nonce_off.1),
         &a,
         &b,
         Duration::from_secs(36_000),
@@ -132,8 +142,16 @@ proptest! {
             1 => Just((false, true)),
             1 => Just((true, true)),
         ],
+        // One end declining the nonce leaves the other checking segment
+        // ends instead.
+        nonce_off in prop_oneof![
+            2 => Just((false, false)),
+            1 => Just((true, false)),
+            1 => Just((false, true)),
+        ],
     ) {
-        let (a, b, out) = run(seed, loss, reorder, duplicate, up, down, policy(which), plain);
+        let (a, b, out) =
+            run(seed, loss, reorder, duplicate, up, down, policy(which), plain, nonce_off);
         prop_assert_eq!(out.server_received.len(), a.len(), "seed {}", seed);
         prop_assert_eq!(out.client_received.len(), b.len(), "seed {}", seed);
         prop_assert_eq!(digest(&out.server_received), digest(&a), "seed {}", seed);
@@ -142,6 +160,11 @@ proptest! {
         // SND.UNA proves what it claims.
         prop_assert_eq!(
             (out.client_stats.ack_nonce_failures, out.server_stats.ack_nonce_failures),
+            (0, 0),
+            "seed {}", seed
+        );
+        prop_assert_eq!(
+            (out.client_stats.segment_end_failures, out.server_stats.segment_end_failures),
             (0, 0),
             "seed {}", seed
         );
@@ -165,6 +188,7 @@ fn same_seed_same_outcome() {
                 300_000,
                 100_000,
                 policy(which),
+                (false, false),
                 (false, false),
             );
             out
@@ -211,6 +235,7 @@ fn regression() {
             up,
             down,
             policy(which),
+            (false, false),
             (false, false),
         );
         assert_eq!(

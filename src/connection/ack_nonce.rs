@@ -44,6 +44,7 @@
 //! timestamps instead of three.
 
 use super::SeqNum;
+use crate::sender::SegmentCuts;
 use std::collections::BTreeMap;
 
 /// Whether a connection uses ACK nonces.
@@ -94,6 +95,14 @@ impl NonceKey {
     /// sequence number plus its length, the FIN counted).
     pub fn nonce(&self, end: SeqNum) -> u16 {
         (sip13(self.k0, self.k1, end.0) >> 48) as u16
+    }
+
+    /// A key for the sender's segment cuts toward a peer that declined
+    /// the nonce, derived from this one (each half a hash of its own
+    /// label), so one draw of randomness serves both.
+    pub fn segment_cuts(&self) -> SegmentCuts {
+        let half = |label: &[u8]| siphash13(self.k0, self.k1, label);
+        SegmentCuts::new(half(b"ackwise cuts k0"), half(b"ackwise cuts k1"))
     }
 }
 
@@ -148,9 +157,11 @@ pub(crate) fn siphash13(k0: u64, k1: u64, msg: &[u8]) -> u64 {
     v[0] ^ v[1] ^ v[2] ^ v[3]
 }
 
-/// The sender's record of the segments it has sent above SND.UNA, kept
-/// only without SACK, so that each duplicate ACK can be matched to the
-/// arrival of one of them, once.
+/// The sender's record of where the segments it has sent above SND.UNA
+/// end: with the nonce and without SACK, so that each duplicate ACK can
+/// be matched to the arrival of one of them, once; toward a peer that
+/// declined the nonce, so that an ACK can be held to a point where a
+/// segment ends (see [`segment_cuts`](crate::sender::segment_cuts)).
 #[derive(Debug, Clone, Default)]
 pub struct SentEnds {
     /// Stream offsets where sent segments end (ascending), and whether a
@@ -160,17 +171,22 @@ pub struct SentEnds {
 
 impl SentEnds {
     /// A segment ending at stream offset `end` was sent. A retransmission
-    /// may bring a duplicate ACK again, so it may be counted again.
+    /// may bring a duplicate ACK again, so it may be counted again; one
+    /// cut differently from the first transmission adds its own end.
     pub fn on_sent(&mut self, end: u64) {
         match self.ends.back() {
             Some(&(last, _)) if last < end => self.ends.push_back((end, false)),
             None => self.ends.push_back((end, false)),
-            _ => {
-                if let Ok(i) = self.ends.binary_search_by(|&(e, _)| e.cmp(&end)) {
-                    self.ends[i].1 = false;
-                }
-            }
+            _ => match self.ends.binary_search_by(|&(e, _)| e.cmp(&end)) {
+                Ok(i) => self.ends[i].1 = false,
+                Err(i) => self.ends.insert(i, (end, false)),
+            },
         }
+    }
+
+    /// Whether a segment sent above SND.UNA ends at stream offset `end`.
+    pub fn contains(&self, end: u64) -> bool {
+        self.ends.binary_search_by(|&(e, _)| e.cmp(&end)).is_ok()
     }
 
     /// Gives the storage back when no segment is outstanding.

@@ -87,6 +87,11 @@ pub enum CloseReason {
     /// The peer's SYN-ACK did not offer the ACK nonce, which this end
     /// requires ([`AckNonceMode::Require`]); we answered with a reset.
     NonceRequired,
+    /// The peer, which declined the ACK nonce, acknowledged points where
+    /// no segment we sent ends, as only a receiver acknowledging data it
+    /// never got does; we reset the connection (see
+    /// [`segment_cuts`](crate::sender::segment_cuts)).
+    PeerMisbehaved,
     /// The endpoint's connection table was full and this connection had
     /// moved no data for longest: it was reset to make room for a new one.
     Evicted,
@@ -239,9 +244,15 @@ pub struct Connection {
     /// The key of our data segments' nonces (drawn only when the nonce is
     /// offered, so that a connection without it draws what it always did).
     nonce_key: Option<NonceKey>,
-    /// Without SACK but with the nonce: the segments sent above SND.UNA,
-    /// each worth one duplicate ACK.
+    /// Where the segments sent above SND.UNA end: with the nonce but
+    /// without SACK, each worth one duplicate ACK; with `end_guard`, the
+    /// points an ACK may name.
     sent_ends: SentEnds,
+    /// The peer declined the nonce this end offered: some segments are
+    /// cut short at secret points, and an ACK or SACK block that names a
+    /// point where no segment ends is refused (see
+    /// [`segment_cuts`](crate::sender::segment_cuts)).
+    end_guard: bool,
 }
 
 impl Connection {
@@ -454,6 +465,7 @@ impl Connection {
             invalid_replied_at: None,
             nonce_key,
             sent_ends: SentEnds::default(),
+            end_guard: false,
             config,
         }
     }
@@ -492,6 +504,11 @@ impl Connection {
         self.sender.set_duplicate_guard(
             self.config.ack_nonce.offers() && !self.negotiated.ack_nonce && !self.negotiated.sack,
         );
+        // Nor can its ACKs prove what they claim; they are held to the
+        // ends of segments it cannot predict.
+        let cuts = self.nonce_key.filter(|_| !self.negotiated.ack_nonce);
+        self.end_guard = cuts.is_some();
+        self.sender.set_segment_cuts(cuts.map(|k| k.segment_cuts()));
         self.max_snd_wnd = u64::from(seg.window);
         let requests = if self.negotiated.ack_requests {
             self.config.request_acks.build()
@@ -916,6 +933,9 @@ impl fmt::Display for CloseReason {
             }
             CloseReason::Evicted => {
                 "connection reset: idle while the endpoint needed its place for a new one"
+            }
+            CloseReason::PeerMisbehaved => {
+                "connection reset: the peer acknowledged data it cannot have received"
             }
         })
     }

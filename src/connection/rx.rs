@@ -3,6 +3,7 @@
 
 use super::{AckNonceMode, CloseReason, Connection, Event, SegmentError, State};
 use crate::receiver::{AckDecision, ArrivalInfo};
+use crate::sender::segment_cuts::END_FAILURES_BEFORE_RESET;
 use crate::sender::AckInput;
 use crate::time::{Duration, Instant};
 use crate::wire::{AckNonce, Flags, SegmentRepr, SeqNum};
@@ -333,6 +334,16 @@ impl Connection {
             self.stats.discarded_segments += 1;
             return false;
         }
+        if self.end_guard && !self.names_segment_ends(seg, una, ack) {
+            // Names a point no honest receiver could: it acknowledges
+            // data it never got (see `segment_cuts`).
+            self.stats.segment_end_failures += 1;
+            self.stats.discarded_segments += 1;
+            if self.stats.segment_end_failures >= END_FAILURES_BEFORE_RESET {
+                self.abort_for(CloseReason::PeerMisbehaved);
+            }
+            return false;
+        }
         let mut sack = std::mem::take(&mut self.sack_scratch);
         sack.clear();
         if self.negotiated.sack {
@@ -398,6 +409,45 @@ impl Connection {
                 .credit(&key, arrival, |offset| SeqNum::from_offset(first, offset)),
             None => true,
         }
+    }
+
+    /// Toward a peer that declined the nonce: an ACK that moves SND.UNA
+    /// must point where a segment we sent ends, and SACK blocks above
+    /// SND.UNA must begin and end where segments do. Settles the record
+    /// of sent ends as SND.UNA moves.
+    fn names_segment_ends(&mut self, seg: &SegmentRepr<'_>, una: u64, ack: u64) -> bool {
+        let max_sent = self.sender.max_sent();
+        let una_seq = self.snd_seq(una);
+        // Where an edge points, when that is above SND.UNA; at or below
+        // it an edge is old news (a D-SACK, or an ACK that moves nothing).
+        let above = |edge: SeqNum| {
+            u64::try_from(edge.diff(una_seq))
+                .ok()
+                .filter(|&d| d > 0)
+                .map(|d| una + d)
+        };
+        // A segment that carries the FIN ends twice: at the FIN, and, for
+        // a receiver that holds it out of order, at the last data byte.
+        let data_end = self.sender.data_end();
+        let fin_sent = self.sender.fin_queued() && max_sent > data_end;
+        let is_end = |at: u64| {
+            at <= max_sent && (self.sent_ends.contains(at) || (fin_sent && at == data_end))
+        };
+        if ack > una && !is_end(ack) {
+            return false;
+        }
+        if self.negotiated.sack {
+            for &(l, r) in seg.options.sack.as_slice() {
+                if above(l).is_some_and(|at| !is_end(at)) || above(r).is_some_and(|at| !is_end(at))
+                {
+                    return false;
+                }
+            }
+        }
+        if ack > una {
+            self.sent_ends.on_acked(ack);
+        }
+        true
     }
 
     /// With the nonce in use, an ACK that moves SND.UNA must echo the

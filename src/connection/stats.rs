@@ -53,6 +53,11 @@ pub struct Stats {
     /// echo (see [`ack_nonce`](super::ack_nonce)): acknowledgments of
     /// data the peer could not show it holds.
     pub ack_nonce_failures: u64,
+    /// Segments refused from a peer that declined the ACK nonce because
+    /// their ACK or a SACK block named a point where no segment we sent
+    /// ends (see [`segment_cuts`](crate::sender::segment_cuts)): data
+    /// acknowledged before it arrived. A few reset the connection.
+    pub segment_end_failures: u64,
     /// Challenge ACKs sent (RFC 5961 sections 3-5).
     pub challenge_acks: u64,
     /// Challenge ACKs withheld by the rate limit (RFC 5961 section 7).

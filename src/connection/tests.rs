@@ -1289,3 +1289,125 @@ fn a_sack_block_reaching_a_held_fin_covers_it() {
         "the hole below the last segment: {resent:?}"
     );
 }
+
+/// Toward a peer that declined the nonce this end offered, some segments
+/// are cut short at secret points, and an ACK or SACK block naming a point
+/// where no segment ends is refused; the third such refusal resets the
+/// connection. Ends that both offer, or both leave the nonce off, send
+/// full segments and check nothing.
+#[test]
+fn a_peer_that_declines_the_nonce_is_held_to_the_ends_of_segments() {
+    let off = Config {
+        ack_nonce: AckNonceMode::Off,
+        ..fast_config()
+    };
+    // Full segments only, unless the peer declined the nonce offered.
+    for (client, server, cut) in [
+        (fast_config(), off.clone(), true),
+        (fast_config(), fast_config(), false),
+        (off.clone(), off.clone(), false),
+    ] {
+        let (mut c, s) = handshake(client, server);
+        s.unwrap();
+        let mss = c.sender().mss() as usize;
+        assert_eq!(c.write(&vec![1u8; 400 * mss]), 400 * mss);
+        let mut buf = vec![0u8; mss + 200];
+        let mut short = 0;
+        let mut at = Instant::from_millis(10);
+        for _ in 0..300 {
+            // Acknowledge whatever went out, at its true end, so that the
+            // window keeps opening.
+            let mut sent_end = None;
+            while let Some(n) = c.poll_transmit(at, &mut buf) {
+                let seg = SegmentRepr::parse(&buf[..n], Checksum::UNSPECIFIED).unwrap();
+                if seg.payload.len() < mss && c.sender().data_end() > c.sender().snd_nxt() {
+                    short += 1;
+                }
+                sent_end = Some((seg.seq.add(seg.payload.len() as u32), seg.ack));
+            }
+            let Some((end, ack)) = sent_end else { break };
+            let reply = SegmentRepr {
+                src_port: 80,
+                dst_port: 1000,
+                seq: ack,
+                ack: end,
+                flags: Flags::ACK,
+                window: 65_535,
+                options: Options::default(),
+                payload: &[],
+            };
+            let mut out = vec![0u8; reply.buffer_len()];
+            reply.emit(&mut out, Checksum::UNSPECIFIED).unwrap();
+            at += Duration::from_millis(1);
+            c.handle_segment(at, &out).unwrap();
+        }
+        assert_eq!(short > 0, cut, "{short} short segments");
+        assert_eq!(c.stats().segment_end_failures, 0);
+    }
+
+    let (mut c, s) = handshake(fast_config(), off);
+    let mut s = s.unwrap();
+    let t1 = Instant::from_millis(10);
+    assert_eq!(c.write(&[9u8; 6000]), 6000);
+    let mut buf = [0u8; 2000];
+    let mut data = Vec::new();
+    while let Some(n) = c.poll_transmit(t1, &mut buf) {
+        data.push(buf[..n].to_vec());
+    }
+    assert!(data.len() >= 3, "{} segments", data.len());
+    s.handle_segment(t1, &data[0]).unwrap();
+    let later = Instant::from_millis(500);
+    s.handle_timeout(later);
+    let n = s.poll_transmit(later, &mut buf).expect("an ACK");
+    let honest = buf[..n].to_vec();
+    let repr = SegmentRepr::parse(&honest, Checksum::UNSPECIFIED).unwrap();
+    let second = SegmentRepr::parse(&data[1], Checksum::UNSPECIFIED).unwrap();
+    let second_end = second.seq.add(second.payload.len() as u32);
+    let forge = |ack: SeqNum, sack: Option<(SeqNum, SeqNum)>| {
+        let mut lie = repr;
+        lie.ack = ack;
+        if let Some((l, r)) = sack {
+            lie.options.sack.push(l, r);
+        }
+        let mut out = vec![0u8; lie.buffer_len()];
+        lie.emit(&mut out, Checksum::UNSPECIFIED).unwrap();
+        out
+    };
+    // One byte short of the second segment's end, and a SACK block ending
+    // one byte into the third: nowhere a segment ends.
+    c.handle_segment(later, &forge(second_end.add(u32::MAX), None))
+        .unwrap();
+    assert_eq!(c.sender().snd_una(), 0, "nothing believed");
+    c.handle_segment(
+        later,
+        &forge(repr.ack, Some((second_end, second_end.add(1)))),
+    )
+    .unwrap();
+    assert_eq!(c.stats().segment_end_failures, 2);
+    // The honest ACK, and one at the second segment's true end, are
+    // believed.
+    c.handle_segment(later, &honest).unwrap();
+    let first = SegmentRepr::parse(&data[0], Checksum::UNSPECIFIED).unwrap();
+    assert_eq!(c.sender().snd_una(), first.payload.len() as u64);
+    c.handle_segment(later, &forge(second_end, None)).unwrap();
+    assert_eq!(
+        c.sender().snd_una(),
+        (first.payload.len() + second.payload.len()) as u64
+    );
+    assert!(c.is_established());
+    // A third point where nothing ends: the peer is lying, and is reset.
+    let third = SegmentRepr::parse(&data[2], Checksum::UNSPECIFIED).unwrap();
+    c.handle_segment(later, &forge(third.seq.add(7), None))
+        .unwrap();
+    assert_eq!(c.stats().segment_end_failures, 3);
+    let mut closed = None;
+    while let Some(e) = c.poll_event() {
+        if let Event::Closed(reason) = e {
+            closed = Some(reason);
+        }
+    }
+    assert_eq!(closed, Some(CloseReason::PeerMisbehaved));
+    let n = c.poll_transmit(later, &mut buf).expect("a reset");
+    let rst = SegmentRepr::parse(&buf[..n], Checksum::UNSPECIFIED).unwrap();
+    assert!(rst.flags.contains(Flags::RST));
+}

@@ -215,6 +215,11 @@ impl Connection {
                 }
             }
         }
+        if let Some(t) = tx.filter(|_| self.end_guard) {
+            // The ends an ACK from this peer may name (see `segment_cuts`).
+            self.sent_ends
+                .on_sent(t.start + t.len as u64 + u64::from(t.fin));
+        }
         if let Some((l, r)) = recv.dsack.take().filter(|_| self.negotiated.sack) {
             // The D-SACK block goes first (RFC 2883 section 4).
             options.sack.push(seq_of(recv.irs, l), seq_of(recv.irs, r));

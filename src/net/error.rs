@@ -86,7 +86,7 @@ pub(crate) fn close_error(reason: CloseReason) -> io::Error {
     let kind = match reason {
         CloseReason::Reset | CloseReason::Evicted => io::ErrorKind::ConnectionReset,
         CloseReason::TimedOut => io::ErrorKind::TimedOut,
-        CloseReason::Aborted => io::ErrorKind::ConnectionAborted,
+        CloseReason::Aborted | CloseReason::PeerMisbehaved => io::ErrorKind::ConnectionAborted,
         CloseReason::Refused | CloseReason::NonceRequired => io::ErrorKind::ConnectionRefused,
         CloseReason::Normal => io::ErrorKind::BrokenPipe,
     };

@@ -22,6 +22,7 @@
 
 use super::ack_request::{Requester, WindowInfo};
 use super::hystart::HyStart;
+use super::segment_cuts::SegmentCuts;
 use super::tail_loss_probe::{ProbeVerdict, TailLossProbe, WORST_CASE_ACK_DELAY};
 use super::{AckOutcome, CongestionControl, PriorWindow, Scoreboard, SendBuffer, SpuriousTimeout};
 use std::collections::VecDeque;
@@ -253,6 +254,9 @@ pub struct Sender {
     /// Retransmission timeouts since SND.UNA last moved (window probes
     /// left out).
     timeouts_in_a_row: u32,
+    /// Shortens some new segments so that their ends cannot be guessed,
+    /// toward a peer that declined the ACK nonce (see `segment_cuts`).
+    cuts: Option<SegmentCuts>,
     counters: SenderCounters,
     /// Pacing (paper 004 section 4.1); `None` sends as the window allows.
     pacer: Option<Pacer>,
@@ -318,6 +322,7 @@ impl Sender {
             spurious: SpuriousTimeout::default(),
             last_timeout_at: None,
             timeouts_in_a_row: 0,
+            cuts: None,
             counters: SenderCounters::default(),
             pacer: None,
             spreader: None,
@@ -975,6 +980,13 @@ impl Sender {
             || (self.sack && self.board.is_lost(self.board.snd_una()))
     }
 
+    /// Shortens some new segments by amounts the peer cannot predict
+    /// ([`SegmentCuts`]), so that an ACK for data it never received names
+    /// a point where no segment ends; `None` sends full segments.
+    pub fn set_segment_cuts(&mut self, cuts: Option<SegmentCuts>) {
+        self.cuts = cuts;
+    }
+
     /// Holds duplicate ACKs without SACK to what an honest receiver could
     /// have sent ([`reno_creditable`](Self::reno_creditable)). Without
     /// SACK and without the ACK nonce a sender cannot tell a forged
@@ -1332,6 +1344,11 @@ impl Sender {
         if self.params.nagle && (len as usize) < max_payload && !fin && self.board.snd_una() < start
         {
             return None;
+        }
+        if let Some(cuts) = self.cuts.filter(|_| !fin && len == max_payload as u64) {
+            // Toward a peer without the ACK nonce: an end it cannot guess
+            // (see `segment_cuts`).
+            len = cuts.length(start, len);
         }
         let end = start + len + u64::from(fin);
         Some(self.emit(now, start, end))
