@@ -10,8 +10,10 @@
 //!   by the input as a program (writes, reads, closes, aborts, time
 //!   steps, deliveries, drops, duplicates, mutated and forged segments):
 //!   with no forged or mutated segment, every byte read is the byte the
-//!   peer wrote at that offset; with them, the connections must still
-//!   never panic and never hold more than their buffers.
+//!   peer wrote at that offset, and when the listening side declines the
+//!   ACK nonce no ACK of it is refused for naming a point where no
+//!   segment ends; with them, the connections must still never panic and
+//!   never hold more than their buffers.
 //! - [`reassembly`]: arbitrary inserts and reads against a byte-per-offset
 //!   model of the receive buffer.
 //! - [`segment`]: parse, and emit then parse again unchanged.
@@ -29,7 +31,7 @@
 //!   client it came for, or not at all, and queues stay within their
 //!   buffers.
 
-use crate::connection::{Config, Connection};
+use crate::connection::{AckNonceMode, Config, Connection};
 use crate::receiver::Reassembly;
 use crate::testing::TestRng;
 use crate::time::{Duration, Instant};
@@ -74,6 +76,16 @@ pub fn connection(data: &[u8]) -> u64 {
     let flags = p.byte();
     config.mss = 200 + u16::from(flags & 0x0f) * 100;
     config.nagle = flags & 0x10 != 0;
+    // The listening side may decline the nonce, so that the client cuts
+    // segments and checks the ends its ACKs name.
+    let server_config = Config {
+        ack_nonce: if flags & 0x20 != 0 {
+            AckNonceMode::Off
+        } else {
+            config.ack_nonce
+        },
+        ..config.clone()
+    };
     let mut rng = TestRng::seed_from_u64(u64::from(flags));
     let mut now = Instant::from_millis(1);
     let Ok(client) = Connection::connect(config.clone(), now, 40_000, 80, &mut rng) else {
@@ -147,7 +159,7 @@ pub fn connection(data: &[u8]) -> u64 {
                 if how & 3 == 3 {
                     continue; // dropped
                 }
-                deliver(&mut conns, side, &config, now, &seg, &mut rng);
+                deliver(&mut conns, side, &server_config, now, &seg, &mut rng);
             }
             // Let time pass, firing due timers on both sides.
             8 => {
@@ -168,7 +180,7 @@ pub fn connection(data: &[u8]) -> u64 {
                         *b ^= p.byte() | 1;
                     }
                     forged = true;
-                    deliver(&mut conns, side, &config, now, &seg, &mut rng);
+                    deliver(&mut conns, side, &server_config, now, &seg, &mut rng);
                 }
             }
             // A segment made of the next input bytes.
@@ -176,7 +188,7 @@ pub fn connection(data: &[u8]) -> u64 {
                 let len = usize::from(p.byte() % 80);
                 let seg: Vec<u8> = (0..len).map(|_| p.byte()).collect();
                 forged = true;
-                deliver(&mut conns, side, &config, now, &seg, &mut rng);
+                deliver(&mut conns, side, &server_config, now, &seg, &mut rng);
             }
             11 => {
                 if let Some(c) = conns[side].as_mut() {
@@ -198,6 +210,10 @@ pub fn connection(data: &[u8]) -> u64 {
             assert!(
                 c.readable() <= config.recv_buffer,
                 "holds more than its buffer"
+            );
+            assert!(
+                forged || c.stats().segment_end_failures == 0,
+                "an honest peer's ACK was refused for naming a point where no segment ends"
             );
         }
     }

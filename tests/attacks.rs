@@ -49,6 +49,11 @@ enum Attack {
     Guessing {
         ahead: u32,
     },
+    /// Every pure ACK keeps its true cumulative point but claims, in a
+    /// SACK block, everything the sender has put on the wire above the
+    /// first segment past that point (an attacker that knows what is in
+    /// flight).
+    SackAll,
 }
 
 /// A segment on the wire: arrival, serial (keeps ties in send order),
@@ -288,6 +293,17 @@ fn rewrite(
                 emit(high.0.wrapping_add(ahead.wrapping_mul(largest))),
             ],
             None => vec![seg.to_vec()],
+        },
+        (Attack::SackAll, _) => match (sent_high, seen) {
+            (Some(high), Some((_, largest))) if high.diff(repr.ack) > largest as i32 => {
+                let mut r = repr;
+                r.options.sack = Default::default();
+                r.options.sack.push(repr.ack.add(largest), high);
+                let mut out = vec![0u8; r.buffer_len()];
+                r.emit(&mut out, Checksum::Ignore).unwrap();
+                vec![out]
+            }
+            _ => vec![seg.to_vec()],
         },
         (Attack::Optimistic { .. }, _) => match sent_high {
             Some(high) if high.diff(repr.ack) > 0 => vec![emit(high.0)],
@@ -533,5 +549,27 @@ fn optimistic_acks_from_a_peer_that_declines_the_nonce_are_caught_at_the_segment
                 "{strategy} {ahead} ahead (seed {SEED:#x})"
             );
         }
+    }
+}
+
+/// The nonce proves the cumulative ACK only. A receiver that keeps that
+/// honest but claims in a SACK block everything in flight above one
+/// segment gains nothing: the sender retransmits less and enters recovery
+/// more, but only SND.UNA's advance opens the window, and the hidden
+/// losses stall the liar.
+#[test]
+fn optimistic_sack_blocks_gain_nothing() {
+    let d = Duration::from_secs(6);
+    for strategy in ["4w-adaptive", "da", "ae"] {
+        let s: Strategy = strategy.parse().unwrap();
+        let honest = run(s, Attack::Honest, &path(), d);
+        let lying = run(s, Attack::SackAll, &path(), d);
+        let sent = lying.sent_bytes as f64 / honest.sent_bytes as f64;
+        eprintln!(
+            "{strategy} SACK blocks over everything in flight: sent {sent:.3}x, delivered {:.3}x",
+            lying.delivered as f64 / honest.delivered as f64,
+        );
+        assert!(honest.delivered > 1_000_000, "seed {SEED:#x}");
+        assert!(sent <= 1.05, "{strategy}: {sent:.3}x (seed {SEED:#x})");
     }
 }

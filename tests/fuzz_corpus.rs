@@ -120,6 +120,11 @@ fn seed_corpus() {
     let honest = honest_program();
     let moved = fuzzing::connection(&honest);
     assert!(moved > 50_000, "the honest program moved {moved} bytes");
+    let moved = fuzzing::connection(&declined(&honest));
+    assert!(
+        moved > 50_000,
+        "the honest program with the nonce declined moved {moved} bytes"
+    );
     // The relay seeds must carry datagrams through the links.
     for (name, data) in corpus("relay_datagrams")
         .into_iter()
@@ -139,6 +144,7 @@ fn write_seeds() {
         std::fs::write(dir.join(name), data).unwrap();
     };
     write("connection", "honest-both-ways", &honest);
+    write("connection", "honest-nonce-declined", &declined(&honest));
     let mut lossy = honest.clone();
     // Drop some deliveries.
     for i in (0..lossy.len() - 1).step_by(7) {
@@ -227,6 +233,14 @@ fn write_seeds() {
         prog.extend_from_slice(&[0x05, 255, 0x05, 255]);
         write("relay_datagrams", &format!("acks-{setup:02x}"), &prog);
     }
+}
+
+/// `program` with the listening side declining the ACK nonce (the first
+/// byte's 0x20), so that the client cuts segments and checks ends.
+fn declined(program: &[u8]) -> Vec<u8> {
+    let mut p = program.to_vec();
+    p[0] |= 0x20;
+    p
 }
 
 /// Opens a connection and moves data both ways for a while, honestly.
