@@ -878,9 +878,12 @@ fn ack_nonce_is_used_when_both_offer_it_and_required_ends_refuse_peers_without()
     assert_eq!(s.unwrap().state(), State::Closed);
 }
 
-#[test]
-fn an_ack_of_data_still_in_flight_moves_nothing_without_its_nonce() {
-    let (mut c, s) = handshake(fast_config(), fast_config());
+/// A client (default configuration) sends at least three segments of
+/// which only the first reaches a server configured as `server`: the
+/// client, the segments it sent, the server's ACK of the first, and when
+/// that ACK was taken (its timer had run out by then).
+fn first_of_several_acknowledged(server: Config) -> (Connection, Vec<Vec<u8>>, Vec<u8>, Instant) {
+    let (mut c, s) = handshake(fast_config(), server);
     let mut s = s.unwrap();
     let t1 = Instant::from_millis(10);
     assert_eq!(c.write(&[9u8; 6000]), 6000);
@@ -890,13 +893,18 @@ fn an_ack_of_data_still_in_flight_moves_nothing_without_its_nonce() {
         data.push(buf[..n].to_vec());
     }
     assert!(data.len() >= 3, "{} segments", data.len());
-    // Only the first segment arrives; the receiver's ACK for it is due
-    // by its timer at the latest.
     s.handle_segment(t1, &data[0]).unwrap();
     let later = Instant::from_millis(500);
     s.handle_timeout(later);
     let n = s.poll_transmit(later, &mut buf).expect("an ACK");
-    let honest = buf[..n].to_vec();
+    (c, data, buf[..n].to_vec(), later)
+}
+
+#[test]
+fn an_ack_of_data_still_in_flight_moves_nothing_without_its_nonce() {
+    // Only the first segment arrives; the receiver's ACK for it is due
+    // by its timer at the latest.
+    let (mut c, data, honest, later) = first_of_several_acknowledged(fast_config());
     let repr = SegmentRepr::parse(&honest, Checksum::UNSPECIFIED).unwrap();
     assert!(repr.options.nonce_echo.is_some());
     let first = SegmentRepr::parse(&data[0], Checksum::UNSPECIFIED).unwrap();
@@ -1345,21 +1353,7 @@ fn a_peer_that_declines_the_nonce_is_held_to_the_ends_of_segments() {
         assert_eq!(c.stats().segment_end_failures, 0);
     }
 
-    let (mut c, s) = handshake(fast_config(), off);
-    let mut s = s.unwrap();
-    let t1 = Instant::from_millis(10);
-    assert_eq!(c.write(&[9u8; 6000]), 6000);
-    let mut buf = [0u8; 2000];
-    let mut data = Vec::new();
-    while let Some(n) = c.poll_transmit(t1, &mut buf) {
-        data.push(buf[..n].to_vec());
-    }
-    assert!(data.len() >= 3, "{} segments", data.len());
-    s.handle_segment(t1, &data[0]).unwrap();
-    let later = Instant::from_millis(500);
-    s.handle_timeout(later);
-    let n = s.poll_transmit(later, &mut buf).expect("an ACK");
-    let honest = buf[..n].to_vec();
+    let (mut c, data, honest, later) = first_of_several_acknowledged(off);
     let repr = SegmentRepr::parse(&honest, Checksum::UNSPECIFIED).unwrap();
     let second = SegmentRepr::parse(&data[1], Checksum::UNSPECIFIED).unwrap();
     let second_end = second.seq.add(second.payload.len() as u32);
@@ -1407,6 +1401,7 @@ fn a_peer_that_declines_the_nonce_is_held_to_the_ends_of_segments() {
         }
     }
     assert_eq!(closed, Some(CloseReason::PeerMisbehaved));
+    let mut buf = [0u8; 2000];
     let n = c.poll_transmit(later, &mut buf).expect("a reset");
     let rst = SegmentRepr::parse(&buf[..n], Checksum::UNSPECIFIED).unwrap();
     assert!(rst.flags.contains(Flags::RST));
