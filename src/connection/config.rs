@@ -293,6 +293,10 @@ pub struct Config {
     /// ACKs without the right echo are ignored, so a receiver cannot
     /// acknowledge data still in flight to speed the sender up. Offered
     /// by default; [`AckNonceMode::Require`] refuses peers without it.
+    /// Toward a peer that declines an offer, some segments are cut short
+    /// at secret points and its ACKs must name where segments end
+    /// ([`segment_cuts`](crate::sender::segment_cuts)); `Off` does
+    /// neither, as standard TCP.
     pub ack_nonce: AckNonceMode,
     /// Announce the congestion window, in segments, on every data segment
     /// that carries no ACK request, when the peer understands the

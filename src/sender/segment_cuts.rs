@@ -23,8 +23,7 @@
 //! of them reset the connection (`CloseReason::PeerMisbehaved`), so a
 //! liar cannot try every offset in turn. A lie that reaches n full
 //! segments past what arrived is right with probability about
-//! (1 - 1/32)^n: one lie in three survives at n = 32, one in twenty at
-//! n = 100.
+//! (1 - 1/32)^n: 0.36 at n = 32, 0.04 at n = 100.
 //!
 //! The cost falls on these connections only: about one segment in 32
 //! carries between half and all but one byte of a full payload, so about
