@@ -520,7 +520,7 @@ fn optimistic_acks_from_a_peer_that_declines_the_nonce_are_caught_at_the_segment
             d,
             AckNonceMode::Off,
         );
-        for ahead in [4, 32] {
+        for ahead in [1, 4, 32] {
             let lying = Attack::Guessing { ahead };
             let unguarded = run_with(s, lying, &path(), d, AckNonceMode::Off);
             let guarded = run(s, lying, &path(), d);
