@@ -416,7 +416,6 @@ impl Connection {
     /// SND.UNA must begin and end where segments do. Settles the record
     /// of sent ends as SND.UNA moves.
     fn names_segment_ends(&mut self, seg: &SegmentRepr<'_>, una: u64, ack: u64) -> bool {
-        let max_sent = self.sender.max_sent();
         let una_seq = self.snd_seq(una);
         // Where an edge points, when that is above SND.UNA; at or below
         // it an edge is old news (a D-SACK, or an ACK that moves nothing).
@@ -428,10 +427,10 @@ impl Connection {
         };
         // A segment that carries the FIN ends twice: at the FIN, and, for
         // a receiver that holds it out of order, at the last data byte.
+        // Nothing past what was sent has a recorded end.
         let data_end = self.sender.data_end();
-        let fin_sent = self.sender.fin_queued() && max_sent > data_end;
         let is_end = |at: u64| {
-            at <= max_sent && (self.sent_ends.contains(at) || (fin_sent && at == data_end))
+            self.sent_ends.contains(at) || (at == data_end && self.sent_ends.contains(at + 1))
         };
         if ack > una && !is_end(ack) {
             return false;
