@@ -122,6 +122,8 @@ async fn transfer_of_a_few_megabytes_arrives_intact() {
     });
     let mut stream = client.connect(addr, config()).await.expect("connect");
     assert_eq!(stream.remote_addr(), addr);
+    // Endpoints keep TCP's checksum unless told otherwise.
+    assert!(!stream.negotiated().checksums_omitted);
     stream.write_all(&data).await.unwrap();
     stream.shutdown().await.unwrap();
     let (digest, len, from, rx_stats) = tokio::time::timeout(Duration::from_secs(20), receiver)
@@ -141,6 +143,42 @@ async fn transfer_of_a_few_megabytes_arrives_intact() {
     let e = client.stats();
     assert!(e.segments_sent >= e.datagrams_sent);
     assert_eq!(server.stats().malformed_dropped, 0);
+}
+
+/// Endpoints that both offer to leave TCP's checksum out (UDP's covers
+/// the same bytes) do, and data still arrives whole; where one of the two
+/// does not offer, both keep it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tcp_checksums_are_left_out_where_both_endpoints_offer_it() {
+    let seed = 0xc5_0417;
+    let data = random_bytes(&mut ChaCha8Rng::seed_from_u64(seed), 3 << 20);
+    let endpoint = |omit: bool, server: bool| {
+        Endpoint::with_config(
+            localhost(),
+            EndpointConfig {
+                server: server.then(config),
+                omit_tcp_checksums: omit,
+                ..EndpointConfig::default()
+            },
+        )
+        .unwrap()
+    };
+    for (client_omits, server_omits) in [(true, true), (true, false), (false, true)] {
+        let server = endpoint(server_omits, true);
+        let addr = server.local_addr();
+        spawn_digest_server(server.clone());
+        let client = endpoint(client_omits, false);
+        let stream = client.connect(addr, config()).await.unwrap();
+        assert_eq!(
+            stream.negotiated().checksums_omitted,
+            client_omits && server_omits,
+            "seed {seed:#x}: client {client_omits}, server {server_omits}"
+        );
+        drop(stream);
+        send_and_check(&client, addr, &data).await.unwrap();
+        assert_eq!(server.stats().malformed_dropped, 0);
+        assert_eq!(client.stats().malformed_dropped, 0);
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -402,10 +440,15 @@ async fn server_survives_garbage_and_mutated_segments() {
     spawn_digest_server(server.clone());
     let proxy = proxy(addr).await;
     // Without GSO every segment crosses the proxy as its own datagram.
+    // The client keeps TCP checksums, which are what tells a mutated
+    // segment from a real one here: the mutator sends each afresh, so
+    // UDP's checksum, all that guards a connection that left TCP's out,
+    // is right on every one.
     let client = Endpoint::with_config(
         localhost(),
         EndpointConfig {
             gso: false,
+            omit_tcp_checksums: false,
             ..EndpointConfig::default()
         },
     )
@@ -416,6 +459,7 @@ async fn server_survives_garbage_and_mutated_segments() {
     send_and_check(&client, proxy.addr, &first).await.unwrap();
     // A second connection stays open across the attack.
     let mut live = client.connect(proxy.addr, config()).await.unwrap();
+    assert!(!live.negotiated().checksums_omitted);
     let head = random_bytes(&mut rng, 100_000);
     live.write_all(&head).await.unwrap();
     tokio::time::sleep(Duration::from_millis(200)).await;

@@ -129,7 +129,7 @@ fn random_options(rng: &mut ChaCha8Rng) -> Options {
     for _ in 0..below(rng, 5) {
         sack.push(SeqNum(rng.next_u32()), SeqNum(rng.next_u32()));
     }
-    Options {
+    let mut options = Options {
         mss: chance(rng, 2).then(|| rng.next_u32() as u16),
         window_scale: chance(rng, 2).then(|| below(rng, 15) as u8),
         sack_permitted: chance(rng, 2),
@@ -150,7 +150,15 @@ fn random_options(rng: &mut ChaCha8Rng) -> Options {
         },
         nonce_echo: chance(rng, 2).then(|| rng.next_u32() as u16),
         arrival_echo: chance(rng, 4).then(|| rng.next_u32() as u16),
+        checksum_omission: false,
+    };
+    // Beside every other option the omission offer would pass 40 bytes
+    // (a SYN never carries echoes): drawn only where it fits.
+    if chance(rng, 2) {
+        options.checksum_omission = true;
+        options.checksum_omission = options.encoded_len() <= 40;
     }
+    options
 }
 
 /// A valid segment with random fields, emitted with a real checksum.

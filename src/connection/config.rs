@@ -350,6 +350,19 @@ pub struct Config {
     /// Compute and verify checksums (over an unspecified-address
     /// pseudo-header).
     pub checksums: bool,
+    /// Offer in the handshake to leave the TCP checksum out, and take a
+    /// zero checksum field as left out from the start. Where both ends
+    /// offer it (and `checksums` is on at both), neither computes the
+    /// checksum after the SYN or SYN-ACK that completes the agreement
+    /// ([`Negotiated::checksums_omitted`](super::Negotiated::checksums_omitted)),
+    /// which saves one pass over every segment's bytes at each end. Only
+    /// for carriers that check what they deliver themselves: UDP's
+    /// checksum covers the same bytes, and the socket endpoint
+    /// ([`crate::net`]) turns this on for every connection. Off by
+    /// default (the sans-IO core does not know its carrier), and on a
+    /// connection answered with a SYN cookie, which does not keep the
+    /// offer.
+    pub omit_checksums: bool,
     /// Pace data segments so that one congestion window leaves over a
     /// fraction of the smoothed RTT (paper 004 section 4.1); `None`, the
     /// default, sends as fast as the window allows.
@@ -439,6 +452,7 @@ impl Default for Config {
             time_wait: Duration::from_secs(30),
             max_ooo_ranges: 64,
             checksums: true,
+            omit_checksums: false,
             pacing: None,
             ack_spreading: true,
             ack_spreading_burst: crate::sender::spread::DEFAULT_BURST,

@@ -142,6 +142,9 @@ pub struct Negotiated {
     pub ecn: bool,
     /// Both ends offered the ACK nonce (see [`ack_nonce`]).
     pub ack_nonce: bool,
+    /// Both ends offered to leave the TCP checksum out
+    /// ([`Config::omit_checksums`]), so neither computes it.
+    pub checksums_omitted: bool,
 }
 
 /// Receive-side state.
@@ -197,7 +200,11 @@ pub struct Connection {
     state: State,
     local_port: u16,
     remote_port: u16,
+    /// How arriving segments' checksums are checked.
     checksum: Checksum,
+    /// How this end's segments' checksums are written: as `checksum`
+    /// until both ends agree to omit them.
+    tx_checksum: Checksum,
     /// Initial send sequence number.
     iss: SeqNum,
     negotiated: Negotiated,
@@ -436,6 +443,7 @@ impl Connection {
         sender.set_ack_spreading(config.ack_spreading.then_some(config.ack_spreading_burst));
         Connection {
             checksum: checksum_mode(&config),
+            tx_checksum: checksum_mode(&config),
             syn_rto: config.initial_rto,
             state: State::Closed,
             local_port,
@@ -492,6 +500,12 @@ impl Connection {
             ack_requests: peer_ack_requests && self.config.ack_requests,
             ecn: self.config.ecn && ecn::offered_ecn(seg),
             ack_nonce: self.config.ack_nonce.offers() && o.ack_nonce == Some(AckNonce::Permitted),
+            checksums_omitted: offers_checksum_omission(&self.config) && o.checksum_omission,
+        };
+        self.tx_checksum = if self.negotiated.checksums_omitted {
+            Checksum::Ignore
+        } else {
+            self.checksum
         };
         let mss = usize::from(peer_mss) - self.option_bytes_per_data_segment();
         let cc = self.config.congestion.build(mss as u64);
@@ -1012,11 +1026,19 @@ fn seq_of(irs: SeqNum, offset: u64) -> SeqNum {
 }
 
 fn checksum_mode(config: &Config) -> Checksum {
-    if config.checksums {
+    if offers_checksum_omission(config) {
+        Checksum::UNSPECIFIED_OR_OMITTED
+    } else if config.checksums {
         Checksum::UNSPECIFIED
     } else {
         Checksum::Ignore
     }
+}
+
+/// Whether this end's SYN offers to leave checksums out: only an end that
+/// checks them has anything to agree on.
+fn offers_checksum_omission(config: &Config) -> bool {
+    config.checksums && config.omit_checksums
 }
 
 #[cfg(test)]

@@ -1406,3 +1406,206 @@ fn a_peer_that_declines_the_nonce_is_held_to_the_ends_of_segments() {
     let rst = SegmentRepr::parse(&buf[..n], Checksum::UNSPECIFIED).unwrap();
     assert!(rst.flags.contains(Flags::RST));
 }
+
+/// The checksum field of a segment as written.
+fn checksum_field(segment: &[u8]) -> u16 {
+    u16::from_be_bytes([segment[16], segment[17]])
+}
+
+/// Handshake, then `data` each way and both FINs, every segment handed
+/// over as soon as it is sent; returns both ends and what each sent.
+fn exchange_everything(
+    client: Config,
+    server: Config,
+    data: &[u8],
+) -> (Connection, Connection, Vec<Vec<u8>>, Vec<Vec<u8>>) {
+    let mut rng = rng();
+    let now = Instant::ZERO;
+    let mut c = Connection::connect(client, now, 1000, 80, &mut rng).unwrap();
+    let mut from_client = drain(&mut c, now);
+    let mut s = Connection::accept(server, now, &from_client[0], &mut rng).unwrap();
+    let mut from_server = Vec::new();
+    let (mut c_written, mut s_written) = (0, 0);
+    let mut scratch = vec![0u8; 1 << 16];
+    for _ in 0..10_000 {
+        if c.is_established() && s.is_established() {
+            c_written += c.write(&data[c_written..]);
+            s_written += s.write(&data[s_written..]);
+            if c_written == data.len() {
+                c.close();
+            }
+            if s_written == data.len() {
+                s.close();
+            }
+        }
+        let to_server = drain(&mut s, now);
+        for seg in &to_server {
+            let _ = c.handle_segment(now, seg);
+        }
+        let to_client = drain(&mut c, now);
+        for seg in &to_client {
+            let _ = s.handle_segment(now, seg);
+        }
+        while c.read(&mut scratch) > 0 || s.read(&mut scratch) > 0 {}
+        let quiet = to_server.is_empty() && to_client.is_empty();
+        from_server.extend(to_server);
+        from_client.extend(to_client);
+        if quiet && c_written == data.len() && s_written == data.len() {
+            break;
+        }
+    }
+    (c, s, from_client, from_server)
+}
+
+/// Over a carrier that checks integrity itself, the TCP checksum is left
+/// out once both ends have offered to (the SYN-ACK on): not before, and
+/// not at all when one end did not offer or does not check checksums.
+#[test]
+fn checksums_are_left_out_only_where_both_ends_offer_it() {
+    let data: Vec<u8> = (0..200_000u32).map(|i| (i * 31 + 5) as u8).collect();
+    let offering = Config {
+        omit_checksums: true,
+        ..fast_config()
+    };
+    let unchecked = Config {
+        checksums: false,
+        ..offering.clone()
+    };
+    for (client, server, omitted) in [
+        (offering.clone(), offering.clone(), true),
+        (offering.clone(), fast_config(), false),
+        (fast_config(), offering.clone(), false),
+        (offering.clone(), unchecked, false),
+    ] {
+        let what = (
+            client.omit_checksums,
+            server.omit_checksums,
+            server.checksums,
+        );
+        let (c, s, from_client, from_server) = exchange_everything(client, server.clone(), &data);
+        assert_eq!(c.negotiated().checksums_omitted, omitted, "{what:?}");
+        assert_eq!(s.negotiated().checksums_omitted, omitted, "{what:?}");
+        assert_eq!(c.stats().bytes_delivered, data.len() as u64, "{what:?}");
+        assert_eq!(s.stats().bytes_delivered, data.len() as u64, "{what:?}");
+        assert_eq!(c.stats().malformed_segments, 0, "{what:?}");
+        assert_eq!(s.stats().malformed_segments, 0, "{what:?}");
+        assert!(from_client.len() > 100 && from_server.len() > 100);
+        // The SYN offers before anything is agreed, so it is checksummed.
+        let syn = SegmentRepr::parse(&from_client[0], Checksum::UNSPECIFIED).unwrap();
+        assert!(syn.flags.contains(Flags::SYN));
+        for (i, seg) in from_client[1..].iter().chain(&from_server).enumerate() {
+            if omitted {
+                assert_eq!(checksum_field(seg), 0, "{what:?}: segment {i}");
+            } else if server.checksums {
+                assert!(
+                    SegmentRepr::parse(seg, Checksum::UNSPECIFIED).is_ok(),
+                    "{what:?}: segment {i} not checksummed"
+                );
+            }
+        }
+    }
+}
+
+/// An end that offered omission still checks every checksum that is
+/// there, and an end that did not offer takes a zero field for what it
+/// is: a wrong checksum.
+#[test]
+fn offering_omission_still_refuses_a_wrong_checksum_and_not_offering_refuses_zero() {
+    let offering = Config {
+        omit_checksums: true,
+        ..fast_config()
+    };
+    for (config, refused_zero) in [(offering, false), (fast_config(), true)] {
+        let (mut c, s) = handshake(config.clone(), config.clone());
+        let mut s = s.unwrap();
+        let now = Instant::ZERO;
+        assert_eq!(s.negotiated().checksums_omitted, !refused_zero);
+        s.write(b"hello");
+        let seg = drain(&mut s, now).remove(0);
+        // The same segment checksummed, with one payload bit flipped, and
+        // with the field zeroed.
+        let mut summed = seg.clone();
+        let repr = SegmentRepr::parse(&seg, Checksum::Ignore).unwrap();
+        repr.emit(&mut summed, Checksum::UNSPECIFIED).unwrap();
+        let mut corrupted = summed.clone();
+        *corrupted.last_mut().unwrap() ^= 1;
+        assert!(matches!(
+            c.handle_segment(now, &corrupted),
+            Err(SegmentError::Malformed(WireError::BadChecksum))
+        ));
+        let mut zeroed = summed.clone();
+        zeroed[16..18].fill(0);
+        let zero = c.handle_segment(now, &zeroed);
+        assert_eq!(
+            matches!(zero, Err(SegmentError::Malformed(WireError::BadChecksum))),
+            refused_zero,
+            "{zero:?}"
+        );
+        assert_eq!(c.readable(), if refused_zero { 0 } else { 5 });
+    }
+}
+
+/// A connection a SYN cookie answered does not know what the SYN offered
+/// beyond what the cookie keeps, so it keeps checksums both ways.
+#[test]
+fn a_cookie_connection_keeps_checksums() {
+    use super::syn_cookie::{SynCookies, Tuple};
+    let config = Config {
+        omit_checksums: true,
+        ..fast_config()
+    };
+    let mut rng = rng();
+    let now = Instant::ZERO;
+    let cookies = SynCookies::new(&mut rng);
+    let tuple = Tuple {
+        peer: "192.0.2.1:4000".parse().unwrap(),
+        peer_port: 1000,
+        local_port: 80,
+    };
+    let mut c = Connection::connect(config.clone(), now, 1000, 80, &mut rng).unwrap();
+    let syn = drain(&mut c, now).remove(0);
+    let syn_repr = SegmentRepr::parse(&syn, Checksum::UNSPECIFIED).unwrap();
+    assert!(syn_repr.options.checksum_omission);
+    let checksum = checksum_mode(&config);
+    let vouched = cookies
+        .answer(now, &tuple, &syn_repr, true, checksum)
+        .unwrap();
+    let mut answering = Connection::accept_stateless(
+        config.clone(),
+        now,
+        &vouched.syn,
+        vouched.iss,
+        vouched.ts_offset,
+        &mut rng,
+    )
+    .unwrap();
+    let syn_ack = drain(&mut answering, now).remove(0);
+    assert!(
+        !SegmentRepr::parse(&syn_ack, Checksum::UNSPECIFIED)
+            .unwrap()
+            .options
+            .checksum_omission
+    );
+    c.handle_segment(now, &syn_ack).unwrap();
+    assert!(!c.negotiated().checksums_omitted);
+    c.write(b"data");
+    let ack = drain(&mut c, now).remove(0);
+    let ack_repr = SegmentRepr::parse(&ack, Checksum::UNSPECIFIED).expect("checksummed");
+    let again = cookies.check(now, &tuple, &ack_repr, checksum).unwrap();
+    let mut s = Connection::accept_cookie_ack(
+        config,
+        now,
+        &again.syn,
+        again.iss,
+        again.ts_offset,
+        (&ack, false),
+        &mut rng,
+    )
+    .unwrap();
+    assert!(!s.negotiated().checksums_omitted);
+    assert_eq!(s.readable(), 4);
+    s.write(b"back");
+    for seg in drain(&mut s, now) {
+        assert!(SegmentRepr::parse(&seg, Checksum::UNSPECIFIED).is_ok());
+    }
+}

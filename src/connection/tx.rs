@@ -58,7 +58,7 @@ impl Connection {
             options: Options::default(),
             payload: &[],
         };
-        repr.emit(buf, self.checksum).ok()
+        repr.emit(buf, self.tx_checksum).ok()
     }
 
     fn emit_syn(&mut self, now: Instant, buf: &mut [u8]) -> Option<usize> {
@@ -78,6 +78,7 @@ impl Connection {
             });
             options.ack_request = n.ack_requests.then_some(AckRequest::Supported);
             options.ack_nonce = n.ack_nonce.then_some(AckNonce::Permitted);
+            options.checksum_omission = n.checksums_omitted;
         } else {
             options.window_scale = self
                 .config
@@ -94,6 +95,7 @@ impl Connection {
                 .ack_nonce
                 .offers()
                 .then_some(AckNonce::Permitted);
+            options.checksum_omission = super::offers_checksum_omission(&self.config);
         }
         let (flags, ack) = if passive {
             (Flags::SYN | Flags::ACK, self.rcv_ack_seq())
@@ -112,7 +114,7 @@ impl Connection {
             options,
             payload: &[],
         };
-        let n = repr.emit(buf, self.checksum).ok()?;
+        let n = repr.emit(buf, self.tx_checksum).ok()?;
         self.syn_due = false;
         self.syn_sent_count = self.syn_sent_count.saturating_add(1);
         if self.syn_sent_count == 1 {
@@ -263,7 +265,7 @@ impl Connection {
             payload: &[],
         };
         let sender = &self.sender;
-        let result = repr.emit_with_payload(buf, self.checksum, len, |out| {
+        let result = repr.emit_with_payload(buf, self.tx_checksum, len, |out| {
             if let Some(t) = tx {
                 let copied = sender.copy_payload(t.start, out);
                 debug_assert_eq!(copied, len);

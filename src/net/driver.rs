@@ -135,6 +135,7 @@ pub(crate) struct DriverParams {
     pub(crate) gso: bool,
     pub(crate) transmit_per_segment: bool,
     pub(crate) echo_probes: bool,
+    pub(crate) omit_checksums: bool,
     pub(crate) capture: Option<SocketCapture>,
 }
 
@@ -195,6 +196,8 @@ pub(crate) struct Driver {
     /// connecting to the wrong port then learns from the reset to its
     /// SYN at once, instead of waiting for echoes first.
     echo_probes: bool,
+    /// Offer connections' peers to leave the TCP checksum out.
+    omit_checksums: bool,
     /// Probe rounds under way, by token.
     probe_waiters: HashMap<u64, ProbeWaiter>,
     /// Probes to send: destination, token, datagram.
@@ -223,9 +226,12 @@ impl Driver {
         rng: ChaCha8Rng,
         first_port: u16,
     ) -> Driver {
+        // Segments of connections this endpoint no longer has may come
+        // with the checksum left out, as their connection agreed: the
+        // datagram's UDP checksum has covered them.
         let checksum = match &params.server {
             Some(c) if !c.checksums => Checksum::Ignore,
-            _ => Checksum::UNSPECIFIED,
+            _ => Checksum::UNSPECIFIED_OR_OMITTED,
         };
         let max_gso_segments = if params.gso {
             udp.max_gso_segments().max(1)
@@ -233,7 +239,8 @@ impl Driver {
             1
         };
         let echo_probes = params.echo_probes;
-        let mut server = params.server.map(for_socket_timers);
+        let omit_checksums = params.omit_checksums;
+        let mut server = params.server.map(|c| for_sockets(c, omit_checksums));
         if let Some(config) = server.as_mut().filter(|_| echo_probes) {
             // A client's probe set the size; should the path stop carrying
             // it, fall back to the base (IPv6's, which fits either family).
@@ -287,6 +294,7 @@ impl Driver {
             closing: None,
             last_rx: None,
             echo_probes,
+            omit_checksums,
             capture: params.capture,
             probe_waiters: HashMap::new(),
             probes_out: Vec::new(),
@@ -506,7 +514,7 @@ impl Driver {
         let key = key.ok_or(NetError::NoFreePort { remote })?;
         let now = self.clock.now();
         let conn = Connection::connect(
-            for_socket_timers(config),
+            for_sockets(config, self.omit_checksums),
             now,
             key.local_port,
             key.remote_port,
@@ -1350,8 +1358,11 @@ fn count_captured(stats: &StatsCell, written: io::Result<u64>) {
 /// A connection's config as this driver runs it: a paced or spreading
 /// sender may catch up by one timer tick, since the driver's wake-ups come
 /// up to a tick late (see `sender::pacing` and `sender::spread`); without
-/// that such a flow sends about one segment per tick.
-fn for_socket_timers(mut config: Config) -> Config {
+/// that such a flow sends about one segment per tick. And it offers to
+/// leave the TCP checksum out, which UDP's checksum makes redundant,
+/// unless the endpoint was told not to.
+fn for_sockets(mut config: Config, omit_checksums: bool) -> Config {
+    config.omit_checksums = omit_checksums;
     config.pacing = config
         .pacing
         .map(|p| p.with_min_burst(super::PACING_TIMER_TICK));

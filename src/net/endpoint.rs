@@ -114,6 +114,22 @@ pub struct EndpointConfig {
     /// found costs three timeouts, not the connection. See
     /// [`super::pmtu`].
     pub probe_path_mtu: bool,
+    /// Offer every connection's peer to leave the TCP checksum out
+    /// ([`Config::omit_checksums`](crate::connection::Config::omit_checksums)),
+    /// since the datagram's UDP checksum covers the same bytes: where the
+    /// peer's endpoint offers too, neither end computes it, which saves a
+    /// pass over each segment's bytes at both ends (`ackwise perf` on
+    /// loopback: 16.0 against 14.9 Gbit/s).
+    ///
+    /// Off by default, because the two checksums are not quite the same
+    /// guard: TCP's is computed and checked by the connection itself, end
+    /// to end, while UDP's is often computed and checked by the network
+    /// cards (checksum offload), so bytes damaged in a host between the
+    /// application and the card, or by a middlebox that rewrites payload
+    /// and recomputes UDP's checksum, pass it. Turn it on where the
+    /// application checks its data anyway: `ackwise send` and `recv`
+    /// (a SHA-256 digest of every file) and `ackwise perf` do.
+    pub omit_tcp_checksums: bool,
 }
 
 impl Default for EndpointConfig {
@@ -134,6 +150,7 @@ impl Default for EndpointConfig {
             transmit_per_segment: false,
             capture: None,
             probe_path_mtu: true,
+            omit_tcp_checksums: false,
         }
     }
 }
@@ -261,6 +278,7 @@ impl Endpoint {
                 gso: config.gso,
                 transmit_per_segment: config.transmit_per_segment,
                 echo_probes: config.probe_path_mtu,
+                omit_checksums: config.omit_tcp_checksums,
                 capture,
             },
             accept_tx,

@@ -201,6 +201,8 @@ pub async fn run_perf(
             let config = EndpointConfig {
                 connect_timeout: plan.connect_timeout,
                 capture: plan.pcap.clone(),
+                // Nothing is kept: what is measured is the transport.
+                omit_tcp_checksums: true,
                 ..EndpointConfig::default()
             };
             Some(
@@ -494,6 +496,8 @@ pub async fn serve_perf(
             let config = EndpointConfig {
                 server: Some(strategy_config(strategy, plan.mss)),
                 capture: plan.pcap.clone(),
+                // Nothing is kept: what is measured is the transport.
+                omit_tcp_checksums: true,
                 ..EndpointConfig::default()
             };
             let endpoint =

@@ -20,7 +20,8 @@ mod tests;
 pub use error::WireError;
 pub use options::{
     AckNonce, AckRequest, Options, SackBlocks, Timestamps, ACK_NONCE_EXID, ACK_REQUEST_EXID,
-    ACK_REQUEST_KIND, MAX_SACK_BLOCKS_PARSED, MAX_WINDOW_SCALE, NONCE_ECHO_EXID,
+    ACK_REQUEST_KIND, CHECKSUM_OMISSION_EXID, MAX_SACK_BLOCKS_PARSED, MAX_WINDOW_SCALE,
+    NONCE_ECHO_EXID,
 };
 pub use segment::{Checksum, Flags, SegmentRepr, HEADER_LEN, MAX_OPTIONS_LEN};
 pub use seq::SeqNum;

@@ -1,5 +1,6 @@
-//! TCP options: MSS, window scale, SACK-permitted, SACK, timestamps and the
-//! experimental ACK-request option (kind 253, RFC 6994).
+//! TCP options: MSS, window scale, SACK-permitted, SACK, timestamps and
+//! ackwise's experimental options (kind 253, RFC 6994): the ACK request,
+//! the ACK nonce and its echoes, and the offer to omit the checksum.
 //!
 //! References:
 //! - RFC 9293 section 3.2: option syntax (kind, length, EOL and NOP), MSS,
@@ -27,6 +28,10 @@ pub const ACK_NONCE_EXID: u16 = 0xACC6;
 /// bytes, or four when a second echo follows for the out-of-order segment
 /// that caused the ACK.
 pub const NONCE_ECHO_EXID: u16 = 0xACC7;
+/// RFC 6994 experiment identifier of the offer to leave the TCP checksum
+/// out (SYN and SYN-ACK only, no value): the sender checks the integrity
+/// of what its carrier delivers by other means, such as UDP's checksum.
+pub const CHECKSUM_OMISSION_EXID: u16 = 0xACC8;
 /// A SACK option in a 40-byte option space holds at most four blocks.
 pub const MAX_SACK_BLOCKS_PARSED: usize = 4;
 /// Largest window-scale shift (RFC 7323 section 2.3); larger shifts are
@@ -184,7 +189,8 @@ impl core::fmt::Debug for SackBlocks {
 /// # Emitting
 ///
 /// Options are written in the order MSS, window scale, SACK-permitted,
-/// timestamps, ACK request, SACK, then padded with EOL (zero) bytes to a
+/// timestamps, ACK request, ACK nonce, checksum omission, nonce echo,
+/// SACK, then padded with EOL (zero) bytes to a
 /// multiple of four. Where the 40-byte option space allows, NOPs are
 /// inserted so that multi-byte fields are aligned the way common stacks
 /// align them (`NOP NOP TS`, `NOP WS`, `NOP NOP SACK`, `SACK-permitted TS`).
@@ -218,6 +224,8 @@ pub struct Options {
     /// whose arrival this (duplicate) ACK reports; written only beside
     /// `nonce_echo`
     pub arrival_echo: Option<u16>,
+    /// experimental offer to leave the TCP checksum out (SYN only)
+    pub checksum_omission: bool,
 }
 
 impl Options {
@@ -230,8 +238,8 @@ impl Options {
     /// If the options cannot fit at all (emit would fail with
     /// [`WireError::OptionsTooLong`]), this is the length they would need.
     /// With the options ackwise sends that cannot happen: a SYN's MSS,
-    /// window scale, SACK-permitted, timestamps, ACK-request and nonce
-    /// offers take at most 27 bytes packed, and a later segment's
+    /// window scale, SACK-permitted, timestamps, ACK-request, nonce and
+    /// checksum-omission offers take at most 31 bytes packed (32 aligned), and a later segment's
     /// timestamps, window announcement, nonce and both echoes at most 32.
     pub fn encoded_len(&self) -> usize {
         match self.plan() {
@@ -378,6 +386,13 @@ impl Options {
                 }
             }
         }
+        if self.checksum_omission {
+            w.align(0);
+            w.option(TcpOption::Unknown {
+                kind: ACK_REQUEST_KIND,
+                data: &CHECKSUM_OMISSION_EXID.to_be_bytes(),
+            });
+        }
         if let Some(echo) = self.nonce_echo {
             let [e0, e1] = NONCE_ECHO_EXID.to_be_bytes();
             let [n0, n1] = echo.to_be_bytes();
@@ -512,6 +527,10 @@ impl Options {
                                     opts.nonce_echo = Some(u16::from_be_bytes([n0, n1]));
                                     opts.arrival_echo = Some(u16::from_be_bytes([a0, a1]));
                                 }
+                                _ => return Err(bad_len),
+                            },
+                            CHECKSUM_OMISSION_EXID => match *rest {
+                                [] => opts.checksum_omission = true,
                                 _ => return Err(bad_len),
                             },
                             _ => {}

@@ -77,6 +77,19 @@ pub enum Checksum {
         /// destination address
         dst: Ipv4Addr,
     },
+    /// Computed like [`Ipv4`](Self::Ipv4) on emit; on parse, checked like
+    /// it unless the field is zero, which says the sender left it out.
+    /// For carriers that check integrity themselves (UDP's checksum covers
+    /// the same bytes), where the two ends agreed in the handshake to
+    /// omit it (see `Config::omit_checksums`). About one segment in
+    /// 65 536 has a computed checksum of zero and goes unchecked too,
+    /// which on such a carrier costs nothing.
+    Ipv4OrOmitted {
+        /// source address
+        src: Ipv4Addr,
+        /// destination address
+        dst: Ipv4Addr,
+    },
 }
 
 impl Checksum {
@@ -85,6 +98,32 @@ impl Checksum {
         src: Ipv4Addr::UNSPECIFIED,
         dst: Ipv4Addr::UNSPECIFIED,
     };
+
+    /// [`UNSPECIFIED`](Self::UNSPECIFIED) that takes a zero field as
+    /// omitted (see [`Ipv4OrOmitted`](Self::Ipv4OrOmitted)).
+    pub const UNSPECIFIED_OR_OMITTED: Checksum = Checksum::Ipv4OrOmitted {
+        src: Ipv4Addr::UNSPECIFIED,
+        dst: Ipv4Addr::UNSPECIFIED,
+    };
+
+    /// The addresses to check `segment` over, if it is to be checked.
+    fn to_verify(self, segment: &[u8]) -> Option<(Ipv4Addr, Ipv4Addr)> {
+        match self {
+            Checksum::Ignore => None,
+            Checksum::Ipv4 { src, dst } => Some((src, dst)),
+            Checksum::Ipv4OrOmitted { src, dst } => {
+                (segment.get(16..18) != Some(&[0, 0])).then_some((src, dst))
+            }
+        }
+    }
+
+    /// The addresses to compute the checksum over, if it is computed.
+    fn to_fill(self) -> Option<(Ipv4Addr, Ipv4Addr)> {
+        match self {
+            Checksum::Ignore => None,
+            Checksum::Ipv4 { src, dst } | Checksum::Ipv4OrOmitted { src, dst } => Some((src, dst)),
+        }
+    }
 }
 
 /// A parsed TCP segment borrowing its payload.
@@ -125,7 +164,7 @@ impl<'a> SegmentRepr<'a> {
             return Err(WireError::Truncated { len });
         }
         let packet = TcpPacket::new_unchecked(bytes);
-        if let Checksum::Ipv4 { src, dst } = checksum {
+        if let Some((src, dst)) = checksum.to_verify(bytes) {
             if !packet.verify_checksum(&IpAddress::Ipv4(src), &IpAddress::Ipv4(dst)) {
                 return Err(WireError::BadChecksum);
             }
@@ -264,7 +303,7 @@ impl<'a> SegmentRepr<'a> {
         packet.set_window_len(self.window);
         self.options.emit(plan, packet.options_mut());
         write_payload(packet.payload_mut());
-        if let Checksum::Ipv4 { src, dst } = checksum {
+        if let Some((src, dst)) = checksum.to_fill() {
             packet.fill_checksum(&IpAddress::Ipv4(src), &IpAddress::Ipv4(dst));
         }
         Ok(need)

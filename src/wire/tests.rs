@@ -66,6 +66,10 @@ fn repr<'a>(options: Options, payload: &'a [u8]) -> SegmentRepr<'a> {
     }
 }
 
+fn try_emit(r: &SegmentRepr<'_>) -> Result<usize, WireError> {
+    r.emit(&mut [0u8; 100], Checksum::Ignore)
+}
+
 fn emit_vec(r: &SegmentRepr<'_>, checksum: Checksum) -> Vec<u8> {
     let mut buf = vec![0xaa; r.buffer_len() + 7];
     let n = r.emit(&mut buf, checksum).expect("emit");
@@ -155,6 +159,40 @@ fn known_syn_bytes() {
     ];
     assert_eq!(bytes[12], 0xb0, "data offset 11 words");
     assert_eq!(bytes[13], 0xc2, "SYN|ECE|CWR");
+    assert_eq!(&bytes[20..], expected_options);
+    assert_eq!(SegmentRepr::parse(&bytes, Checksum::Ignore), Ok(r));
+}
+
+#[test]
+fn syn_with_every_offer_fits_aligned() {
+    // What an ackwise client's SYN on a UDP endpoint carries.
+    let opts = Options {
+        mss: Some(65_447),
+        window_scale: Some(9),
+        sack_permitted: true,
+        timestamps: Some(Timestamps {
+            tsval: 0x0102_0304,
+            tsecr: 0,
+        }),
+        ack_request: Some(AckRequest::Supported),
+        ack_nonce: Some(AckNonce::Permitted),
+        checksum_omission: true,
+        ..Options::default()
+    };
+    let mut r = repr(opts, b"");
+    r.flags = Flags::SYN;
+    let bytes = emit_vec(&r, Checksum::Ignore);
+    #[rustfmt::skip]
+    let expected_options: &[u8] = &[
+        0x02, 0x04, 0xff, 0xa7,       // MSS 65447
+        0x01, 0x03, 0x03, 0x09,       // NOP WS 9
+        0x04, 0x02, 0x08, 0x0a,       // SACK-permitted, TS len 10
+        0x01, 0x02, 0x03, 0x04,       // tsval
+        0x00, 0x00, 0x00, 0x00,       // tsecr
+        0xfd, 0x04, 0xac, 0xc5,       // ACK request supported
+        0xfd, 0x04, 0xac, 0xc6,       // ACK nonce permitted
+        0xfd, 0x04, 0xac, 0xc8,       // checksum omission offered
+    ];
     assert_eq!(&bytes[20..], expected_options);
     assert_eq!(SegmentRepr::parse(&bytes, Checksum::Ignore), Ok(r));
 }
@@ -432,6 +470,12 @@ fn our_exid_with_wrong_length() {
         parse_options(&opts),
         Err(WireError::BadOptionLength { kind: 253, len: 10 })
     );
+    // The checksum-omission offer carries no value.
+    let opts = [253, 6, 0xac, 0xc8, 0, 0, 0, 0];
+    assert_eq!(
+        parse_options(&opts),
+        Err(WireError::BadOptionLength { kind: 253, len: 6 })
+    );
 }
 
 // ------------------------------------------------------- accepted input
@@ -617,6 +661,7 @@ fn packed_len(o: &Options) -> usize {
             (Some(_), None) => 6,
             (Some(_), Some(_)) => 8,
         }
+        + 4 * usize::from(o.checksum_omission)
 }
 
 /// SACK blocks of `o` that emit keeps: as many as fit packed.
@@ -643,7 +688,7 @@ fn every_option_combination_emits_consistently() {
         (None, Some(9), Some(0xfedc)),
         (Some(AckNonce::Nonce(7)), Some(9), Some(10)),
     ];
-    for bits in 0..16u8 {
+    for bits in 0..32u8 {
         for (ack_request, (ack_nonce, nonce_echo, arrival_echo)) in requests
             .into_iter()
             .flat_map(|r| nonces.into_iter().map(move |n| (r, n)))
@@ -659,7 +704,20 @@ fn every_option_combination_emits_consistently() {
                     nonce_echo,
                     arrival_echo,
                     sack: sack(&blocks[..n]),
+                    checksum_omission: bits & 16 != 0,
                 };
+                if packed_len(&opts) > MAX_OPTIONS_LEN {
+                    // Every SYN option beside an ACK's echoes: a segment
+                    // nobody sends, and more than 40 bytes.
+                    assert!(opts.checksum_omission, "{opts:?}");
+                    assert_eq!(
+                        try_emit(&repr(opts, b"p")),
+                        Err(WireError::OptionsTooLong {
+                            len: packed_len(&opts).next_multiple_of(4)
+                        })
+                    );
+                    continue;
+                }
                 let r = repr(opts, b"p");
                 let bytes = emit_vec(&r, Checksum::Ignore);
                 let hl = r.header_len();
@@ -698,9 +756,20 @@ fn arb_options() -> impl Strategy<Value = Options> {
             any::<u16>().prop_map(|n| Some(AckNonce::Nonce(n))),
         ],
         proptest::option::of((any::<u16>(), proptest::option::of(any::<u16>()))),
+        any::<bool>(),
     )
         .prop_map(
-            |(mss, window_scale, sack_permitted, blocks, ts, ack_request, ack_nonce, echoes)| {
+            |(
+                mss,
+                window_scale,
+                sack_permitted,
+                blocks,
+                ts,
+                ack_request,
+                ack_nonce,
+                echoes,
+                checksum_omission,
+            )| {
                 let mut o = Options {
                     mss,
                     window_scale,
@@ -711,11 +780,15 @@ fn arb_options() -> impl Strategy<Value = Options> {
                     ack_nonce,
                     nonce_echo: echoes.map(|(e, _)| e),
                     arrival_echo: echoes.and_then(|(_, a)| a),
+                    checksum_omission,
                 };
                 // Every option at once is more than 40 bytes; the SYN-only
                 // ones never meet the echoes on the wire.
                 if packed_len(&o) > MAX_OPTIONS_LEN {
                     o.mss = None;
+                }
+                if packed_len(&o) > MAX_OPTIONS_LEN {
+                    o.checksum_omission = false;
                 }
                 o
             },
