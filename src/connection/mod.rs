@@ -119,6 +119,25 @@ pub enum SegmentError {
     NotSyn,
 }
 
+/// What [`Connection::poll_transmit_gather`] wrote into the buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Emitted {
+    /// A whole segment of this many bytes.
+    Whole(usize),
+    /// The first `header_len` bytes of a data segment, whose payload is
+    /// the send stream's `payload_len` bytes from `payload_offset`
+    /// ([`Connection::sent_payload`]): the segment is the header followed
+    /// by them.
+    Header {
+        /// bytes of header written
+        header_len: usize,
+        /// send-stream offset of the payload's first byte
+        payload_offset: u64,
+        /// bytes of payload
+        payload_len: usize,
+    },
+}
+
 /// Options agreed during the handshake.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Negotiated {
@@ -205,6 +224,12 @@ pub struct Connection {
     /// How this end's segments' checksums are written: as `checksum`
     /// until both ends agree to omit them.
     tx_checksum: Checksum,
+    /// Inside [`poll_transmit_gather`](Self::poll_transmit_gather): leave
+    /// a data segment's payload in the send buffer.
+    gather: bool,
+    /// The payload (send-stream offset, bytes) the last gathered segment
+    /// left in the send buffer.
+    gathered: Option<(u64, usize)>,
     /// Initial send sequence number.
     iss: SeqNum,
     negotiated: Negotiated,
@@ -444,6 +469,8 @@ impl Connection {
         Connection {
             checksum: checksum_mode(&config),
             tx_checksum: checksum_mode(&config),
+            gather: false,
+            gathered: None,
             syn_rto: config.initial_rto,
             state: State::Closed,
             local_port,

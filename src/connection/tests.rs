@@ -1609,3 +1609,81 @@ fn a_cookie_connection_keeps_checksums() {
         assert!(SegmentRepr::parse(&seg, Checksum::UNSPECIFIED).is_ok());
     }
 }
+
+/// Every segment `conn` has to send at `now`, through
+/// `poll_transmit_gather`, put together from header and payload; with
+/// how many came as a header only.
+fn drain_gathered(conn: &mut Connection, now: Instant) -> (Vec<Vec<u8>>, usize) {
+    let mut buf = [0u8; 2000];
+    let (mut out, mut headers) = (Vec::new(), 0);
+    while let Some(emitted) = conn.poll_transmit_gather(now, &mut buf) {
+        out.push(match emitted {
+            Emitted::Whole(n) => buf[..n].to_vec(),
+            Emitted::Header {
+                header_len,
+                payload_offset,
+                payload_len,
+            } => {
+                headers += 1;
+                let (a, b) = conn.sent_payload(payload_offset, payload_len).unwrap();
+                [&buf[..header_len], a, b].concat()
+            }
+        });
+    }
+    (out, headers)
+}
+
+/// A gathering carrier puts on the wire exactly the segments
+/// `poll_transmit` writes, and takes the payload from the send buffer
+/// only where no checksum has to be computed over it.
+#[test]
+fn gathered_segments_are_the_segments_poll_transmit_writes() {
+    let data: Vec<u8> = (0..300_000u32).map(|i| (i * 7 + 1) as u8).collect();
+    for omit in [true, false] {
+        let config = Config {
+            omit_checksums: omit,
+            send_buffer: 64 << 10,
+            ..fast_config()
+        };
+        let (mut c1, s1) = handshake(config.clone(), config.clone());
+        let (mut c2, s2) = handshake(config.clone(), config);
+        let (mut s1, mut s2) = (s1.unwrap(), s2.unwrap());
+        let (mut written, mut gathered_total) = (0, 0);
+        let mut now = Instant::ZERO;
+        let mut scratch = vec![0u8; 1 << 16];
+        while s1.stats().bytes_delivered < data.len() as u64 {
+            let w = c1.write(&data[written..]);
+            assert_eq!(c2.write(&data[written..written + w]), w);
+            written += w;
+            let plain = drain(&mut c1, now);
+            let (gathered, headers) = drain_gathered(&mut c2, now);
+            assert_eq!(plain, gathered, "omit {omit}");
+            gathered_total += headers;
+            for seg in &plain {
+                let _ = s1.handle_segment(now, seg);
+                let _ = s2.handle_segment(now, seg);
+            }
+            while s1.read(&mut scratch) > 0 {}
+            while s2.read(&mut scratch) > 0 {}
+            let acks = drain(&mut s1, now);
+            assert_eq!(acks, drain(&mut s2, now));
+            for ack in &acks {
+                let _ = c1.handle_segment(now, ack);
+                let _ = c2.handle_segment(now, ack);
+            }
+            now += Duration::from_millis(1);
+            c1.handle_timeout(now);
+            c2.handle_timeout(now);
+            s1.handle_timeout(now);
+            s2.handle_timeout(now);
+        }
+        let data_segments = c2.stats().data_segments_sent as usize;
+        if omit {
+            assert_eq!(gathered_total, data_segments);
+        } else {
+            assert_eq!(gathered_total, 0);
+        }
+        // Acknowledged bytes are no longer there to gather.
+        assert!(c2.sent_payload(0, 1).is_none());
+    }
+}

@@ -1,11 +1,11 @@
 //! Building outgoing segments.
 
-use super::{seq_of, Connection, State};
+use super::{seq_of, Connection, Emitted, State};
 use crate::receiver::AckSent;
 use crate::sender::TxSegment;
 use crate::time::Instant;
 use crate::wire::{
-    AckNonce, AckRequest, Flags, Options, SegmentRepr, SeqNum, Timestamps, HEADER_LEN,
+    AckNonce, AckRequest, Checksum, Flags, Options, SegmentRepr, SeqNum, Timestamps, HEADER_LEN,
     MAX_OPTIONS_LEN,
 };
 
@@ -34,6 +34,42 @@ impl Connection {
             }
             _ => self.transmit_synchronized(now, buf),
         }
+    }
+
+    /// [`poll_transmit`](Self::poll_transmit) for a carrier that can send
+    /// a datagram from several pieces of memory (`sendmsg` with an I/O
+    /// vector): where no checksum is computed (the ends agreed to omit it,
+    /// see [`Config::omit_checksums`](super::Config::omit_checksums), or
+    /// checksums are off), a data segment's payload is not copied into
+    /// `buf`; only its header is written, and the payload stays in the send
+    /// buffer, where [`sent_payload`](Self::sent_payload) reads it in
+    /// place. That saves a copy of every byte sent. Other segments are
+    /// written whole. `buf` must be as large as for `poll_transmit`.
+    pub fn poll_transmit_gather(&mut self, now: Instant, buf: &mut [u8]) -> Option<Emitted> {
+        self.gather = true;
+        self.gathered = None;
+        let n = self.poll_transmit(now, buf);
+        self.gather = false;
+        let n = n?;
+        Some(match self.gathered.take() {
+            Some((payload_offset, payload_len)) => Emitted::Header {
+                header_len: n - payload_len,
+                payload_offset,
+                payload_len,
+            },
+            None => Emitted::Whole(n),
+        })
+    }
+
+    /// The `len` payload bytes from send-stream offset `offset` (as an
+    /// [`Emitted::Header`] names them), in place: two slices because the
+    /// send buffer is a ring. `None` when they are no longer all held:
+    /// acknowledged meanwhile (the segment need not go out), or dropped
+    /// with the connection.
+    pub fn sent_payload(&self, offset: u64, len: usize) -> Option<(&[u8], &[u8])> {
+        self.sender
+            .payload(offset, len)
+            .filter(|(a, b)| a.len() + b.len() == len)
     }
 
     fn emit_rst(
@@ -264,14 +300,20 @@ impl Connection {
             options,
             payload: &[],
         };
+        // Without a checksum to compute over it, a gathering carrier takes
+        // the payload from the send buffer itself.
+        let gather = self.gather && self.tx_checksum == Checksum::Ignore;
         let sender = &self.sender;
         let result = repr.emit_with_payload(buf, self.tx_checksum, len, |out| {
-            if let Some(t) = tx {
+            if let Some(t) = tx.filter(|_| !gather) {
                 let copied = sender.copy_payload(t.start, out);
                 debug_assert_eq!(copied, len);
             }
         });
         let n = result.ok()?;
+        if gather {
+            self.gathered = tx.map(|t| (t.start, len));
+        }
 
         let recv = self.recv.as_mut()?;
         let sent = AckSent {

@@ -15,19 +15,20 @@
 use super::capture::SocketCapture;
 use super::clock::Clock;
 use super::error::NetError;
+use super::gather;
 use super::half_open::{HalfOpen, Room};
 use super::pmtu::{self, ProbeEvent};
 use super::shared::{ConnShared, DriverLink};
 use super::stats::StatsCell;
 use super::stream::Stream;
 use crate::connection::syn_cookie::{SynCookies, Tuple};
-use crate::connection::{ChallengeBudget, CloseReason, Config, Connection, Event, State};
+use crate::connection::{ChallengeBudget, CloseReason, Config, Connection, Emitted, Event, State};
 use crate::time::Instant;
 use crate::wire::{Checksum, Flags, SegmentRepr, HEADER_LEN, MAX_OPTIONS_LEN};
 use quinn_udp::{EcnCodepoint, RecvMeta, Transmit, UdpSocketState, BATCH_SIZE};
 use rand_chacha::ChaCha8Rng;
 use std::collections::{BTreeSet, HashMap};
-use std::io::{self, IoSliceMut};
+use std::io::{self, IoSlice, IoSliceMut};
 use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
@@ -110,15 +111,53 @@ struct TxArena {
     buf: Vec<u8>,
     used: usize,
     batches: Vec<TxBatch>,
+    /// The segments of gathered batches, in order.
+    parts: Vec<TxPart>,
 }
 
 struct TxBatch {
     dest: SocketAddr,
+    /// Where the batch's bytes are in `buf` (a gathered batch: its
+    /// headers' first byte).
     start: usize,
+    /// Bytes the batch puts on the wire.
     len: usize,
     /// Size of every segment but possibly the last.
     segment: usize,
     count: usize,
+    /// Segments whose payloads stay in their connection's send buffer
+    /// until the send (see [`gather`]); `None` for a batch of whole
+    /// segments in `buf`.
+    gathered: Option<Gathered>,
+}
+
+/// A batch of segments that are a header in the arena and a payload in
+/// their connection's send buffer.
+struct Gathered {
+    shared: Arc<ConnShared>,
+    /// Its segments in [`TxArena::parts`].
+    parts: std::ops::Range<usize>,
+}
+
+/// One gathered segment.
+struct TxPart {
+    /// Its header in [`TxArena::buf`].
+    header: std::ops::Range<usize>,
+    /// Where its payload lies in the send stream.
+    payload_offset: u64,
+    payload_len: usize,
+}
+
+/// The batch [`TxArena::fill`] is building.
+struct OpenBatch {
+    start: usize,
+    /// Size of its first segment, which every one but the last has.
+    segment: usize,
+    count: usize,
+    /// Bytes on the wire so far.
+    len: usize,
+    /// Its first segment in [`TxArena::parts`], for a gathered batch.
+    first_part: Option<usize>,
 }
 
 /// Configuration the driver needs from the endpoint.
@@ -192,6 +231,8 @@ pub(crate) struct Driver {
     /// [`on_readable`](Self::on_readable) (when it was touched already).
     last_rx: Option<(Key, Arc<ConnShared>)>,
     capture: Option<SocketCapture>,
+    /// Whether the socket is IPv4 (else IPv6); `None` if unknown.
+    local_v4: Option<bool>,
     /// Answer path MTU probes. Also when not listening: a client
     /// connecting to the wrong port then learns from the reset to its
     /// SYN at once, instead of waiting for echoes first.
@@ -240,6 +281,7 @@ impl Driver {
         };
         let echo_probes = params.echo_probes;
         let omit_checksums = params.omit_checksums;
+        let local_v4 = socket.local_addr().ok().map(|a| a.is_ipv4());
         let mut server = params.server.map(|c| for_sockets(c, omit_checksums));
         if let Some(config) = server.as_mut().filter(|_| echo_probes) {
             // A client's probe set the size; should the path stop carrying
@@ -288,6 +330,7 @@ impl Driver {
                 buf: vec![0; TX_ARENA],
                 used: 0,
                 batches: Vec::new(),
+                parts: Vec::new(),
             },
             touched: Vec::new(),
             dirty: Vec::new(),
@@ -296,6 +339,7 @@ impl Driver {
             echo_probes,
             omit_checksums,
             capture: params.capture,
+            local_v4,
             probe_waiters: HashMap::new(),
             probes_out: Vec::new(),
         }
@@ -683,8 +727,9 @@ impl Driver {
                 // What the connection answers this segment with (its ACK
                 // policy's per-segment decision) goes out as if the
                 // segment had arrived alone, in a datagram of its own.
+                let gather = self.gathers(key.remote).then_some(&shared);
                 self.tx
-                    .fill(&mut st.conn, now, key.remote, self.max_gso_segments);
+                    .fill(&mut st.conn, now, key.remote, self.max_gso_segments, gather);
             }
             drop(st);
             drop(entered);
@@ -1006,7 +1051,7 @@ impl Driver {
             st.conn.evict();
             tracing::debug!("evicted: idle while the table was full");
             self.tx
-                .fill(&mut st.conn, now, key.remote, self.max_gso_segments);
+                .fill(&mut st.conn, now, key.remote, self.max_gso_segments, None);
         }
         self.stats.idle_evicted.fetch_add(1, Relaxed);
         self.touch(key);
@@ -1070,9 +1115,10 @@ impl Driver {
                         }
                     }
                 }
+                let gather = self.gathers(key.remote).then_some(&shared);
                 full = self
                     .tx
-                    .fill(&mut st.conn, now, key.remote, self.max_gso_segments);
+                    .fill(&mut st.conn, now, key.remote, self.max_gso_segments, gather);
                 if !full {
                     // Wake the handles once for everything this batch brought.
                     let readable =
@@ -1119,28 +1165,55 @@ impl Driver {
         }
     }
 
+    /// Whether segments to `dest` are sent gathered (see [`gather`]):
+    /// where the platform can, unless every segment is captured (the
+    /// capture wants them whole), and only to an address of the socket's
+    /// own family, for which the control messages are the family's.
+    fn gathers(&self, dest: SocketAddr) -> bool {
+        gather::SUPPORTED
+            && self.capture.is_none()
+            && match dest {
+                SocketAddr::V4(_) => self.local_v4 == Some(true),
+                SocketAddr::V6(v6) => {
+                    self.local_v4 == Some(false) && v6.ip().to_ipv4_mapped().is_none()
+                }
+            }
+    }
+
     /// Sends every queued batch, waiting for the socket when its buffer is
     /// full.
     async fn send_pending(&mut self) {
         self.send_probes().await;
         let batches = std::mem::take(&mut self.tx.batches);
         for b in &batches {
+            // A gathered batch's bytes are not all in the arena.
+            let whole = match b.gathered {
+                None => &self.tx.buf[b.start..b.start + b.len],
+                Some(_) => &[],
+            };
             let transmit = Transmit {
                 destination: b.dest,
                 ecn: Some(EcnCodepoint::Ect0),
-                contents: &self.tx.buf[b.start..b.start + b.len],
+                contents: whole,
                 segment_size: (b.count > 1).then_some(b.segment),
                 src_ip: None,
             };
             let mut retried = false;
             loop {
-                let r = self.socket.try_io(Interest::WRITABLE, || {
-                    self.udp.try_send((&self.socket).into(), &transmit)
-                });
+                let r = self
+                    .socket
+                    .try_io(Interest::WRITABLE, || match &b.gathered {
+                        None => self
+                            .udp
+                            .try_send((&self.socket).into(), &transmit)
+                            .map(|()| b.count),
+                        Some(g) => send_gathered(&self.socket, &self.tx, b, g),
+                    });
                 match r {
-                    Ok(()) => {
+                    Ok(0) => break,
+                    Ok(segments) => {
                         self.stats.datagrams_sent.fetch_add(1, Relaxed);
-                        self.stats.segments_sent.fetch_add(b.count as u64, Relaxed);
+                        self.stats.segments_sent.fetch_add(segments as u64, Relaxed);
                         if let Some(c) = &mut self.capture {
                             let r = c.sent(
                                 b.dest,
@@ -1175,6 +1248,7 @@ impl Driver {
         batches.clear();
         self.tx.batches = batches;
         self.tx.used = 0;
+        self.tx.parts.clear();
     }
 
     /// Sends the path MTU probes queued, each in a datagram of its own;
@@ -1235,7 +1309,7 @@ impl Driver {
                     st.conn.abort();
                 }
                 // Only the reset is left to send.
-                self.tx.fill(&mut st.conn, now, key.remote, 1);
+                self.tx.fill(&mut st.conn, now, key.remote, 1, None);
             }
             if self.tx.used + 2 * (HEADER_LEN + MAX_OPTIONS_LEN) > TX_ARENA {
                 self.send_pending().await;
@@ -1271,68 +1345,148 @@ impl TxArena {
             len: bytes.len(),
             segment: bytes.len(),
             count: 1,
+            gathered: None,
         });
         self.used += bytes.len();
         true
     }
 
     /// Collects `conn`'s segments into GSO batches of equal-sized
-    /// segments (the last may be shorter). Returns true when the arena
-    /// filled up before the connection ran out of segments.
+    /// segments (the last may be shorter). With `gather` (the connection's
+    /// shared state) data segments whose payload needs no checksum leave
+    /// it in the send buffer, and only their headers take room here.
+    /// Returns true when the arena filled up before the connection ran out
+    /// of segments.
     fn fill(
         &mut self,
         conn: &mut Connection,
         now: Instant,
         dest: SocketAddr,
         max_segments: usize,
+        gather: Option<&Arc<ConnShared>>,
     ) -> bool {
         let seg_cap = usize::from(conn.mss()) + HEADER_LEN + MAX_OPTIONS_LEN;
-        // The batch being built: start offset, segment size, count.
-        let mut open: Option<(usize, usize, usize)> = None;
+        let mut open: Option<OpenBatch> = None;
         loop {
             if self.used + seg_cap > self.buf.len() {
-                self.close_batch(&mut open, dest);
+                self.close_batch(&mut open, dest, gather);
                 return true;
             }
-            let Some(n) = conn.poll_transmit(now, &mut self.buf[self.used..self.used + seg_cap])
-            else {
-                break;
+            let out = &mut self.buf[self.used..self.used + seg_cap];
+            let emitted = match gather {
+                Some(_) => conn.poll_transmit_gather(now, out),
+                None => conn.poll_transmit(now, out).map(Emitted::Whole),
             };
-            match &mut open {
-                Some((start, size, count))
-                    if n <= *size && self.used + n - *start <= MAX_GSO_BYTES =>
-                {
-                    *count += 1;
-                    self.used += n;
-                    if n < *size || *count >= max_segments {
-                        self.close_batch(&mut open, dest);
-                    }
-                }
-                _ => {
-                    self.close_batch(&mut open, dest);
-                    open = Some((self.used, n, 1));
-                    self.used += n;
-                    if max_segments <= 1 {
-                        self.close_batch(&mut open, dest);
-                    }
-                }
+            let (n, kept, part) = match emitted {
+                None => break,
+                Some(Emitted::Whole(n)) => (n, n, None),
+                Some(Emitted::Header {
+                    header_len,
+                    payload_offset,
+                    payload_len,
+                }) => (
+                    header_len + payload_len,
+                    header_len,
+                    Some(TxPart {
+                        header: self.used..self.used + header_len,
+                        payload_offset,
+                        payload_len,
+                    }),
+                ),
+            };
+            let joins = open.as_ref().is_some_and(|b| {
+                b.first_part.is_some() == part.is_some()
+                    && n <= b.segment
+                    && b.len + n <= MAX_GSO_BYTES
+            });
+            if !joins {
+                self.close_batch(&mut open, dest, gather);
+            }
+            let gathered = part.is_some();
+            if let Some(part) = part {
+                self.parts.push(part);
+            }
+            let batch = open.get_or_insert(OpenBatch {
+                start: self.used,
+                segment: n,
+                count: 0,
+                len: 0,
+                first_part: gathered.then(|| self.parts.len() - 1),
+            });
+            batch.count += 1;
+            batch.len += n;
+            self.used += kept;
+            if n < batch.segment || batch.count >= max_segments {
+                self.close_batch(&mut open, dest, gather);
             }
         }
-        self.close_batch(&mut open, dest);
+        self.close_batch(&mut open, dest, gather);
         false
     }
 
-    fn close_batch(&mut self, open: &mut Option<(usize, usize, usize)>, dest: SocketAddr) {
-        if let Some((start, segment, count)) = open.take() {
+    fn close_batch(
+        &mut self,
+        open: &mut Option<OpenBatch>,
+        dest: SocketAddr,
+        gather: Option<&Arc<ConnShared>>,
+    ) {
+        if let Some(b) = open.take() {
+            let gathered = b.first_part.zip(gather).map(|(first, shared)| Gathered {
+                shared: shared.clone(),
+                parts: first..self.parts.len(),
+            });
             self.batches.push(TxBatch {
                 dest,
-                start,
-                len: self.used - start,
-                segment,
-                count,
+                start: b.start,
+                len: b.len,
+                segment: b.segment,
+                count: b.count,
+                gathered,
             });
         }
     }
+}
+
+/// Sends a gathered batch: each segment's header from the arena and its
+/// payload from its connection's send buffer, read in place under the
+/// connection's lock. A segment whose payload is no longer held (an ACK
+/// that arrived after it was queued covered it, or the connection was
+/// dropped) is left out: the rest are still equal-sized but for the last.
+/// Returns the segments sent, 0 when none was left.
+fn send_gathered(
+    socket: &UdpSocket,
+    tx: &TxArena,
+    batch: &TxBatch,
+    gathered: &Gathered,
+) -> io::Result<usize> {
+    let st = gathered.shared.lock();
+    let parts = &tx.parts[gathered.parts.clone()];
+    let mut pieces = Vec::with_capacity(3 * parts.len());
+    let mut count = 0;
+    for part in parts {
+        let Some((a, b)) = st.conn.sent_payload(part.payload_offset, part.payload_len) else {
+            continue;
+        };
+        pieces.push(IoSlice::new(&tx.buf[part.header.clone()]));
+        pieces.push(IoSlice::new(a));
+        if !b.is_empty() {
+            pieces.push(IoSlice::new(b));
+        }
+        count += 1;
+    }
+    if count == 0 {
+        return Ok(0);
+    }
+    // Segments are at most 65 535 bytes (a UDP payload).
+    let segment_size = (count > 1).then_some(batch.segment as u16);
+    gather::send(
+        socket,
+        batch.dest,
+        &pieces,
+        segment_size,
+        EcnCodepoint::Ect0 as u8,
+    )?;
+    Ok(count)
 }
 
 /// The two ECN bits of the IP header for a codepoint (0 when none).

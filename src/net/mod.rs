@@ -22,6 +22,7 @@ mod driver;
 mod endpoint;
 mod error;
 pub mod foreign;
+mod gather;
 mod half_open;
 #[cfg(feature = "lab")]
 pub mod perf;

@@ -543,6 +543,12 @@ impl Sender {
         self.buffer.copy_out(offset, buf)
     }
 
+    /// Up to `len` bytes of the send buffer from stream offset `offset`,
+    /// in place (see [`SendBuffer::slices`]).
+    pub fn payload(&self, offset: u64, len: usize) -> Option<(&[u8], &[u8])> {
+        self.buffer.slices(offset, len)
+    }
+
     /// The earliest sender timer (retransmission or persist), or the
     /// pacer's release instant when a paced segment is waiting.
     pub fn poll_timeout(&self) -> Option<Instant> {

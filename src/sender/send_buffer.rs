@@ -87,25 +87,33 @@ impl SendBuffer {
     /// already released or never written, and a segment builder should see
     /// an empty read rather than a panic.
     pub fn copy_out(&self, offset: u64, buf: &mut [u8]) -> usize {
-        if offset < self.start || offset > self.end() {
+        let Some((a, b)) = self.slices(offset, buf.len()) else {
             return 0;
+        };
+        buf[..a.len()].copy_from_slice(a);
+        buf[a.len()..a.len() + b.len()].copy_from_slice(b);
+        a.len() + b.len()
+    }
+
+    /// The bytes from stream offset `offset`, at most `len` of them (fewer
+    /// when `end()` is reached), in place: two slices because the ring may
+    /// wrap between them (the second is empty when it does not). `None`
+    /// for an `offset` outside `start()..=end()`.
+    pub fn slices(&self, offset: u64, len: usize) -> Option<(&[u8], &[u8])> {
+        if offset < self.start || offset > self.end() {
+            return None;
         }
         // In range, so the difference fits in `len()` and therefore usize.
         let skip = (offset - self.start) as usize;
-        let n = buf.len().min(self.buf.len() - skip);
+        let n = len.min(self.buf.len() - skip);
         let (a, b) = self.buf.as_slices();
-        let mut copied = 0;
-        if skip < a.len() {
-            let take = n.min(a.len() - skip);
-            buf[..take].copy_from_slice(&a[skip..skip + take]);
-            copied = take;
+        if skip >= a.len() {
+            // Wholly in the wrapped-around second half of the ring.
+            let from = skip - a.len();
+            return Some((&b[from..from + n], &[]));
         }
-        if copied < n {
-            // The rest lives in the wrapped-around second half of the ring.
-            let from = skip + copied - a.len();
-            buf[copied..n].copy_from_slice(&b[from..from + (n - copied)]);
-        }
-        n
+        let take = n.min(a.len() - skip);
+        Some((&a[skip..skip + take], &b[..n - take]))
     }
 
     /// Drops bytes below stream offset `offset` because they were
