@@ -363,6 +363,16 @@ pub struct Config {
     /// connection answered with a SYN cookie, which does not keep the
     /// offer.
     pub omit_checksums: bool,
+    /// Grow the receive window with what the application reads per round
+    /// trip and the send buffer with the window the sender may fill,
+    /// instead of offering and filling all of `recv_buffer` and
+    /// `send_buffer` from the start, which become ceilings (see
+    /// [`autotune`](super::autotune)). Keeps data out of queues where it
+    /// would only wait, and memory and caches small where the path needs
+    /// little. Off by default and in the lab, whose experiments fix their
+    /// windows as the papers did; `ackwise send`, `recv` and `perf` turn
+    /// it on.
+    pub buffer_autotuning: bool,
     /// Pace data segments so that one congestion window leaves over a
     /// fraction of the smoothed RTT (paper 004 section 4.1); `None`, the
     /// default, sends as fast as the window allows.
@@ -453,6 +463,7 @@ impl Default for Config {
             max_ooo_ranges: 64,
             checksums: true,
             omit_checksums: false,
+            buffer_autotuning: false,
             pacing: None,
             ack_spreading: true,
             ack_spreading_burst: crate::sender::spread::DEFAULT_BURST,

@@ -8,6 +8,7 @@
 //! [`Connection::close`] and [`Connection::poll_event`].
 
 pub mod ack_nonce;
+pub mod autotune;
 mod challenge_budget;
 mod config;
 mod ecn;
@@ -198,6 +199,8 @@ struct RecvState {
     /// Without SACK: the nonce of the last out-of-order segment, for the
     /// duplicate ACK that reports it.
     arrival_echo: Option<u16>,
+    /// The receive window's autotuning, when on.
+    tuner: Option<autotune::ReceiveTuner>,
 }
 
 impl RecvState {
@@ -408,7 +411,7 @@ impl Connection {
         if conn.config.ack_nonce == AckNonceMode::Require && !conn.negotiated.ack_nonce {
             return Err(AcceptError::NonceRequired);
         }
-        conn.init_receiver(seg.seq, seg.options.timestamps.map(|t| t.tsval));
+        conn.init_receiver(now, seg.seq, seg.options.timestamps.map(|t| t.tsval));
         conn.syn_due = true;
         conn.last_received = now;
         Ok(conn)
@@ -464,6 +467,10 @@ impl Connection {
         };
         let cc = config.congestion.build(u64::from(config.mss));
         let mut sender = Sender::new(params, cc, config.sack, 0);
+        if config.buffer_autotuning {
+            let limit = autotune::send_limit(0, u64::from(config.mss));
+            sender.limit_send_buffer(usize::try_from(limit).unwrap_or(usize::MAX));
+        }
         sender.set_pacing(config.pacing);
         sender.set_ack_spreading(config.ack_spreading.then_some(config.ack_spreading_burst));
         Connection {
@@ -564,9 +571,14 @@ impl Connection {
         self.sender.set_ack_requests(requests);
     }
 
-    fn init_receiver(&mut self, irs: SeqNum, ts: Option<u32>) {
+    fn init_receiver(&mut self, now: Instant, irs: SeqNum, ts: Option<u32>) {
         let ranges = self.config.ooo_range_limit_for(self.mss());
-        let reassembly = Reassembly::new(self.config.recv_buffer, ranges);
+        let mut reassembly = Reassembly::new(self.config.recv_buffer, ranges);
+        let autotuning = self.config.buffer_autotuning;
+        if autotuning {
+            let limit = autotune::initial_receive_limit(u64::from(self.mss()));
+            reassembly.limit_to(usize::try_from(limit).unwrap_or(usize::MAX));
+        }
         let edge = reassembly.window() as u64;
         self.recv = Some(RecvState {
             irs,
@@ -583,6 +595,7 @@ impl Connection {
             last_echo_sampled: None,
             echo: EchoTracker::new(ranges),
             arrival_echo: None,
+            tuner: autotuning.then(|| autotune::ReceiveTuner::new(now)),
         });
     }
 
@@ -676,6 +689,22 @@ impl Connection {
             }
             _ => 0,
         }
+    }
+
+    /// How much the application may have in the send buffer now:
+    /// `Config::send_buffer`, or less while it is autotuned
+    /// ([`Config::buffer_autotuning`]).
+    pub fn send_buffer_limit(&self) -> usize {
+        self.sender.send_limit()
+    }
+
+    /// What the receive window is offered out of now (unread data plus
+    /// the window): `Config::recv_buffer`, or less while it is autotuned
+    /// ([`Config::buffer_autotuning`]); before the handshake, the former.
+    pub fn recv_buffer_limit(&self) -> usize {
+        self.recv
+            .as_ref()
+            .map_or(self.config.recv_buffer, |r| r.reassembly.limit())
     }
 
     /// Room in the send buffer.

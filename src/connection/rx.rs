@@ -101,7 +101,7 @@ impl Connection {
             self.finish(CloseReason::NonceRequired);
             return;
         }
-        self.init_receiver(seg.seq, seg.options.timestamps.map(|t| t.tsval));
+        self.init_receiver(now, seg.seq, seg.options.timestamps.map(|t| t.tsval));
         self.syn_sample(now);
         self.state = State::Established;
         self.syn_due = false;
@@ -371,6 +371,13 @@ impl Connection {
             },
         );
         self.sack_scratch = sack;
+        if self.config.buffer_autotuning {
+            // Room for twice what the sender may have in flight.
+            let window = self.sender.cwnd().min(self.sender.peer_window());
+            let limit = super::autotune::send_limit(window, u64::from(self.mss()));
+            self.sender
+                .raise_send_limit(usize::try_from(limit).unwrap_or(usize::MAX));
+        }
         if self.sender.fin_acked() {
             self.on_fin_acked(now);
         }
@@ -568,6 +575,16 @@ impl Connection {
         } else {
             (rcv_nxt + start_rel as u64, seg.payload)
         };
+        if let Some(tuner) = recv.tuner.as_mut() {
+            if let Some(rtt) = rtt_sample {
+                tuner.on_rtt_sample(rtt);
+            }
+            let read = recv.reassembly.read_offset();
+            if let Some(limit) = tuner.on_arrival(now, read, full_sized as u64) {
+                recv.reassembly
+                    .raise_limit(usize::try_from(limit).unwrap_or(usize::MAX));
+            }
+        }
         let highest_before = recv.reassembly.highest_received();
         let outcome = recv.reassembly.insert(offset, payload);
         let opened_hole = !payload.is_empty() && offset > highest_before;
@@ -713,7 +730,7 @@ impl Connection {
             return;
         };
         let rcv_nxt = recv.reassembly.next_offset();
-        let cap = recv.reassembly.capacity() as u64;
+        let cap = recv.reassembly.limit() as u64;
         let peer_view = recv.last_window_edge.saturating_sub(rcv_nxt);
         let edge = rcv_nxt + recv.reassembly.window() as u64;
         let opened = edge.saturating_sub(recv.last_window_edge);

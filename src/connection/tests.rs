@@ -1687,3 +1687,68 @@ fn gathered_segments_are_the_segments_poll_transmit_writes() {
         assert!(c2.sent_payload(0, 1).is_none());
     }
 }
+
+/// Moves `bytes` from client to server through `pipe`, the server's
+/// application reading everything as it arrives; returns the virtual
+/// time it took.
+fn push_through(pipe: &mut Pipe, bytes: usize) -> Duration {
+    let start = pipe.now();
+    let data: Vec<u8> = (0..bytes).map(|i| (i * 13 + 7) as u8).collect();
+    let (mut written, mut received) = (0, Vec::with_capacity(bytes));
+    let mut buf = vec![0u8; 1 << 16];
+    while received.len() < bytes {
+        written += pipe.client().write(&data[written..]);
+        let server = pipe.server().unwrap();
+        loop {
+            let n = server.read(&mut buf);
+            if n == 0 {
+                break;
+            }
+            received.extend_from_slice(&buf[..n]);
+        }
+        assert!(pipe.step().unwrap(), "stalled at {} bytes", received.len());
+    }
+    assert!(received == data, "bytes differ");
+    pipe.now() - start
+}
+
+/// Autotuned buffers start at twenty segments (at least 64 KiB) and grow
+/// with the transfer: a sender in slow start is not held back by the
+/// receive window (the transfer takes no longer than with the whole
+/// buffer offered from the start), and neither buffer passes its
+/// ceiling.
+#[test]
+fn autotuned_buffers_start_small_and_keep_up_with_slow_start() {
+    let ceiling = 8 << 20;
+    let fixed = Config {
+        recv_buffer: ceiling,
+        send_buffer: ceiling,
+        ..fast_config()
+    };
+    let tuned = Config {
+        buffer_autotuning: true,
+        ..fixed.clone()
+    };
+    let mut pipe = established_pipe(tuned.clone(), tuned);
+    assert_eq!(pipe.server().unwrap().recv_buffer_limit(), 64 << 10);
+    assert_eq!(pipe.client().send_buffer_limit(), 64 << 10);
+    let tuned_time = push_through(&mut pipe, 6 << 20);
+    let recv_limit = pipe.server().unwrap().recv_buffer_limit();
+    let send_limit = pipe.client().send_buffer_limit();
+    assert!(
+        recv_limit > 1 << 20 && recv_limit <= ceiling,
+        "{recv_limit}"
+    );
+    assert!(
+        send_limit > 1 << 20 && send_limit <= ceiling,
+        "{send_limit}"
+    );
+
+    let mut pipe = established_pipe(fixed.clone(), fixed);
+    assert_eq!(pipe.server().unwrap().recv_buffer_limit(), ceiling);
+    let fixed_time = push_through(&mut pipe, 6 << 20);
+    assert!(
+        tuned_time.as_secs_f64() <= 1.1 * fixed_time.as_secs_f64(),
+        "autotuned {tuned_time:?} against {fixed_time:?}"
+    );
+}

@@ -1128,7 +1128,7 @@ impl Driver {
                             w.wake();
                         }
                     }
-                    let threshold = (st.conn.config().send_buffer / 4).max(1);
+                    let threshold = (st.conn.send_buffer_limit() / 4).max(1);
                     let writable = newly_connected
                         || st.conn.send_capacity() >= threshold
                         || st.closed.is_some()

@@ -44,11 +44,10 @@ pub struct Stream {
 /// The reading direction's own state.
 #[derive(Debug)]
 struct ReadSide {
-    /// Bytes read since the driver was last asked to look at the window.
+    /// Bytes read since the driver was last asked to look at the window:
+    /// at a quarter of the receive buffer's limit the driver hears of it,
+    /// so that the window reopens for a slow reader.
     read_since_notify: usize,
-    /// A quarter of the receive buffer: read this much and the driver hears
-    /// of it, so that the window reopens for a slow reader.
-    notify_threshold: usize,
 }
 
 /// The writing direction's own state.
@@ -77,13 +76,11 @@ pub struct OwnedWriteHalf {
 
 impl Stream {
     pub(crate) fn new(shared: Arc<ConnShared>, link: Arc<DriverLink>) -> Stream {
-        let notify_threshold = (shared.lock().conn.config().recv_buffer / 4).max(1);
         Stream {
             shared,
             link,
             reader: ReadSide {
                 read_since_notify: 0,
-                notify_threshold,
             },
             writer: WriteSide::default(),
             split: false,
@@ -99,7 +96,6 @@ impl Stream {
             link: self.link.clone(),
             reader: ReadSide {
                 read_since_notify: self.reader.read_since_notify,
-                notify_threshold: self.reader.notify_threshold,
             },
         };
         let write = OwnedWriteHalf {
@@ -244,6 +240,9 @@ impl ReadSide {
         let mut st = shared.lock();
         let buffered = st.conn.readable();
         let n = st.conn.read(buf.initialize_unfilled());
+        // A quarter of what the window is offered out of (which grows
+        // while autotuned).
+        let notify_threshold = (st.conn.recv_buffer_limit() / 4).max(1);
         if n > 0 {
             buf.advance(n);
             self.read_since_notify += n;
@@ -252,9 +251,7 @@ impl ReadSide {
             // buffer, the window is wide open and the ACKs that data draws
             // carry its growth anyway; waking the driver for every read
             // would cost a task switch per read.
-            if self.read_since_notify >= self.notify_threshold
-                || buffered > 2 * self.notify_threshold
-            {
+            if self.read_since_notify >= notify_threshold || buffered > 2 * notify_threshold {
                 self.read_since_notify = 0;
                 drop(st);
                 link.queue(shared);

@@ -70,6 +70,10 @@ pub struct Reassembly {
     buf: Vec<u8>,
     /// Size of the ring in bytes.
     capacity: usize,
+    /// The receive window offered is `limit - readable`; at most
+    /// `capacity`, which it is unless the window is autotuned (see
+    /// `connection::autotune`), and it only grows.
+    limit: usize,
     /// Stream offset that ring slot 0 stands for (modulo the ring's
     /// length); at most `read_offset`, moved up only while nothing is held.
     base: u64,
@@ -113,6 +117,7 @@ impl Reassembly {
         Reassembly {
             buf: Vec::new(),
             capacity: capacity_bytes,
+            limit: capacity_bytes,
             base: 0,
             read_offset: 0,
             next: 0,
@@ -136,6 +141,31 @@ impl Reassembly {
         self.capacity
     }
 
+    /// What the receive window is offered out of: in-order data waiting
+    /// for the application plus the window (the capacity unless lowered
+    /// with [`limit_to`](Self::limit_to)).
+    pub fn limit(&self) -> usize {
+        self.limit
+    }
+
+    /// Offers a window out of `bytes` instead of the whole capacity (at
+    /// most the capacity): for a receiver that grows its window with what
+    /// the application reads. Only [`raise_limit`](Self::raise_limit)
+    /// should follow, since a window must not shrink (RFC 9293 3.8.6).
+    pub fn limit_to(&mut self, bytes: usize) {
+        self.limit = bytes.min(self.capacity);
+    }
+
+    /// Raises the limit to `bytes` (at most the capacity); never lowers it.
+    pub fn raise_limit(&mut self, bytes: usize) {
+        self.limit = self.limit.max(bytes.min(self.capacity));
+    }
+
+    /// Stream offset of the first byte the application has not read.
+    pub fn read_offset(&self) -> u64 {
+        self.read_offset
+    }
+
     /// The effective limit on held out-of-order ranges (after clamping).
     pub fn max_ranges(&self) -> usize {
         self.max_ranges
@@ -153,11 +183,13 @@ impl Reassembly {
     }
 
     /// Bytes acceptable beyond [`next_offset`](Self::next_offset): the
-    /// receive window `RCV.WND` (RFC 9293 section 3.8.6), `capacity -
+    /// receive window `RCV.WND` (RFC 9293 section 3.8.6), `limit -
     /// readable`. Out-of-order data held inside the window does not shrink
-    /// it, because that data already occupies its final slot.
+    /// it, because that data already occupies its final slot. (Data is
+    /// only ever accepted inside a window offered, so `readable` never
+    /// passes the limit.)
     pub fn window(&self) -> usize {
-        self.capacity() - self.readable()
+        self.limit.saturating_sub(self.readable())
     }
 
     /// Out-of-order data is held above a hole (RFC 5681 section 4.2: while

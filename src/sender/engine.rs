@@ -409,6 +409,27 @@ impl Sender {
         self.buffer.end().saturating_sub(self.board.high_data())
     }
 
+    /// What the application may fill of the send buffer now (see
+    /// [`SendBuffer::limit`]).
+    pub fn send_limit(&self) -> usize {
+        self.buffer.limit()
+    }
+
+    /// Sets the send buffer's limit (see [`SendBuffer::limit_to`]).
+    pub fn limit_send_buffer(&mut self, bytes: usize) {
+        self.buffer.limit_to(bytes);
+    }
+
+    /// Raises the send buffer's limit (see [`SendBuffer::raise_limit`]).
+    pub fn raise_send_limit(&mut self, bytes: usize) {
+        self.buffer.raise_limit(bytes);
+    }
+
+    /// The peer's receive window from SND.UNA.
+    pub fn peer_window(&self) -> u64 {
+        self.window_edge.saturating_sub(self.board.snd_una())
+    }
+
     /// Room in the send buffer.
     pub fn free_space(&self) -> usize {
         if self.fin_queued {

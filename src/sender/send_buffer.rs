@@ -20,6 +20,9 @@ pub struct SendBuffer {
     /// Logical capacity; `buf.capacity()` may be rounded up by the allocator
     /// and must not be used as the limit.
     capacity: usize,
+    /// What the application may fill now, at most `capacity`: lower while
+    /// the buffer is autotuned (see `connection::autotune`).
+    limit: usize,
     /// Stream offset of `buf[0]`.
     start: u64,
 }
@@ -31,6 +34,7 @@ impl SendBuffer {
         SendBuffer {
             buf: VecDeque::new(),
             capacity: capacity_bytes,
+            limit: capacity_bytes,
             start: 0,
         }
     }
@@ -38,6 +42,23 @@ impl SendBuffer {
     /// The configured capacity in bytes.
     pub fn capacity(&self) -> usize {
         self.capacity
+    }
+
+    /// What the application may fill now: the capacity, or less while
+    /// autotuned.
+    pub fn limit(&self) -> usize {
+        self.limit
+    }
+
+    /// Lets the application fill only `bytes` (at most the capacity),
+    /// for a buffer that then grows with [`raise_limit`](Self::raise_limit).
+    pub fn limit_to(&mut self, bytes: usize) {
+        self.limit = bytes.min(self.capacity);
+    }
+
+    /// Raises the limit to `bytes` (at most the capacity); never lowers it.
+    pub fn raise_limit(&mut self, bytes: usize) {
+        self.limit = self.limit.max(bytes.min(self.capacity));
     }
 
     /// Appends as much of `data` as fits; returns the bytes taken.
@@ -57,7 +78,7 @@ impl SendBuffer {
 
     /// Room left, in bytes.
     pub fn free(&self) -> usize {
-        self.capacity.saturating_sub(self.buf.len())
+        self.limit.saturating_sub(self.buf.len())
     }
 
     /// Bytes held (acknowledged ones are released).

@@ -104,15 +104,19 @@ pub fn check_mss(mss: u16) -> Result<(), TransferError> {
 ///
 /// On top of the defaults of [`Config`]: the given `mss` (see
 /// [`DEFAULT_MSS`]; the smaller of the two ends' applies), Nagle off (the transfer writes
-/// large chunks and small verdicts that must not wait), 8 MiB buffers
-/// (enough window for loopback and LAN rates), a 200 ms minimum RTO as in
-/// the lab, and the lab's 100 ms delayed-ACK and polled fallback timers.
+/// large chunks and small verdicts that must not wait), buffers of up to
+/// 8 MiB that grow with what the transfer needs
+/// ([`Config::buffer_autotuning`]: on loopback, where a round trip is tens
+/// of microseconds, they stay near a megabyte, and the data stays in the
+/// caches), a 200 ms minimum RTO as in the lab, and the lab's 100 ms
+/// delayed-ACK and polled fallback timers.
 pub fn strategy_config(strategy: Strategy, mss: u16) -> Config {
     let base = Config {
         mss,
         nagle: false,
         send_buffer: 8 << 20,
         recv_buffer: 8 << 20,
+        buffer_autotuning: true,
         min_rto: Duration::from_millis(200),
         ..Config::default()
     };
