@@ -60,6 +60,7 @@
 #![warn(missing_docs)]
 
 pub mod ack_path;
+pub mod buffer_limit;
 pub mod connection;
 #[cfg(feature = "emu")]
 pub mod emu;

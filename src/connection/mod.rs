@@ -469,7 +469,9 @@ impl Connection {
         let mut sender = Sender::new(params, cc, config.sack, 0);
         if config.buffer_autotuning {
             let limit = autotune::send_limit(0, u64::from(config.mss));
-            sender.limit_send_buffer(usize::try_from(limit).unwrap_or(usize::MAX));
+            sender
+                .send_limit_mut()
+                .set(usize::try_from(limit).unwrap_or(usize::MAX));
         }
         sender.set_pacing(config.pacing);
         sender.set_ack_spreading(config.ack_spreading.then_some(config.ack_spreading_burst));
@@ -577,7 +579,9 @@ impl Connection {
         let autotuning = self.config.buffer_autotuning;
         if autotuning {
             let limit = autotune::initial_receive_limit(u64::from(self.mss()));
-            reassembly.limit_to(usize::try_from(limit).unwrap_or(usize::MAX));
+            reassembly
+                .limit_mut()
+                .set(usize::try_from(limit).unwrap_or(usize::MAX));
         }
         let edge = reassembly.window() as u64;
         self.recv = Some(RecvState {

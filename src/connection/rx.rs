@@ -376,7 +376,8 @@ impl Connection {
             let window = self.sender.cwnd().min(self.sender.peer_window());
             let limit = super::autotune::send_limit(window, u64::from(self.mss()));
             self.sender
-                .raise_send_limit(usize::try_from(limit).unwrap_or(usize::MAX));
+                .send_limit_mut()
+                .raise(usize::try_from(limit).unwrap_or(usize::MAX));
         }
         if self.sender.fin_acked() {
             self.on_fin_acked(now);
@@ -582,7 +583,8 @@ impl Connection {
             let read = recv.reassembly.read_offset();
             if let Some(limit) = tuner.on_arrival(now, read, full_sized as u64) {
                 recv.reassembly
-                    .raise_limit(usize::try_from(limit).unwrap_or(usize::MAX));
+                    .limit_mut()
+                    .raise(usize::try_from(limit).unwrap_or(usize::MAX));
             }
         }
         let highest_before = recv.reassembly.highest_received();

@@ -21,6 +21,8 @@
 //! Offsets are 64-bit stream offsets (0 = first data byte); sequence-number
 //! wrap-around and FIN are handled by the connection.
 
+use crate::buffer_limit::BufferLimit;
+
 /// Result of inserting one segment's payload with [`Reassembly::insert`].
 ///
 /// The flags feed the ACK policy (RFC 5681 section 4.2 lists out-of-order
@@ -70,10 +72,9 @@ pub struct Reassembly {
     buf: Vec<u8>,
     /// Size of the ring in bytes.
     capacity: usize,
-    /// The receive window offered is `limit - readable`; at most
-    /// `capacity`, which it is unless the window is autotuned (see
-    /// `connection::autotune`), and it only grows.
-    limit: usize,
+    /// The receive window offered is `limit - readable`; the capacity
+    /// unless the window is autotuned (see `connection::autotune`).
+    limit: BufferLimit,
     /// Stream offset that ring slot 0 stands for (modulo the ring's
     /// length); at most `read_offset`, moved up only while nothing is held.
     base: u64,
@@ -117,7 +118,7 @@ impl Reassembly {
         Reassembly {
             buf: Vec::new(),
             capacity: capacity_bytes,
-            limit: capacity_bytes,
+            limit: BufferLimit::new(capacity_bytes),
             base: 0,
             read_offset: 0,
             next: 0,
@@ -142,23 +143,16 @@ impl Reassembly {
     }
 
     /// What the receive window is offered out of: in-order data waiting
-    /// for the application plus the window (the capacity unless lowered
-    /// with [`limit_to`](Self::limit_to)).
+    /// for the application plus the window (the capacity unless a
+    /// receiver that grows its window with what the application reads
+    /// set it lower through [`limit_mut`](Self::limit_mut)).
     pub fn limit(&self) -> usize {
-        self.limit
+        self.limit.get()
     }
 
-    /// Offers a window out of `bytes` instead of the whole capacity (at
-    /// most the capacity): for a receiver that grows its window with what
-    /// the application reads. Only [`raise_limit`](Self::raise_limit)
-    /// should follow, since a window must not shrink (RFC 9293 3.8.6).
-    pub fn limit_to(&mut self, bytes: usize) {
-        self.limit = bytes.min(self.capacity);
-    }
-
-    /// Raises the limit to `bytes` (at most the capacity); never lowers it.
-    pub fn raise_limit(&mut self, bytes: usize) {
-        self.limit = self.limit.max(bytes.min(self.capacity));
+    /// The limit, to set at the start and raise later.
+    pub fn limit_mut(&mut self) -> &mut BufferLimit {
+        &mut self.limit
     }
 
     /// Stream offset of the first byte the application has not read.
@@ -189,7 +183,7 @@ impl Reassembly {
     /// only ever accepted inside a window offered, so `readable` never
     /// passes the limit.)
     pub fn window(&self) -> usize {
-        self.limit.saturating_sub(self.readable())
+        self.limit.get().saturating_sub(self.readable())
     }
 
     /// Out-of-order data is held above a hole (RFC 5681 section 4.2: while

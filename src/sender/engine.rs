@@ -25,6 +25,7 @@ use super::hystart::HyStart;
 use super::segment_cuts::SegmentCuts;
 use super::tail_loss_probe::{ProbeVerdict, TailLossProbe, WORST_CASE_ACK_DELAY};
 use super::{AckOutcome, CongestionControl, PriorWindow, Scoreboard, SendBuffer, SpuriousTimeout};
+use crate::buffer_limit::BufferLimit;
 use std::collections::VecDeque;
 // Pacing (paper 004 section 4.1).
 use super::pacing::{Pacer, PacingConfig};
@@ -415,14 +416,9 @@ impl Sender {
         self.buffer.limit()
     }
 
-    /// Sets the send buffer's limit (see [`SendBuffer::limit_to`]).
-    pub fn limit_send_buffer(&mut self, bytes: usize) {
-        self.buffer.limit_to(bytes);
-    }
-
-    /// Raises the send buffer's limit (see [`SendBuffer::raise_limit`]).
-    pub fn raise_send_limit(&mut self, bytes: usize) {
-        self.buffer.raise_limit(bytes);
+    /// The send buffer's limit, to set at the start and raise later.
+    pub fn send_limit_mut(&mut self) -> &mut BufferLimit {
+        self.buffer.limit_mut()
     }
 
     /// The peer's receive window from SND.UNA.

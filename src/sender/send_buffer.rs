@@ -6,6 +6,7 @@
 //! holds exactly that window, addressed by 64-bit stream offset so that the
 //! 32-bit wrap-around stays in `wire/`.
 
+use crate::buffer_limit::BufferLimit;
 use std::collections::VecDeque;
 
 /// A bounded byte queue addressed by stream offset (0 = first data byte).
@@ -20,9 +21,9 @@ pub struct SendBuffer {
     /// Logical capacity; `buf.capacity()` may be rounded up by the allocator
     /// and must not be used as the limit.
     capacity: usize,
-    /// What the application may fill now, at most `capacity`: lower while
-    /// the buffer is autotuned (see `connection::autotune`).
-    limit: usize,
+    /// What the application may fill now: `capacity`, or less while the
+    /// buffer is autotuned (see `connection::autotune`).
+    limit: BufferLimit,
     /// Stream offset of `buf[0]`.
     start: u64,
 }
@@ -34,7 +35,7 @@ impl SendBuffer {
         SendBuffer {
             buf: VecDeque::new(),
             capacity: capacity_bytes,
-            limit: capacity_bytes,
+            limit: BufferLimit::new(capacity_bytes),
             start: 0,
         }
     }
@@ -47,18 +48,12 @@ impl SendBuffer {
     /// What the application may fill now: the capacity, or less while
     /// autotuned.
     pub fn limit(&self) -> usize {
-        self.limit
+        self.limit.get()
     }
 
-    /// Lets the application fill only `bytes` (at most the capacity),
-    /// for a buffer that then grows with [`raise_limit`](Self::raise_limit).
-    pub fn limit_to(&mut self, bytes: usize) {
-        self.limit = bytes.min(self.capacity);
-    }
-
-    /// Raises the limit to `bytes` (at most the capacity); never lowers it.
-    pub fn raise_limit(&mut self, bytes: usize) {
-        self.limit = self.limit.max(bytes.min(self.capacity));
+    /// The limit, to set at the start and raise later.
+    pub fn limit_mut(&mut self) -> &mut BufferLimit {
+        &mut self.limit
     }
 
     /// Appends as much of `data` as fits; returns the bytes taken.
@@ -78,7 +73,7 @@ impl SendBuffer {
 
     /// Room left, in bytes.
     pub fn free(&self) -> usize {
-        self.limit.saturating_sub(self.buf.len())
+        self.limit.get().saturating_sub(self.buf.len())
     }
 
     /// Bytes held (acknowledged ones are released).
