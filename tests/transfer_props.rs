@@ -85,13 +85,18 @@ fn run(
     policy: AckPolicyConfig,
     plain: (bool, bool),
     nonce_off: (bool, bool),
+    tuned: (bool, bool),
 ) -> (Vec<u8>, Vec<u8>, TransferOutcome) {
-    let end = |plain: bool, off: bool| Config {
+    let end = |plain: bool, off: bool, tuned: bool| Config {
         ack_nonce: if off {
             AckNonceMode::Off
         } else {
             AckNonceMode::Offer
         },
+        buffer_autotuning: tuned,
+        // Nothing corrupts the pipe's segments; where both ends offer,
+        // checksums are left out.
+        omit_checksums: tuned,
         ..config(policy, plain)
     };
     let pipe = PipeConfig {
@@ -106,8 +111,8 @@ fn run(
     let b = payload(down, seed ^ 0xB);
     let out = transfer(
         pipe,
-        end(plain.0, nonce_off.0),
-        end(plain.1, nonce_off.1),
+        end(plain.0, nonce_off.0, tuned.0),
+        end(plain.1, nonce_off.1, tuned.1),
         &a,
         &b,
         Duration::from_secs(36_000),
@@ -149,9 +154,12 @@ proptest! {
             1 => Just((true, false)),
             1 => Just((false, true)),
         ],
+        // Autotuned buffers (and checksums left out) at either end.
+        tuned in any::<(bool, bool)>(),
     ) {
-        let (a, b, out) =
-            run(seed, loss, reorder, duplicate, up, down, policy(which), plain, nonce_off);
+        let (a, b, out) = run(
+            seed, loss, reorder, duplicate, up, down, policy(which), plain, nonce_off, tuned,
+        );
         prop_assert_eq!(out.server_received.len(), a.len(), "seed {}", seed);
         prop_assert_eq!(out.client_received.len(), b.len(), "seed {}", seed);
         prop_assert_eq!(digest(&out.server_received), digest(&a), "seed {}", seed);
@@ -178,7 +186,7 @@ proptest! {
 
 #[test]
 fn same_seed_same_outcome() {
-    for which in 0..POLICIES {
+    for (which, tuned) in (0..POLICIES).flat_map(|w| [(w, false), (w, true)]) {
         let once = || {
             let (_, _, out) = run(
                 42,
@@ -190,6 +198,7 @@ fn same_seed_same_outcome() {
                 policy(which),
                 (false, false),
                 (false, false),
+                (tuned, tuned),
             );
             out
         };
@@ -235,6 +244,7 @@ fn regression() {
             up,
             down,
             policy(which),
+            (false, false),
             (false, false),
             (false, false),
         );
