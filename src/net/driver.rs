@@ -1239,6 +1239,11 @@ impl Driver {
                         // Lost like any datagram; the connection recovers.
                         tracing::debug!(error = %e, dest = %b.dest, "send failed");
                         self.stats.send_errors.fetch_add(1, Relaxed);
+                        if b.gathered.is_some() && b.count > 1 && is_gso_refusal(&e) {
+                            // A device that cannot segment (quinn-udp's
+                            // own sends stop using GSO on this error too).
+                            self.max_gso_segments = 1;
+                        }
                         break;
                     }
                 }
@@ -1487,6 +1492,19 @@ fn send_gathered(
         EcnCodepoint::Ect0 as u8,
     )?;
     Ok(count)
+}
+
+/// Whether a send's error says the device cannot segment GSO batches
+/// (Linux answers EIO when the device lacks the checksum offload that
+/// segmentation needs).
+fn is_gso_refusal(e: &io::Error) -> bool {
+    #[cfg(target_os = "linux")]
+    return e.raw_os_error() == Some(libc::EIO);
+    #[cfg(not(target_os = "linux"))]
+    return {
+        let _ = e;
+        false
+    };
 }
 
 /// The two ECN bits of the IP header for a codepoint (0 when none).
