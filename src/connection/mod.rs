@@ -222,11 +222,9 @@ pub struct Connection {
     state: State,
     local_port: u16,
     remote_port: u16,
-    /// How arriving segments' checksums are checked.
+    /// How arriving segments' checksums are checked (and this end's
+    /// written, until both ends agree to omit them: `tx_checksum`).
     checksum: Checksum,
-    /// How this end's segments' checksums are written: as `checksum`
-    /// until both ends agree to omit them.
-    tx_checksum: Checksum,
     /// Inside [`poll_transmit_gather`](Self::poll_transmit_gather): leave
     /// a data segment's payload in the send buffer.
     gather: bool,
@@ -477,7 +475,6 @@ impl Connection {
         sender.set_ack_spreading(config.ack_spreading.then_some(config.ack_spreading_burst));
         Connection {
             checksum: checksum_mode(&config),
-            tx_checksum: checksum_mode(&config),
             gather: false,
             gathered: None,
             syn_rto: config.initial_rto,
@@ -537,11 +534,6 @@ impl Connection {
             ecn: self.config.ecn && ecn::offered_ecn(seg),
             ack_nonce: self.config.ack_nonce.offers() && o.ack_nonce == Some(AckNonce::Permitted),
             checksums_omitted: offers_checksum_omission(&self.config) && o.checksum_omission,
-        };
-        self.tx_checksum = if self.negotiated.checksums_omitted {
-            Checksum::Ignore
-        } else {
-            self.checksum
         };
         let mss = usize::from(peer_mss) - self.option_bytes_per_data_segment();
         let cc = self.config.congestion.build(mss as u64);
@@ -644,6 +636,16 @@ impl Connection {
     /// [`Config::challenge_ack_limit`]'s per connection.
     pub fn share_challenge_budget(&mut self, budget: std::sync::Arc<ChallengeBudget>) {
         self.challenge_budget = Some(budget);
+    }
+
+    /// How this end's segments' checksums are written: as arriving ones
+    /// are checked, unless both ends agreed to omit them.
+    fn tx_checksum(&self) -> Checksum {
+        if self.negotiated.checksums_omitted {
+            Checksum::Ignore
+        } else {
+            self.checksum
+        }
     }
 
     /// Options agreed in the handshake (meaningful once established).

@@ -94,7 +94,7 @@ impl Connection {
             options: Options::default(),
             payload: &[],
         };
-        repr.emit(buf, self.tx_checksum).ok()
+        repr.emit(buf, self.tx_checksum()).ok()
     }
 
     fn emit_syn(&mut self, now: Instant, buf: &mut [u8]) -> Option<usize> {
@@ -150,7 +150,7 @@ impl Connection {
             options,
             payload: &[],
         };
-        let n = repr.emit(buf, self.tx_checksum).ok()?;
+        let n = repr.emit(buf, self.tx_checksum()).ok()?;
         self.syn_due = false;
         self.syn_sent_count = self.syn_sent_count.saturating_add(1);
         if self.syn_sent_count == 1 {
@@ -302,9 +302,9 @@ impl Connection {
         };
         // Without a checksum to compute over it, a gathering carrier takes
         // the payload from the send buffer itself.
-        let gather = self.gather && self.tx_checksum == Checksum::Ignore;
+        let gather = self.gather && self.tx_checksum() == Checksum::Ignore;
         let sender = &self.sender;
-        let result = repr.emit_with_payload(buf, self.tx_checksum, len, |out| {
+        let result = repr.emit_with_payload(buf, self.tx_checksum(), len, |out| {
             if let Some(t) = tx.filter(|_| !gather) {
                 let copied = sender.copy_payload(t.start, out);
                 debug_assert_eq!(copied, len);

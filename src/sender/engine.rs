@@ -1454,10 +1454,7 @@ impl Sender {
     /// an ACK at once: it repairs a hole, and its ACK is what recovery
     /// waits for.
     fn next_ack_request(&mut self, retransmission: bool) -> Option<u16> {
-        let window = self
-            .cc
-            .window()
-            .min(self.window_edge.saturating_sub(self.board.snd_una()));
+        let window = self.cc.window().min(self.peer_window());
         let info = WindowInfo {
             window_segments: (window / self.mss).max(1),
             in_slow_start: self.cc.in_slow_start(),
