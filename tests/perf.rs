@@ -176,7 +176,19 @@ fn cli_json_report() {
         let _ = std::io::Read::read_to_string(&mut stderr, &mut text);
         text
     });
-    let out = ackwise(&["perf", "client", "--to", &listen, "--time", "1s", "--json"]);
+    // An interval longer than the run: its one report is the tail the
+    // client adds after the connections stop.
+    let out = ackwise(&[
+        "perf",
+        "client",
+        "--to",
+        &listen,
+        "--time",
+        "1s",
+        "--interval",
+        "3s",
+        "--json",
+    ]);
     let _ = server.kill();
     let _ = server.wait();
     let server_said = said.join().unwrap_or_default();
@@ -190,7 +202,12 @@ fn cli_json_report() {
     assert_eq!(v["strategy"], Strategy::DEFAULT_NAME);
     assert!(v["bytes"].as_u64().unwrap() > 0);
     assert!(v["receiver_acks"].as_u64().unwrap() > 0);
-    assert!(!v["intervals"].as_array().unwrap().is_empty());
+    let intervals = v["intervals"].as_array().unwrap();
+    assert_eq!(intervals.len(), 1, "{intervals:?}");
+    assert_eq!(intervals[0]["start_s"], 0.0);
+    assert!((intervals[0]["end_s"].as_f64().unwrap() - 1.0).abs() < 1e-9);
+    let tail_bytes = intervals[0]["bytes"].as_u64().unwrap();
+    assert!(tail_bytes > 0 && tail_bytes <= v["bytes"].as_u64().unwrap());
     // Without --mss, loopback's largest segments (issue 16 item 5).
     assert_eq!(v["segment_bytes"], u64::from(ackwise::net::MAX_MSS));
 }
