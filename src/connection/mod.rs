@@ -689,12 +689,43 @@ impl Connection {
     /// Queues data for sending; returns how many bytes were taken (0 when
     /// the send buffer is full or the connection is closing).
     pub fn write(&mut self, data: &[u8]) -> usize {
-        match self.state {
-            State::SynSent | State::SynReceived | State::Established | State::CloseWait => {
-                self.sender.write(data)
-            }
-            _ => 0,
+        if !self.may_write() {
+            return 0;
         }
+        self.sender.write(data)
+    }
+
+    /// Queues `data` without copying it: the send buffer keeps a reference
+    /// (`Bytes` is reference-counted) until the bytes are acknowledged.
+    /// Returns how many bytes were taken; the rest, `data.slice(n..)`, is
+    /// for a later call. For bulk senders that fill a fresh buffer per
+    /// block or send one buffer again and again; buffers under 2 KiB are
+    /// copied.
+    ///
+    /// ```
+    /// # use ackwise::connection::{Config, Connection};
+    /// # use ackwise::testing::TestRng;
+    /// # use ackwise::time::Instant;
+    /// # let mut rng = TestRng::seed_from_u64(1);
+    /// let mut conn = Connection::connect(Config::default(), Instant::ZERO, 40_000, 80, &mut rng)?;
+    /// let block = bytes::Bytes::from(vec![0xa5; 64 * 1024]);
+    /// let taken = conn.write_shared(block.clone());
+    /// assert_eq!(taken, block.len());
+    /// # Ok::<(), ackwise::connection::ConfigError>(())
+    /// ```
+    pub fn write_shared(&mut self, data: bytes::Bytes) -> usize {
+        if !self.may_write() {
+            return 0;
+        }
+        self.sender.write_shared(data)
+    }
+
+    /// The application may still queue data: the sending half is open.
+    fn may_write(&self) -> bool {
+        matches!(
+            self.state,
+            State::SynSent | State::SynReceived | State::Established | State::CloseWait
+        )
     }
 
     /// How much the application may have in the send buffer now:

@@ -1625,8 +1625,11 @@ fn drain_gathered(conn: &mut Connection, now: Instant) -> (Vec<Vec<u8>>, usize) 
                 payload_len,
             } => {
                 headers += 1;
-                let (a, b) = conn.sent_payload(payload_offset, payload_len).unwrap();
-                [&buf[..header_len], a, b].concat()
+                let mut segment = buf[..header_len].to_vec();
+                for piece in conn.sent_payload(payload_offset, payload_len).unwrap() {
+                    segment.extend_from_slice(piece);
+                }
+                segment
             }
         });
     }

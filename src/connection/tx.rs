@@ -2,7 +2,7 @@
 
 use super::{seq_of, Connection, Emitted, State};
 use crate::receiver::AckSent;
-use crate::sender::TxSegment;
+use crate::sender::{Slices, TxSegment};
 use crate::time::Instant;
 use crate::wire::{
     AckNonce, AckRequest, Checksum, Flags, Options, SegmentRepr, SeqNum, Timestamps, HEADER_LEN,
@@ -62,14 +62,15 @@ impl Connection {
     }
 
     /// The `len` payload bytes from send-stream offset `offset` (as an
-    /// [`Emitted::Header`] names them), in place: two slices because the
-    /// send buffer is a ring. `None` when they are no longer all held:
-    /// acknowledged meanwhile (the segment need not go out), or dropped
-    /// with the connection.
-    pub fn sent_payload(&self, offset: u64, len: usize) -> Option<(&[u8], &[u8])> {
+    /// [`Emitted::Header`] names them), in place: one slice per piece of
+    /// the send buffer they span (a copied block or a buffer given to
+    /// [`write_shared`](Self::write_shared)). `None` when they are no
+    /// longer all held: acknowledged meanwhile (the segment need not go
+    /// out), or dropped with the connection.
+    pub fn sent_payload(&self, offset: u64, len: usize) -> Option<Slices<'_>> {
         self.sender
             .payload(offset, len)
-            .filter(|(a, b)| a.len() + b.len() == len)
+            .filter(|pieces| pieces.bytes() == len)
     }
 
     fn emit_rst(

@@ -1469,14 +1469,11 @@ fn send_gathered(
     let mut pieces = Vec::with_capacity(3 * parts.len());
     let mut count = 0;
     for part in parts {
-        let Some((a, b)) = st.conn.sent_payload(part.payload_offset, part.payload_len) else {
+        let Some(payload) = st.conn.sent_payload(part.payload_offset, part.payload_len) else {
             continue;
         };
         pieces.push(IoSlice::new(&tx.buf[part.header.clone()]));
-        pieces.push(IoSlice::new(a));
-        if !b.is_empty() {
-            pieces.push(IoSlice::new(b));
-        }
+        pieces.extend(payload.map(IoSlice::new));
         count += 1;
     }
     if count == 0 {

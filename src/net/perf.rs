@@ -28,10 +28,12 @@ use super::transfer::{strategy_config, Transport};
 use super::{AckProbe, Endpoint, EndpointConfig, NetError, Stream};
 use crate::connection::Stats;
 use crate::lab::Strategy;
+use bytes::Bytes;
 use serde::Serialize;
 use std::future::Future;
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::path::PathBuf;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -417,10 +419,10 @@ async fn client_conn(
             local,
         });
     }
-    let chunk = vec![0x5a; WRITE_CHUNK];
+    let chunk = Bytes::from(vec![0x5a; WRITE_CHUNK]);
     let mut written = 0u64;
     while Instant::now() < deadline {
-        let n = tokio::time::timeout_at(deadline.into(), io.write(&chunk)).await;
+        let n = tokio::time::timeout_at(deadline.into(), io.write_block(&chunk)).await;
         match n {
             Ok(Ok(n)) => written += n as u64,
             Ok(Err(e)) => return Err(lost(e)),
@@ -453,8 +455,33 @@ async fn client_conn(
 }
 
 /// A byte stream of either carrier.
-trait Duplex: AsyncRead + AsyncWrite + Unpin + Send {}
-impl<T: AsyncRead + AsyncWrite + Unpin + Send> Duplex for T {}
+trait Duplex: AsyncRead + AsyncWrite + Unpin + Send {
+    /// Writes some of `block`, as `write` does; an ackwise stream keeps it
+    /// by reference instead of copying it ([`Stream::write_shared`]), as
+    /// iperf3 and a kernel TCP sender copy their one buffer once.
+    fn write_block<'a>(
+        &'a mut self,
+        block: &'a Bytes,
+    ) -> Pin<Box<dyn Future<Output = std::io::Result<usize>> + Send + 'a>>;
+}
+
+impl Duplex for Stream {
+    fn write_block<'a>(
+        &'a mut self,
+        block: &'a Bytes,
+    ) -> Pin<Box<dyn Future<Output = std::io::Result<usize>> + Send + 'a>> {
+        Box::pin(self.write_shared(block))
+    }
+}
+
+impl Duplex for TcpStream {
+    fn write_block<'a>(
+        &'a mut self,
+        block: &'a Bytes,
+    ) -> Pin<Box<dyn Future<Output = std::io::Result<usize>> + Send + 'a>> {
+        Box::pin(self.write(block))
+    }
+}
 
 /// Reads until the peer's FIN, counting into `counter`. A timeout names
 /// what the connection (when `probe` shows it) saw, so that a stall can be
@@ -626,17 +653,17 @@ async fn read_hello<S: AsyncRead + Unpin>(io: &mut S) -> Result<Hello, PerfError
     })
 }
 
-async fn serve_body<S: AsyncRead + AsyncWrite + Unpin>(
+async fn serve_body<S: Duplex>(
     io: &mut S,
     hello: &Hello,
     probe: Option<&AckProbe>,
 ) -> Result<(), PerfError> {
     let counter = AtomicU64::new(0);
     if hello.reverse {
-        let chunk = vec![0xa5; WRITE_CHUNK];
+        let chunk = Bytes::from(vec![0xa5; WRITE_CHUNK]);
         let deadline = Instant::now() + hello.duration;
         while Instant::now() < deadline {
-            match tokio::time::timeout_at(deadline.into(), io.write(&chunk)).await {
+            match tokio::time::timeout_at(deadline.into(), io.write_block(&chunk)).await {
                 Ok(r) => {
                     r.map_err(lost)?;
                 }

@@ -3,6 +3,7 @@
 use super::error::{close_error, endpoint_closed, NetError};
 use super::shared::{ConnShared, DriverLink};
 use crate::connection::{CloseReason, State, Stats};
+use bytes::{Buf, Bytes};
 use std::io;
 use std::net::SocketAddr;
 use std::pin::Pin;
@@ -274,13 +275,31 @@ impl ReadSide {
     }
 }
 
+/// What a write hands the connection.
+#[derive(Clone, Copy)]
+enum Payload<'a> {
+    /// Bytes to copy into the send buffer.
+    Copied(&'a [u8]),
+    /// A buffer the send buffer keeps by reference.
+    Shared(&'a Bytes),
+}
+
+impl Payload<'_> {
+    fn len(self) -> usize {
+        match self {
+            Payload::Copied(b) => b.len(),
+            Payload::Shared(b) => b.len(),
+        }
+    }
+}
+
 impl WriteSide {
     fn poll_write(
         &mut self,
         shared: &Arc<ConnShared>,
         link: &DriverLink,
         cx: &mut Context<'_>,
-        data: &[u8],
+        data: Payload<'_>,
     ) -> Poll<io::Result<usize>> {
         if self.shutdown {
             return Poll::Ready(Err(io::Error::new(
@@ -288,7 +307,7 @@ impl WriteSide {
                 "stream already shut down for writing",
             )));
         }
-        if data.is_empty() {
+        if data.len() == 0 {
             return Poll::Ready(Ok(0));
         }
         let mut st = shared.lock();
@@ -298,7 +317,10 @@ impl WriteSide {
         if st.endpoint_gone {
             return Poll::Ready(Err(endpoint_closed()));
         }
-        let n = st.conn.write(data);
+        let n = match data {
+            Payload::Copied(bytes) => st.conn.write(bytes),
+            Payload::Shared(bytes) => st.conn.write_shared(bytes.clone()),
+        };
         if n > 0 {
             drop(st);
             link.queue(shared);
@@ -372,7 +394,8 @@ macro_rules! impl_write {
                 data: &[u8],
             ) -> Poll<io::Result<usize>> {
                 let this = self.get_mut();
-                this.writer.poll_write(&this.shared, &this.link, cx, data)
+                this.writer
+                    .poll_write(&this.shared, &this.link, cx, Payload::Copied(data))
             }
 
             fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
@@ -386,6 +409,31 @@ macro_rules! impl_write {
             fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
                 let this = self.get_mut();
                 this.writer.poll_shutdown(&this.shared, &this.link, cx)
+            }
+        }
+
+        impl $t {
+            /// Queues `data` without copying it: the connection keeps a
+            /// reference until the peer acknowledges the bytes
+            /// ([`Connection::write_shared`](crate::connection::Connection::write_shared)).
+            /// Waits for room like `write`; returns how many bytes were
+            /// taken, the rest being `data.slice(n..)`.
+            pub async fn write_shared(&mut self, data: &Bytes) -> io::Result<usize> {
+                std::future::poll_fn(|cx| {
+                    self.writer
+                        .poll_write(&self.shared, &self.link, cx, Payload::Shared(data))
+                })
+                .await
+            }
+
+            /// Queues all of `data` without copying it (see
+            /// [`write_shared`](Self::write_shared)).
+            pub async fn write_all_shared(&mut self, mut data: Bytes) -> io::Result<()> {
+                while !data.is_empty() {
+                    let n = self.write_shared(&data).await?;
+                    data.advance(n);
+                }
+                Ok(())
             }
         }
     };

@@ -24,8 +24,11 @@ use super::ack_request::{Requester, WindowInfo};
 use super::hystart::HyStart;
 use super::segment_cuts::SegmentCuts;
 use super::tail_loss_probe::{ProbeVerdict, TailLossProbe, WORST_CASE_ACK_DELAY};
-use super::{AckOutcome, CongestionControl, PriorWindow, Scoreboard, SendBuffer, SpuriousTimeout};
+use super::{
+    AckOutcome, CongestionControl, PriorWindow, Scoreboard, SendBuffer, Slices, SpuriousTimeout,
+};
 use crate::buffer_limit::BufferLimit;
+use bytes::Bytes;
 use std::collections::VecDeque;
 // Pacing (paper 004 section 4.1).
 use super::pacing::{Pacer, PacingConfig};
@@ -405,6 +408,16 @@ impl Sender {
         self.buffer.write(data)
     }
 
+    /// Like [`write`](Self::write), but the send buffer keeps `data` by
+    /// reference instead of copying it (see [`SendBuffer::write_shared`]);
+    /// what was not taken is `data[n..]`.
+    pub fn write_shared(&mut self, data: Bytes) -> usize {
+        if self.fin_queued {
+            return 0;
+        }
+        self.buffer.write_shared(data)
+    }
+
     /// Bytes written but not yet sent once.
     pub fn unsent_bytes(&self) -> u64 {
         self.buffer.end().saturating_sub(self.board.high_data())
@@ -562,7 +575,7 @@ impl Sender {
 
     /// Up to `len` bytes of the send buffer from stream offset `offset`,
     /// in place (see [`SendBuffer::slices`]).
-    pub fn payload(&self, offset: u64, len: usize) -> Option<(&[u8], &[u8])> {
+    pub fn payload(&self, offset: u64, len: usize) -> Option<Slices<'_>> {
         self.buffer.slices(offset, len)
     }
 

@@ -23,6 +23,6 @@ pub use engine::{AckEffect, AckInput, Sender, SenderCounters, SenderParams, TxSe
 pub use pacing::{Pacer, PacingConfig};
 pub use scoreboard::{AckOutcome, Scoreboard};
 pub use segment_cuts::SegmentCuts;
-pub use send_buffer::SendBuffer;
+pub use send_buffer::{SendBuffer, Slices};
 pub use spread::Spreader;
 pub use spurious_timeout::{PriorWindow, SpuriousTimeout};

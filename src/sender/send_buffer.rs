@@ -7,24 +7,44 @@
 //! 32-bit wrap-around stays in `wire/`.
 
 use crate::buffer_limit::BufferLimit;
+use bytes::{Buf, Bytes, BytesMut};
 use std::collections::VecDeque;
+
+/// Size of the blocks that copied writes fill: large enough that a block
+/// is allocated once per several dozen segments, small enough that an
+/// acknowledged block goes back to the allocator soon.
+const BLOCK_BYTES: usize = 64 * 1024;
+
+/// Shared writes shorter than this are copied: a chunk per tiny write
+/// would cost more to keep than the copy.
+const MIN_SHARED_BYTES: usize = 2 * 1024;
 
 /// A bounded byte queue addressed by stream offset (0 = first data byte).
 ///
-/// The storage is a ring (`VecDeque<u8>`); it grows on demand up to
-/// `capacity_bytes` and is never reallocated after that, so a busy
-/// connection does not allocate per call.
+/// The bytes are a list of chunks: blocks that [`write`](Self::write)
+/// copies into, and buffers the application hands over whole with
+/// [`write_shared`](Self::write_shared), which are kept by reference
+/// (`Bytes`), not copied. A bulk sender that writes one buffer again and
+/// again (a benchmark, a generator) or that reads each block from its
+/// source into a fresh buffer then costs no copy here; the only copy left
+/// is the one into the packet, or the kernel's where the payload is sent
+/// in place (`Connection::poll_transmit_gather`).
 #[derive(Debug)]
 pub struct SendBuffer {
-    /// Bytes in `start..start + buf.len()`.
-    buf: VecDeque<u8>,
-    /// Logical capacity; `buf.capacity()` may be rounded up by the allocator
-    /// and must not be used as the limit.
+    /// Bytes from `start` up to the tail, in order, each with the stream
+    /// offset of its first byte.
+    chunks: VecDeque<(u64, Bytes)>,
+    /// The block being filled by copied writes; its bytes follow the last
+    /// chunk and end at `end()`.
+    tail: BytesMut,
+    /// Bytes held, in `chunks` and `tail`.
+    len: usize,
+    /// Logical capacity: the most bytes ever held.
     capacity: usize,
     /// What the application may fill now: `capacity`, or less while the
     /// buffer is autotuned (see `connection::autotune`).
     limit: BufferLimit,
-    /// Stream offset of `buf[0]`.
+    /// Stream offset of the first byte held.
     start: u64,
 }
 
@@ -33,7 +53,9 @@ impl SendBuffer {
     /// (the application's share of the RFC 9293 section 3.3.1 send space).
     pub fn new(capacity_bytes: usize) -> Self {
         SendBuffer {
-            buf: VecDeque::new(),
+            chunks: VecDeque::new(),
+            tail: BytesMut::new(),
+            len: 0,
             capacity: capacity_bytes,
             limit: BufferLimit::new(capacity_bytes),
             start: 0,
@@ -56,29 +78,65 @@ impl SendBuffer {
         &mut self.limit
     }
 
-    /// Appends as much of `data` as fits; returns the bytes taken.
+    /// Appends as much of `data` as fits, copying it; returns the bytes
+    /// taken.
     pub fn write(&mut self, data: &[u8]) -> usize {
         let n = data.len().min(self.free());
-        self.buf.extend(&data[..n]);
+        let mut rest = &data[..n];
+        while !rest.is_empty() {
+            if self.tail.capacity() == self.tail.len() {
+                self.seal_tail();
+                self.tail = BytesMut::with_capacity(BLOCK_BYTES.min(self.capacity));
+            }
+            let take = rest.len().min(self.tail.capacity() - self.tail.len());
+            self.tail.extend_from_slice(&rest[..take]);
+            // Kept current in the loop: `seal_tail` reads `end()`.
+            self.len += take;
+            rest = &rest[take..];
+        }
         n
+    }
+
+    /// Appends as much of `data` as fits without copying it (the buffer
+    /// keeps a reference); returns the bytes taken. What is not taken is
+    /// `data[n..]`, for a later call. Short buffers are copied instead.
+    pub fn write_shared(&mut self, data: Bytes) -> usize {
+        let n = data.len().min(self.free());
+        if n < MIN_SHARED_BYTES {
+            return self.write(&data[..n]);
+        }
+        self.seal_tail();
+        self.chunks.push_back((self.end(), data.slice(..n)));
+        self.len += n;
+        n
+    }
+
+    /// Moves the tail's bytes into the chunk list, so that what follows
+    /// can be appended after them; the tail keeps its unused room.
+    fn seal_tail(&mut self) {
+        if !self.tail.is_empty() {
+            let at = self.end() - self.tail.len() as u64;
+            self.chunks.push_back((at, self.tail.split().freeze()));
+        }
     }
 
     /// Gives the storage back to the allocator when nothing is held; the
     /// next write allocates again. For a connection gone idle.
     pub fn release_if_empty(&mut self) {
-        if self.buf.is_empty() {
-            self.buf = VecDeque::new();
+        if self.len == 0 {
+            self.chunks = VecDeque::new();
+            self.tail = BytesMut::new();
         }
     }
 
     /// Room left, in bytes.
     pub fn free(&self) -> usize {
-        self.limit.get().saturating_sub(self.buf.len())
+        self.limit.get().saturating_sub(self.len)
     }
 
     /// Bytes held (acknowledged ones are released).
     pub fn len(&self) -> usize {
-        self.buf.len()
+        self.len
     }
 
     /// Nothing held.
@@ -94,7 +152,7 @@ impl SendBuffer {
 
     /// Stream offset one past the last byte written.
     pub fn end(&self) -> u64 {
-        self.start.saturating_add(self.buf.len() as u64)
+        self.start.saturating_add(self.len as u64)
     }
 
     /// Copies bytes from stream offset `offset` into `buf`; returns how many
@@ -103,33 +161,42 @@ impl SendBuffer {
     /// already released or never written, and a segment builder should see
     /// an empty read rather than a panic.
     pub fn copy_out(&self, offset: u64, buf: &mut [u8]) -> usize {
-        let Some((a, b)) = self.slices(offset, buf.len()) else {
+        let Some(pieces) = self.slices(offset, buf.len()) else {
             return 0;
         };
-        buf[..a.len()].copy_from_slice(a);
-        buf[a.len()..a.len() + b.len()].copy_from_slice(b);
-        a.len() + b.len()
+        let mut n = 0;
+        for piece in pieces {
+            buf[n..n + piece.len()].copy_from_slice(piece);
+            n += piece.len();
+        }
+        n
     }
 
     /// The bytes from stream offset `offset`, at most `len` of them (fewer
-    /// when `end()` is reached), in place: two slices because the ring may
-    /// wrap between them (the second is empty when it does not). `None`
-    /// for an `offset` outside `start()..=end()`.
-    pub fn slices(&self, offset: u64, len: usize) -> Option<(&[u8], &[u8])> {
+    /// when `end()` is reached), in place: one slice per chunk they span.
+    /// `None` for an `offset` outside `start()..=end()`.
+    pub fn slices(&self, offset: u64, len: usize) -> Option<Slices<'_>> {
         if offset < self.start || offset > self.end() {
             return None;
         }
-        // In range, so the difference fits in `len()` and therefore usize.
-        let skip = (offset - self.start) as usize;
-        let n = len.min(self.buf.len() - skip);
-        let (a, b) = self.buf.as_slices();
-        if skip >= a.len() {
-            // Wholly in the wrapped-around second half of the ring.
-            let from = skip - a.len();
-            return Some((&b[from..from + n], &[]));
-        }
-        let take = n.min(a.len() - skip);
-        Some((&a[skip..skip + take], &b[..n - take]))
+        // In range, so the difference fits in `len` and therefore usize.
+        let bytes = len.min((self.end() - offset) as usize);
+        let tail_at = self.end() - self.tail.len() as u64;
+        // New data, the common case, is in the tail.
+        let chunk = if offset >= tail_at {
+            self.chunks.len()
+        } else {
+            // The last chunk starting at or before `offset`; the first
+            // starts at `start`, so there is one.
+            self.chunks.partition_point(|&(at, _)| at <= offset) - 1
+        };
+        let at = self.chunks.get(chunk).map_or(tail_at, |&(at, _)| at);
+        Some(Slices {
+            buffer: self,
+            chunk,
+            skip: (offset - at) as usize,
+            left: bytes,
+        })
     }
 
     /// Drops bytes below stream offset `offset` because they were
@@ -140,16 +207,75 @@ impl SendBuffer {
         if offset <= self.start {
             return;
         }
-        let n = (offset - self.start).min(self.buf.len() as u64) as usize;
-        // Draining from the front of a VecDeque only moves its head index.
-        self.buf.drain(..n);
-        self.start += n as u64;
+        let n = (offset - self.start).min(self.len as u64) as usize;
+        let to = self.start + n as u64;
+        while let Some((at, chunk)) = self.chunks.front_mut() {
+            let chunk_end = *at + chunk.len() as u64;
+            if chunk_end <= to {
+                self.chunks.pop_front();
+            } else {
+                if *at < to {
+                    chunk.advance((to - *at) as usize);
+                    *at = to;
+                }
+                break;
+            }
+        }
+        let tail_at = self.end() - self.tail.len() as u64;
+        if tail_at < to {
+            // The tail's block stays allocated for the writes to come.
+            self.tail.advance((to - tail_at) as usize);
+        }
+        self.len -= n;
+        self.start = to;
+    }
+}
+
+/// The pieces of memory that hold a run of the send buffer's bytes, in
+/// order (see [`SendBuffer::slices`]).
+#[derive(Debug, Clone)]
+pub struct Slices<'a> {
+    buffer: &'a SendBuffer,
+    /// Index into the chunks, or their count for the tail.
+    chunk: usize,
+    /// Bytes of the current piece before the run.
+    skip: usize,
+    /// Bytes of the run not yet returned.
+    left: usize,
+}
+
+impl Slices<'_> {
+    /// Bytes of the run not yet returned.
+    pub fn bytes(&self) -> usize {
+        self.left
+    }
+}
+
+impl<'a> Iterator for Slices<'a> {
+    type Item = &'a [u8];
+
+    fn next(&mut self) -> Option<&'a [u8]> {
+        if self.left == 0 {
+            return None;
+        }
+        let buffer = self.buffer;
+        let piece: &'a [u8] = match buffer.chunks.get(self.chunk) {
+            Some((_, chunk)) => chunk,
+            None => &buffer.tail,
+        };
+        let piece = &piece[self.skip..];
+        let take = piece.len().min(self.left);
+        self.chunk += 1;
+        self.skip = 0;
+        self.left -= take;
+        Some(&piece[..take])
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rand_core::RngCore;
 
     fn read(b: &SendBuffer, offset: u64, len: usize) -> Vec<u8> {
         let mut out = vec![0u8; len];
@@ -211,43 +337,89 @@ mod tests {
         assert_eq!(b.start(), 0);
     }
 
+    /// Byte at stream offset `o` is `(o + 1) mod 256` in these tests.
+    fn pattern(from: u64, n: usize) -> Vec<u8> {
+        (0..n as u64).map(|i| (from + i + 1) as u8).collect()
+    }
+
     #[test]
-    fn ring_wraps_and_does_not_reallocate() {
-        let cap = 16;
+    fn copied_and_shared_writes_read_back_in_order_across_chunks() {
+        let cap = 5 * BLOCK_BYTES;
         let mut b = SendBuffer::new(cap);
-        let mut next_byte = 0u8;
-        let mut gen = |n: usize| -> Vec<u8> {
-            (0..n)
-                .map(|_| {
-                    next_byte = next_byte.wrapping_add(1);
-                    next_byte
-                })
-                .collect()
-        };
-        let first = gen(cap);
-        assert_eq!(b.write(&first), cap);
-        let alloc = b.buf.capacity();
-        let mut saw_wrap = false;
-        // Byte at stream offset o is (o + 1) mod 256 by construction.
-        for round in 0..200u64 {
-            let release = (round % 7 + 1) as usize;
-            b.release_to(b.start() + release as u64);
-            let data = gen(release);
-            assert_eq!(b.write(&data), release);
-            saw_wrap |= !b.buf.as_slices().1.is_empty();
-            assert_eq!(b.buf.capacity(), alloc, "ring must not reallocate");
-            let got = read(&b, b.start(), cap);
-            assert_eq!(got.len(), cap);
-            for (i, byte) in got.iter().enumerate() {
-                assert_eq!(*byte, (b.start() + i as u64 + 1) as u8);
+        let mut written = 0u64;
+        let mut rng = crate::testing::TestRng::seed_from_u64(7);
+        for round in 0..400u64 {
+            // Writes of every kind and size: copied, shared, tiny shared
+            // (copied), crossing block ends.
+            let n = (rng.next_u64() % (BLOCK_BYTES as u64 + 3000)) as usize;
+            let data = pattern(written, n);
+            let took = if round % 3 == 0 {
+                b.write(&data)
+            } else {
+                b.write_shared(Bytes::from(data))
+            };
+            assert!(took <= n);
+            written += took as u64;
+            assert_eq!(b.end(), written);
+            assert_eq!(b.len() as u64, b.end() - b.start());
+            // Reads from anywhere held, of any length, see the pattern.
+            for _ in 0..4 {
+                let from = b.start() + rng.next_u64() % (b.len() as u64 + 1);
+                let want = (rng.next_u64() % 70_000) as usize;
+                let got = read(&b, from, want);
+                assert_eq!(got.len() as u64, (want as u64).min(b.end() - from));
+                assert_eq!(got, pattern(from, got.len()), "round {round} from {from}");
+                let pieces = b.slices(from, want).unwrap();
+                assert_eq!(pieces.bytes(), got.len());
+                assert_eq!(pieces.flatten().count(), got.len());
             }
-            // A read straddling the ring seam from the middle.
-            let mid = b.start() + 5;
-            let part = read(&b, mid, 9);
-            assert_eq!(part.len(), 9);
-            assert_eq!(part[0], (mid + 1) as u8);
-            assert_eq!(part[8], (mid + 9) as u8);
+            // Release a random part, sometimes into the tail.
+            let release = rng.next_u64() % (b.len() as u64 + 1);
+            b.release_to(b.start() + release);
+            assert!(b.len() <= cap);
         }
-        assert!(saw_wrap, "test never exercised the wrapped layout");
+    }
+
+    #[test]
+    fn a_shared_write_takes_only_what_fits_and_keeps_no_copy() {
+        let mut b = SendBuffer::new(3 * BLOCK_BYTES);
+        let data = Bytes::from(pattern(0, 4 * BLOCK_BYTES));
+        let took = b.write_shared(data.clone());
+        assert_eq!(took, 3 * BLOCK_BYTES);
+        assert_eq!(b.free(), 0);
+        assert_eq!(b.write_shared(data.slice(took..)), 0);
+        // The chunk is the caller's memory, not a copy of it.
+        let first = b.slices(0, 10).unwrap().next().unwrap();
+        assert_eq!(first.as_ptr(), data.as_ptr());
+        b.release_to(100);
+        let first = b.slices(100, 10).unwrap().next().unwrap();
+        assert_eq!(first.as_ptr(), data[100..].as_ptr());
+    }
+
+    #[test]
+    fn a_run_spanning_chunks_comes_in_pieces() {
+        let mut b = SendBuffer::new(1 << 20);
+        b.write(&pattern(0, 100));
+        b.write_shared(Bytes::from(pattern(100, 4000)));
+        b.write(&pattern(4100, 100));
+        let pieces: Vec<usize> = b.slices(50, 4100).unwrap().map(<[u8]>::len).collect();
+        assert_eq!(pieces, [50, 4000, 50]);
+        assert_eq!(read(&b, 50, 4100), pattern(50, 4100));
+    }
+
+    #[test]
+    fn released_blocks_are_freed_and_an_idle_buffer_holds_nothing() {
+        let mut b = SendBuffer::new(1 << 20);
+        for _ in 0..10 {
+            b.write(&[7; BLOCK_BYTES]);
+        }
+        b.release_to(9 * BLOCK_BYTES as u64 + 1);
+        assert_eq!(b.chunks.len(), 0, "every sealed block released");
+        assert_eq!(b.len(), BLOCK_BYTES - 1);
+        b.release_to(b.end());
+        b.release_if_empty();
+        assert_eq!(b.tail.capacity(), 0);
+        assert_eq!(b.write(b"ab"), 2);
+        assert_eq!(read(&b, 10 * BLOCK_BYTES as u64, 5), b"ab");
     }
 }
