@@ -15,11 +15,14 @@
 //! `default` is `Config::default()` (the default strategy,
 //! `4w-adaptive+spread+sparse-holes`); `default-nonon` is the same without
 //! the ACK nonce: the difference is what the nonce's hash, option bytes
-//! and echo tracking cost.
+//! and echo tracking cost. The `-shared` lines hand the application's
+//! block to the connection by reference (`Connection::write_shared`), as
+//! a bulk sender may: the difference is the copy into the send buffer.
 
 use ackwise::connection::{AckNonceMode, AckPolicyConfig, AckRequestConfig, Config, Connection};
 use ackwise::testing::TestRng;
 use ackwise::time::Instant;
+use bytes::Bytes;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -38,6 +41,9 @@ const PACKET_TIME: Duration = Duration::from_nanos(1_200);
 
 /// Two established connections and the link between them.
 struct Pair {
+    /// The client's application hands its block over by reference
+    /// (`Connection::write_shared`) instead of copying it.
+    shared_writes: bool,
     client: Connection,
     server: Connection,
     now: Instant,
@@ -46,14 +52,14 @@ struct Pair {
     to_client: VecDeque<(Instant, usize, usize)>,
     buffers: Vec<Vec<u8>>,
     free: Vec<usize>,
-    payload: Vec<u8>,
+    payload: Bytes,
     scratch: Vec<u8>,
     /// Bytes the client's application has written so far.
     written: u64,
 }
 
 impl Pair {
-    fn new(config: &Config) -> Pair {
+    fn new(config: &Config, shared_writes: bool) -> Pair {
         let mut rng = TestRng::seed_from_u64(1);
         let now = Instant::ZERO;
         let mut client = Connection::connect(config.clone(), now, 40_000, 80, &mut rng).unwrap();
@@ -61,6 +67,7 @@ impl Pair {
         let n = client.poll_transmit(now, &mut buf).expect("SYN");
         let server = Connection::accept(config.clone(), now, &buf[..n], &mut rng).unwrap();
         let mut pair = Pair {
+            shared_writes,
             client,
             server,
             now,
@@ -68,7 +75,7 @@ impl Pair {
             to_client: VecDeque::new(),
             buffers: Vec::new(),
             free: Vec::new(),
-            payload: vec![0xa5; 64 << 10],
+            payload: Bytes::from(vec![0xa5; 64 << 10]),
             scratch: vec![0; 64 << 10],
             written: 0,
         };
@@ -140,9 +147,12 @@ impl Pair {
         let mut left = bytes;
         loop {
             while left > 0 {
-                let n = self
-                    .client
-                    .write(&self.payload[..left.min(self.payload.len())]);
+                let block = self.payload.slice(..left.min(self.payload.len()));
+                let n = if self.shared_writes {
+                    self.client.write_shared(block)
+                } else {
+                    self.client.write(&block)
+                };
                 if n == 0 {
                     break;
                 }
@@ -184,11 +194,20 @@ fn arrival(queue: &VecDeque<(Instant, usize, usize)>, now: Instant) -> Instant {
     free_at + DELAY
 }
 
-fn strategies() -> Vec<(&'static str, Config)> {
+/// The strategies, each with whether its application writes by
+/// reference.
+fn strategies() -> Vec<(&'static str, Config, bool)> {
     let base = Config {
         send_buffer: 4 << 20,
         recv_buffer: 4 << 20,
         ..Config::default()
+    };
+    let four_w = Config {
+        request_acks: AckRequestConfig::PerWindow {
+            acks: 4,
+            every_segment_in_slow_start: false,
+        },
+        ..base.clone()
     };
     vec![
         (
@@ -199,35 +218,34 @@ fn strategies() -> Vec<(&'static str, Config)> {
                 request_acks: AckRequestConfig::None,
                 ..base.clone()
             },
+            false,
         ),
-        (
-            "4w",
-            Config {
-                request_acks: AckRequestConfig::PerWindow {
-                    acks: 4,
-                    every_segment_in_slow_start: false,
-                },
-                ..base.clone()
-            },
-        ),
-        ("default", base.clone()),
+        ("4w", four_w.clone(), false),
+        ("default", base.clone(), false),
         (
             "default-nonon",
             Config {
                 ack_nonce: AckNonceMode::Off,
-                ..base.clone()
+                ..base
             },
+            false,
         ),
         (
             "4w-nochecksum",
             Config {
                 checksums: false,
-                request_acks: AckRequestConfig::PerWindow {
-                    acks: 4,
-                    every_segment_in_slow_start: false,
-                },
-                ..base
+                ..four_w.clone()
             },
+            false,
+        ),
+        ("4w-shared", four_w.clone(), true),
+        (
+            "4w-nocsum-shared",
+            Config {
+                checksums: false,
+                ..four_w
+            },
+            true,
         ),
     ]
 }
@@ -254,8 +272,8 @@ fn bench(c: &mut Criterion) {
     // The same figures as criterion's, per segment and as ratios to AE
     // measured in this process a moment before.
     let mut ae_ns = None;
-    for (name, config) in strategies() {
-        let mut pair = Pair::new(&config);
+    for (name, config, shared) in strategies() {
+        let mut pair = Pair::new(&config, shared);
         let (ns, acks) = ns_per_segment(&mut pair);
         let ratio = ns / *ae_ns.get_or_insert(ns);
         println!("ns_per_segment {name:14} {ns:6.0} ns  {ratio:5.2} x ae  ({acks:.1} ACKs per 100 segments)");
@@ -263,8 +281,8 @@ fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group("segment_cost");
     group.sample_size(20);
     group.measurement_time(Duration::from_secs(8));
-    for (name, config) in strategies() {
-        let mut pair = Pair::new(&config);
+    for (name, config, shared) in strategies() {
+        let mut pair = Pair::new(&config, shared);
         let segments = pair.push(CHUNK_BYTES);
         group.throughput(Throughput::Elements(segments));
         group.bench_function(name, |b| b.iter(|| pair.push(CHUNK_BYTES)));
