@@ -8,7 +8,6 @@
 
 use crate::buffer_limit::BufferLimit;
 use bytes::{Buf, Bytes, BytesMut};
-use std::cell::Cell;
 use std::collections::VecDeque;
 
 /// Size of the blocks that copied writes fill: large enough that a block
@@ -47,13 +46,6 @@ pub struct SendBuffer {
     limit: BufferLimit,
     /// Stream offset of the first byte held.
     start: u64,
-    /// Chunks released from the front so far: `chunks[i]` is chunk
-    /// number `released + i` of the connection's life.
-    released: usize,
-    /// The number of the chunk the last read started in: a sender reads
-    /// on from where it read last, so the next read starts there or in
-    /// the chunk after it, and needs no search.
-    last_read: Cell<usize>,
 }
 
 impl SendBuffer {
@@ -67,8 +59,6 @@ impl SendBuffer {
             capacity: capacity_bytes,
             limit: BufferLimit::new(capacity_bytes),
             start: 0,
-            released: 0,
-            last_read: Cell::new(0),
         }
     }
 
@@ -134,7 +124,6 @@ impl SendBuffer {
     /// next write allocates again. For a connection gone idle.
     pub fn release_if_empty(&mut self) {
         if self.len == 0 {
-            self.released += self.chunks.len();
             self.chunks = VecDeque::new();
             self.tail = BytesMut::new();
         }
@@ -193,24 +182,14 @@ impl SendBuffer {
         // In range, so the difference fits in `len` and therefore usize.
         let bytes = len.min((self.end() - offset) as usize);
         let tail_at = self.end() - self.tail.len() as u64;
-        let holds = |i: usize| {
-            self.chunks
-                .get(i)
-                .is_some_and(|&(at, ref c)| at <= offset && offset < at + c.len() as u64)
-        };
-        let last = self.last_read.get().wrapping_sub(self.released);
+        // New data, the common case, is in the tail.
         let chunk = if offset >= tail_at {
             self.chunks.len()
-        } else if holds(last) {
-            last
-        } else if holds(last.wrapping_add(1)) {
-            last + 1
         } else {
-            // A retransmission: the last chunk starting at or before
-            // `offset`; the first starts at `start`, so there is one.
+            // The last chunk starting at or before `offset`; the first
+            // starts at `start`, so there is one.
             self.chunks.partition_point(|&(at, _)| at <= offset) - 1
         };
-        self.last_read.set(self.released + chunk);
         let at = self.chunks.get(chunk).map_or(tail_at, |&(at, _)| at);
         Some(Slices {
             buffer: self,
@@ -234,7 +213,6 @@ impl SendBuffer {
             let chunk_end = *at + chunk.len() as u64;
             if chunk_end <= to {
                 self.chunks.pop_front();
-                self.released += 1;
             } else {
                 if *at < to {
                     chunk.advance((to - *at) as usize);

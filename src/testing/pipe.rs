@@ -8,6 +8,7 @@
 use super::rng::TestRng;
 use crate::connection::{AcceptError, Config, ConfigError, Connection, Event};
 use crate::time::{Duration, Instant};
+use bytes::Bytes;
 use rand_core::RngCore;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -480,9 +481,16 @@ pub fn transfer(
     })
 }
 
-/// The application at one end of [`transfer`].
+/// The application at one end of [`transfer`]. Its writes alternate
+/// between copied ones and ones handed over by reference
+/// ([`Connection::write_shared`]); both take as much as the send buffer
+/// has room for, so the connection sees the same writes either way and
+/// the send buffer holds both kinds of chunk side by side.
 struct AppEnd<'a> {
     to_send: &'a [u8],
+    /// `to_send` again, for the shared writes.
+    shared: Bytes,
+    writes: u64,
     sent: usize,
     closed: bool,
     received: Vec<u8>,
@@ -493,6 +501,8 @@ impl<'a> AppEnd<'a> {
     fn new(to_send: &'a [u8]) -> Self {
         AppEnd {
             to_send,
+            shared: Bytes::copy_from_slice(to_send),
+            writes: 0,
             sent: 0,
             closed: false,
             received: Vec::new(),
@@ -502,7 +512,12 @@ impl<'a> AppEnd<'a> {
 
     fn drive(&mut self, conn: &mut Connection) {
         if self.sent < self.to_send.len() {
-            self.sent += conn.write(&self.to_send[self.sent..]);
+            self.writes += 1;
+            self.sent += if self.writes % 2 == 0 {
+                conn.write_shared(self.shared.slice(self.sent..))
+            } else {
+                conn.write(&self.to_send[self.sent..])
+            };
         }
         if self.sent == self.to_send.len() && !self.closed && conn.is_established() {
             conn.close();
