@@ -454,31 +454,25 @@ async fn client_conn(
     })
 }
 
+/// A write in progress of [`Duplex::write_block`].
+type BlockWrite<'a> = Pin<Box<dyn Future<Output = std::io::Result<usize>> + Send + 'a>>;
+
 /// A byte stream of either carrier.
 trait Duplex: AsyncRead + AsyncWrite + Unpin + Send {
     /// Writes some of `block`, as `write` does; an ackwise stream keeps it
     /// by reference instead of copying it ([`Stream::write_shared`]), as
     /// iperf3 and a kernel TCP sender copy their one buffer once.
-    fn write_block<'a>(
-        &'a mut self,
-        block: &'a Bytes,
-    ) -> Pin<Box<dyn Future<Output = std::io::Result<usize>> + Send + 'a>>;
+    fn write_block<'a>(&'a mut self, block: &'a Bytes) -> BlockWrite<'a>;
 }
 
 impl Duplex for Stream {
-    fn write_block<'a>(
-        &'a mut self,
-        block: &'a Bytes,
-    ) -> Pin<Box<dyn Future<Output = std::io::Result<usize>> + Send + 'a>> {
+    fn write_block<'a>(&'a mut self, block: &'a Bytes) -> BlockWrite<'a> {
         Box::pin(self.write_shared(block))
     }
 }
 
 impl Duplex for TcpStream {
-    fn write_block<'a>(
-        &'a mut self,
-        block: &'a Bytes,
-    ) -> Pin<Box<dyn Future<Output = std::io::Result<usize>> + Send + 'a>> {
+    fn write_block<'a>(&'a mut self, block: &'a Bytes) -> BlockWrite<'a> {
         Box::pin(self.write(block))
     }
 }
