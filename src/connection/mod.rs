@@ -37,6 +37,7 @@ use crate::receiver::{AckPolicy, Reassembly};
 use crate::sender::{Sender, SenderParams};
 use crate::time::{Duration, Instant};
 use crate::wire::{AckNonce, AckRequest, Checksum, Flags, SegmentRepr, SeqNum, WireError};
+use bytes::Bytes;
 use rand_core::RngCore;
 use std::collections::VecDeque;
 use std::fmt;
@@ -253,6 +254,10 @@ pub struct Connection {
     ts_offset: u32,
     /// The segment being processed arrived marked Congestion Experienced.
     arrival_ce: bool,
+    /// The arriving segment's bytes, while one handed over by reference
+    /// is processed ([`Connection::handle_segment_shared`]): its payload
+    /// may then be kept without a copy.
+    arrival_bytes: Option<Bytes>,
     /// A segment of ours arrived marked CE (our ACKs, for a receiver of
     /// data): set ECE on the next data segment so the peer learns of it.
     reflect_ece: bool,
@@ -495,6 +500,7 @@ impl Connection {
             last_progress: now,
             ts_offset,
             arrival_ce: false,
+            arrival_bytes: None,
             reflect_ece: false,
             ecn: ecn::EcnState::default(),
             events: VecDeque::new(),

@@ -7,6 +7,7 @@ use crate::sender::segment_cuts::END_FAILURES_BEFORE_RESET;
 use crate::sender::AckInput;
 use crate::time::{Duration, Instant};
 use crate::wire::{AckNonce, Flags, SegmentRepr, SeqNum};
+use bytes::Bytes;
 
 /// Answers to segments that carry nothing but a claim we cannot accept
 /// (an ACK of data never sent, a bare ACK outside the window) go out at
@@ -23,6 +24,27 @@ impl Connection {
     /// error; the connection itself is unaffected.
     pub fn handle_segment(&mut self, now: Instant, bytes: &[u8]) -> Result<(), SegmentError> {
         self.handle_segment_with_ce(now, bytes, false)
+    }
+
+    /// [`handle_segment_with_ce`](Self::handle_segment_with_ce) for a
+    /// segment the caller hands over by reference: in-order data that
+    /// finds nothing else waiting is kept as a slice of `bytes` instead of
+    /// being copied into the receive buffer, so the bytes are copied once,
+    /// when the application reads them. What the connection does is
+    /// otherwise exactly what `handle_segment_with_ce` does.
+    ///
+    /// The slice keeps all of `bytes`' allocation alive until it is read:
+    /// hand over buffers the segment fills for the most part.
+    pub fn handle_segment_shared(
+        &mut self,
+        now: Instant,
+        bytes: &Bytes,
+        ce: bool,
+    ) -> Result<(), SegmentError> {
+        self.arrival_bytes = Some(bytes.clone());
+        let result = self.handle_segment_with_ce(now, bytes, ce);
+        self.arrival_bytes = None;
+        result
     }
 
     /// [`handle_segment`](Self::handle_segment) for a segment whose IP
@@ -588,7 +610,14 @@ impl Connection {
             }
         }
         let highest_before = recv.reassembly.highest_received();
-        let outcome = recv.reassembly.insert(offset, payload);
+        let outcome = match self
+            .arrival_bytes
+            .as_ref()
+            .and_then(|b| subslice(b, payload))
+        {
+            Some(shared) => recv.reassembly.insert_shared(offset, &shared),
+            None => recv.reassembly.insert(offset, payload),
+        };
         let opened_hole = !payload.is_empty() && offset > highest_before;
         self.stats.bytes_delivered += outcome.advanced;
         if outcome.advanced > 0 {
@@ -740,4 +769,13 @@ impl Connection {
             recv.ack_now = true;
         }
     }
+}
+
+/// `part` as a slice of `whole`, if it lies within `whole`'s bytes (a
+/// payload parsed from them); `None` for an empty part or one from
+/// elsewhere.
+fn subslice(whole: &Bytes, part: &[u8]) -> Option<Bytes> {
+    let start = (part.as_ptr() as usize).checked_sub(whole.as_ptr() as usize)?;
+    let end = start.checked_add(part.len())?;
+    (!part.is_empty() && end <= whole.len()).then(|| whole.slice(start..end))
 }

@@ -25,9 +25,10 @@ use crate::connection::syn_cookie::{SynCookies, Tuple};
 use crate::connection::{ChallengeBudget, CloseReason, Config, Connection, Emitted, Event, State};
 use crate::time::Instant;
 use crate::wire::{Checksum, Flags, SegmentRepr, HEADER_LEN, MAX_OPTIONS_LEN};
+use bytes::{Bytes, BytesMut};
 use quinn_udp::{EcnCodepoint, RecvMeta, Transmit, UdpSocketState, BATCH_SIZE};
 use rand_chacha::ChaCha8Rng;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::io::{self, IoSlice, IoSliceMut};
 use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::Ordering::Relaxed;
@@ -42,6 +43,10 @@ use tokio::sync::{mpsc, oneshot};
 const RECV_SLOT: usize = 65_536;
 /// Largest UDP payload we send in one GSO call.
 const MAX_GSO_BYTES: usize = 65_000;
+/// Datagrams at least this long are received into a slot that their
+/// connection keeps by reference (see [`RecvSlots`]); shorter ones are
+/// copied, so a slice never pins more than four times its bytes.
+const SHARE_MIN_DATAGRAM: usize = RECV_SLOT / 4;
 /// Receive calls handled before the driver stops to transmit and run
 /// timers, so a flood of arrivals cannot starve the other work.
 const MAX_RECV_CALLS: usize = 8;
@@ -71,6 +76,72 @@ pub(crate) enum Command {
     },
     /// The probe round `token` is over: forget it.
     ProbeDone { token: u64 },
+}
+
+/// The receive slots, one per datagram of a receive batch, and the slots
+/// lent to connections.
+///
+/// A connection that takes a datagram's payload by reference
+/// (`Connection::handle_segment_shared`) keeps the slot alive until the
+/// application has read it; the driver puts a fresh slot in its place and
+/// takes the lent one back once nothing else refers to it. Lent slots are
+/// checked oldest first, which is the order connections read them in, so
+/// steady traffic cycles through a few slots that stay in cache, and the
+/// bytes are copied once, from the slot to the application, instead of
+/// into a receive ring first.
+#[derive(Default)]
+struct RecvSlots {
+    /// The slots the next receive call fills, `RECV_SLOT` bytes each.
+    ready: Vec<BytesMut>,
+    /// Whole slots given away, oldest first (each also referred to by the
+    /// slices its connection holds).
+    lent: VecDeque<Bytes>,
+}
+
+/// Lent slots looked at per slot needed: enough that the slots read in
+/// the meantime come back before more are allocated.
+const SLOT_CHECKS: usize = 4;
+
+impl RecvSlots {
+    fn new() -> RecvSlots {
+        RecvSlots {
+            ready: (0..BATCH_SIZE)
+                .map(|_| BytesMut::zeroed(RECV_SLOT))
+                .collect(),
+            lent: VecDeque::new(),
+        }
+    }
+
+    /// Gives slot `i` away, holding a datagram of `len` bytes, and puts a
+    /// returned or new slot in its place.
+    fn lend(&mut self, i: usize, len: usize) -> Bytes {
+        let fresh = self
+            .take_returned()
+            .unwrap_or_else(|| BytesMut::zeroed(RECV_SLOT));
+        let whole = std::mem::replace(&mut self.ready[i], fresh).freeze();
+        let datagram = whole.slice(..len);
+        self.lent.push_back(whole);
+        datagram
+    }
+
+    /// A lent slot that nothing refers to any more, if one of the oldest
+    /// few is.
+    fn take_returned(&mut self) -> Option<BytesMut> {
+        for _ in 0..SLOT_CHECKS.min(self.lent.len()) {
+            let slot = self.lent.pop_front()?;
+            match slot.try_into_mut() {
+                Ok(free) if free.len() == RECV_SLOT => return Some(free),
+                Ok(_) => {}
+                Err(still_lent) => self.lent.push_back(still_lent),
+            }
+        }
+        None
+    }
+
+    /// Frees the returned slots (for an endpoint gone quiet).
+    fn release_returned(&mut self) {
+        self.lent.retain(|slot| !slot.is_unique());
+    }
 }
 
 /// A connection's identity: the peer's socket address and the port pair
@@ -221,7 +292,7 @@ pub(crate) struct Driver {
     next_trim: Option<Instant>,
     max_gso_segments: usize,
     transmit_per_segment: bool,
-    recv_buf: Vec<u8>,
+    recv_slots: RecvSlots,
     metas: Vec<RecvMeta>,
     tx: TxArena,
     touched: Vec<Key>,
@@ -324,7 +395,7 @@ impl Driver {
             challenge_budget,
             max_gso_segments,
             transmit_per_segment: params.transmit_per_segment,
-            recv_buf: vec![0; RECV_SLOT * BATCH_SIZE],
+            recv_slots: RecvSlots::new(),
             metas: vec![RecvMeta::default(); BATCH_SIZE],
             tx: TxArena {
                 buf: vec![0; TX_ARENA],
@@ -411,6 +482,7 @@ impl Driver {
                 st.conn.release_idle_memory();
             }
         }
+        self.recv_slots.release_returned();
         self.next_trim = Some(now + idle);
     }
 
@@ -583,14 +655,14 @@ impl Driver {
     /// Receives until the socket is drained (or for a bounded number of
     /// calls), feeding every segment to its connection.
     fn on_readable(&mut self) {
-        let mut buf = std::mem::take(&mut self.recv_buf);
+        let mut slots = std::mem::take(&mut self.recv_slots);
         let mut metas = std::mem::take(&mut self.metas);
         self.last_rx = None;
         for _ in 0..MAX_RECV_CALLS {
             let result = {
-                let mut slots = buf.chunks_mut(RECV_SLOT).map(IoSliceMut::new);
+                let mut free = slots.ready.iter_mut().map(|s| IoSliceMut::new(&mut s[..]));
                 let mut iovs: [IoSliceMut<'_>; BATCH_SIZE] =
-                    std::array::from_fn(|_| slots.next().expect("one slot per batch entry"));
+                    std::array::from_fn(|_| free.next().expect("one slot per batch entry"));
                 self.socket.try_io(Interest::READABLE, || {
                     self.udp.recv((&self.socket).into(), &mut iovs, &mut metas)
                 })
@@ -599,8 +671,14 @@ impl Driver {
                 Ok(n) => {
                     let now = self.clock.now();
                     for (i, meta) in metas.iter().take(n).enumerate() {
-                        let start = i * RECV_SLOT;
-                        let data = &buf[start..start + meta.len.min(RECV_SLOT)];
+                        let len = meta.len.min(RECV_SLOT);
+                        // A large datagram's slot goes to its connection
+                        // (a slice per segment), a small one is copied.
+                        let shared = (len >= SHARE_MIN_DATAGRAM).then(|| slots.lend(i, len));
+                        let data = match &shared {
+                            Some(datagram) => &datagram[..],
+                            None => &slots.ready[i][..len],
+                        };
                         let stride = if meta.stride == 0 {
                             data.len().max(1)
                         } else {
@@ -618,7 +696,8 @@ impl Driver {
                             count_captured(&self.stats, r);
                         }
                         for seg in data.chunks(stride) {
-                            self.on_segment(meta.addr, seg, ce, now);
+                            let whole = shared.as_ref().map(|d| d.slice_ref(seg));
+                            self.on_segment(meta.addr, seg, whole.as_ref(), ce, now);
                         }
                     }
                     if self.tx.used >= TX_ARENA / 2 {
@@ -636,7 +715,7 @@ impl Driver {
             }
         }
         self.last_rx = None;
-        self.recv_buf = buf;
+        self.recv_slots = slots;
         self.metas = metas;
     }
 
@@ -693,7 +772,16 @@ impl Driver {
         }
     }
 
-    fn on_segment(&mut self, from: SocketAddr, seg: &[u8], ce: bool, now: Instant) {
+    /// One segment from `from`; `shared` is the same bytes when the
+    /// connection may keep them by reference.
+    fn on_segment(
+        &mut self,
+        from: SocketAddr,
+        seg: &[u8],
+        shared_bytes: Option<&Bytes>,
+        ce: bool,
+        now: Instant,
+    ) {
         self.stats.segments_received.fetch_add(1, Relaxed);
         if seg.len() < HEADER_LEN {
             self.stats.malformed_dropped.fetch_add(1, Relaxed);
@@ -721,7 +809,11 @@ impl Driver {
         if let Some(shared) = shared {
             let entered = shared.span.enter();
             let mut st = shared.lock();
-            if st.conn.handle_segment_with_ce(now, seg, ce).is_err() {
+            let handled = match shared_bytes {
+                Some(b) => st.conn.handle_segment_shared(now, b, ce),
+                None => st.conn.handle_segment_with_ce(now, seg, ce),
+            };
+            if handled.is_err() {
                 self.stats.malformed_dropped.fetch_add(1, Relaxed);
             } else if self.transmit_per_segment && self.tx.used < TX_ARENA / 2 {
                 // What the connection answers this segment with (its ACK

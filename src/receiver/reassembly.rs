@@ -1,6 +1,7 @@
 //! Reassembly of in-order and out-of-order data.
 //!
-//! All received bytes live in one ring of at most `capacity` bytes. The
+//! Received bytes are copied into one ring of at most `capacity` bytes
+//! (unless held by reference, below). The
 //! byte at stream offset `o` sits at ring index `(o - base) % len`; because
 //! the receive window (RFC 9293 section 3.8.6) never extends past
 //! `read offset + capacity`, every acceptable offset maps to a distinct slot,
@@ -10,6 +11,16 @@
 //! byte, so an application that reads as data arrives keeps reusing the
 //! ring's first slots (which stay in cache) instead of sweeping the whole
 //! ring.
+//!
+//! In-order data may also be held by reference, without a copy
+//! ([`Reassembly::insert_shared`]): a segment that arrives in order while
+//! the ring holds nothing (no unread ring bytes, no out-of-order data)
+//! joins a queue of shared chunks in front of the ring, and the ring then
+//! starts above it. A receiver whose datagrams land in buffers of their
+//! own (the UDP endpoint) so copies each byte once, to the application,
+//! as a kernel TCP receiver does, and holds no ring at all while nothing
+//! is lost. Anything else (a hole, data behind ring bytes) is copied into
+//! the ring as before, so the chunks never interleave with ring data.
 //!
 //! Which out-of-order bytes are held is tracked as a short sorted list of
 //! disjoint, non-adjacent ranges above `RCV.NXT`. The list is bounded by
@@ -22,6 +33,8 @@
 //! wrap-around and FIN are handled by the connection.
 
 use crate::buffer_limit::BufferLimit;
+use bytes::Bytes;
+use std::collections::VecDeque;
 
 /// Result of inserting one segment's payload with [`Reassembly::insert`].
 ///
@@ -76,8 +89,14 @@ pub struct Reassembly {
     /// unless the window is autotuned (see `connection::autotune`).
     limit: BufferLimit,
     /// Stream offset that ring slot 0 stands for (modulo the ring's
-    /// length); at most `read_offset`, moved up only while nothing is held.
+    /// length); at most the ring's floor (`read_offset + chunk_bytes`),
+    /// moved up only while the ring holds nothing.
     base: u64,
+    /// In-order data held by reference, from `read_offset` on, in order;
+    /// the ring holds only offsets from `read_offset + chunk_bytes` up.
+    chunks: VecDeque<Bytes>,
+    /// Bytes in `chunks`.
+    chunk_bytes: usize,
     /// Stream offset of the first byte not yet read by the application.
     read_offset: u64,
     /// `RCV.NXT` as a stream offset: one past the last in-order byte.
@@ -120,6 +139,8 @@ impl Reassembly {
             capacity: capacity_bytes,
             limit: BufferLimit::new(capacity_bytes),
             base: 0,
+            chunks: VecDeque::new(),
+            chunk_bytes: 0,
             read_offset: 0,
             next: 0,
             ranges: Vec::with_capacity(max_ranges),
@@ -205,6 +226,7 @@ impl Reassembly {
     pub fn release_if_drained(&mut self) {
         if self.is_drained() {
             self.buf = Vec::new();
+            self.chunks = VecDeque::new();
             self.ranges = Vec::new();
             self.recent_len = 0;
         }
@@ -226,6 +248,52 @@ impl Reassembly {
     /// data waits.
     fn is_drained(&self) -> bool {
         self.readable() == 0 && self.ranges.is_empty()
+    }
+
+    /// The lowest offset the ring may hold: the end of the shared chunks.
+    fn ring_floor(&self) -> u64 {
+        self.read_offset + self.chunk_bytes as u64
+    }
+
+    /// The ring holds nothing: no unread bytes above the chunks and no
+    /// out-of-order data.
+    fn ring_empty(&self) -> bool {
+        self.next == self.ring_floor() && self.ranges.is_empty()
+    }
+
+    /// [`insert`](Self::insert) for a payload the caller can hand over by
+    /// reference: an in-order payload that arrives while the ring holds
+    /// nothing is kept as it is (its window-trimmed part), anything else is
+    /// copied into the ring. Either way the outcome, and every later read,
+    /// is what `insert` would give.
+    pub fn insert_shared(&mut self, offset: u64, data: &Bytes) -> InsertOutcome {
+        let len = data.len() as u64;
+        let window_end = self
+            .next
+            .saturating_add(u64::try_from(self.window()).unwrap_or(u64::MAX));
+        let end = offset.saturating_add(len);
+        if offset > self.next || end <= self.next || !self.ring_empty() {
+            return self.insert(offset, data);
+        }
+        let start = self.next;
+        let kept_end = end.min(window_end);
+        let outcome = InsertOutcome {
+            advanced: kept_end.saturating_sub(start),
+            new_bytes: kept_end.saturating_sub(start),
+            dropped: end > window_end,
+            duplicate: false,
+            ..InsertOutcome::default()
+        };
+        if kept_end <= start {
+            return outcome;
+        }
+        let from = slice_index(start - offset);
+        let to = slice_index(kept_end - offset);
+        self.chunks.push_back(data.slice(from..to));
+        self.chunk_bytes += to - from;
+        self.next = kept_end;
+        self.highest = self.highest.max(kept_end);
+        outcome
     }
 
     /// Stores a segment's payload that starts at stream offset `offset`.
@@ -277,8 +345,8 @@ impl Reassembly {
             return outcome;
         }
 
-        if self.is_drained() {
-            self.base = self.read_offset;
+        if self.ring_empty() {
+            self.base = self.ring_floor();
         }
         self.reserve_to(end);
         let top_start = self.ranges.last().map(|r| r.start);
@@ -343,16 +411,33 @@ impl Reassembly {
     ///
     /// Reading frees ring space, which opens the window by as much.
     pub fn read(&mut self, buf: &mut [u8]) -> usize {
+        let mut done = 0;
+        while done < buf.len() {
+            let Some(chunk) = self.chunks.front_mut() else {
+                break;
+            };
+            let n = chunk.len().min(buf.len() - done);
+            buf[done..done + n].copy_from_slice(&chunk[..n]);
+            if n == chunk.len() {
+                self.chunks.pop_front();
+            } else {
+                bytes::Buf::advance(chunk, n);
+            }
+            self.chunk_bytes -= n;
+            self.read_offset += n as u64;
+            done += n;
+        }
+        let buf = &mut buf[done..];
         let n = buf.len().min(self.readable());
         if n == 0 {
-            return 0;
+            return done;
         }
         let at = ring_index(self.buf.len(), self.read_offset - self.base);
         let first = n.min(self.buf.len() - at);
         buf[..first].copy_from_slice(&self.buf[at..at + first]);
         buf[first..n].copy_from_slice(&self.buf[..n - first]);
         self.read_offset += n as u64;
-        n
+        done + n
     }
 
     /// Fills `out` with SACK blocks `[left, right)` in stream offsets and
@@ -429,7 +514,8 @@ impl Reassembly {
     /// window costs 2-4 MiB. Growth copies the held span to its slots in
     /// the larger ring (amortized once per byte of the largest window).
     fn reserve_to(&mut self, end: u64) {
-        let need = usize::try_from(end.saturating_sub(self.read_offset)).unwrap_or(usize::MAX);
+        let floor = self.ring_floor();
+        let need = usize::try_from(end.saturating_sub(floor)).unwrap_or(usize::MAX);
         if need <= self.buf.len() {
             return;
         }
@@ -444,7 +530,7 @@ impl Reassembly {
         let mut grown = vec![0; len];
         let old = self.buf.len();
         let held_end = self.highest.max(self.next);
-        let mut at = self.read_offset;
+        let mut at = floor;
         while old > 0 && at < held_end {
             let idx = ring_index(old, at - self.base);
             let n = slice_index(held_end - at).min(old - idx);

@@ -354,10 +354,17 @@ impl Pipe {
         self.stats.delivered += 1;
         let bytes = std::mem::take(&mut self.buffers[p.buf]);
         let len = self.lens[p.buf];
+        // Every other segment is handed over by reference, so the
+        // receive side holds shared chunks and copies side by side.
+        let shared = (self.stats.delivered % 2 == 0).then(|| Bytes::copy_from_slice(&bytes[..len]));
+        let handle = |c: &mut Connection, now| match &shared {
+            Some(b) => c.handle_segment_shared(now, b, false),
+            None => c.handle_segment(now, &bytes[..len]),
+        };
         if p.to_server {
             match self.server.as_mut() {
                 Some(s) => {
-                    let _ = s.handle_segment(self.now, &bytes[..len]);
+                    let _ = handle(s, self.now);
                 }
                 None => {
                     if let Ok(s) = Connection::accept(
@@ -371,7 +378,7 @@ impl Pipe {
                 }
             }
         } else {
-            let _ = self.client.handle_segment(self.now, &bytes[..len]);
+            let _ = handle(&mut self.client, self.now);
         }
         self.buffers[p.buf] = bytes;
         self.release(p.buf);

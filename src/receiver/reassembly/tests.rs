@@ -434,6 +434,7 @@ proptest! {
         reads in prop::collection::vec(0usize..300, 1..50),
         capacity in 1usize..600,
         max_ranges in 0usize..24,
+        shared in prop::collection::vec(any::<bool>(), 1..64),
     ) {
         let len = data.len();
         let mut points: Vec<usize> = cuts.iter().map(|c| c.index(len + 1)).collect();
@@ -460,6 +461,12 @@ proptest! {
         }
 
         let mut r = Reassembly::new(capacity, max_ranges);
+        // Fed the same segments, always copied: a payload kept by
+        // reference must change nothing that can be observed.
+        let mut twin = Reassembly::new(capacity, max_ranges);
+        let source = Bytes::from(data.clone());
+        let mut twin_buf = vec![0; 300];
+        let mut insert_i = 0;
         let mut got = Vec::with_capacity(len);
         let mut buf = vec![0; 300];
         let mut read_i = 0;
@@ -471,15 +478,24 @@ proptest! {
             prop_assert!(rounds <= len + 2, "no progress");
             for &seg in &segs {
                 let next_before = r.next_offset();
-                let o = put(&mut r, &data, seg.0, seg.1);
+                let o = if shared[insert_i % shared.len()] {
+                    r.insert_shared(seg.0 as u64, &source.slice(seg.0..seg.1))
+                } else {
+                    put(&mut r, &data, seg.0, seg.1)
+                };
+                insert_i += 1;
+                prop_assert_eq!(o, put(&mut twin, &data, seg.0, seg.1));
                 check_invariants(&r, &data, seg, next_before, &o)?;
                 let want = reads[read_i % reads.len()];
                 read_i += 1;
                 let n = r.read(&mut buf[..want]);
+                prop_assert_eq!(n, twin.read(&mut twin_buf[..want]));
+                prop_assert_eq!(&buf[..n], &twin_buf[..n]);
                 got.extend_from_slice(&buf[..n]);
             }
             loop {
                 let n = r.read(&mut buf);
+                prop_assert_eq!(n, twin.read(&mut twin_buf));
                 if n == 0 {
                     break;
                 }
@@ -583,4 +599,57 @@ fn an_empty_ring_starts_again_at_its_first_slot() {
     assert_eq!(&r.buf[500..1000], &data[32_500..33_000]);
     out.extend(read_all(&mut r));
     assert!(out == data[..33_000]);
+}
+
+#[test]
+fn in_order_shared_payloads_are_kept_by_reference() {
+    let data = Bytes::from(stream(3000));
+    let mut r = Reassembly::new(4000, 8);
+    let o = r.insert_shared(0, &data.slice(0..1000));
+    assert_eq!((o.advanced, o.new_bytes), (1000, 1000));
+    // Overlapping the held part: only the new tail is kept.
+    let o = r.insert_shared(500, &data.slice(500..2000));
+    assert_eq!((o.advanced, o.new_bytes, o.duplicate), (1000, 1000, false));
+    assert_eq!(r.chunk_bytes, 2000);
+    assert!(r.buf.is_empty(), "nothing was copied into the ring");
+    let mut out = vec![0; 700];
+    assert_eq!(r.read(&mut out), 700);
+    assert_eq!(&out[..], &data[..700]);
+    assert_eq!(r.readable(), 1300);
+    assert_eq!(r.window(), 4000 - 1300);
+}
+
+#[test]
+fn a_hole_behind_shared_chunks_goes_to_the_ring_above_them() {
+    let data = Bytes::from(stream(3000));
+    let mut r = Reassembly::new(3000, 8);
+    r.insert_shared(0, &data.slice(0..1000));
+    // Out of order: copied into the ring, which starts above the chunks.
+    let o = r.insert_shared(1500, &data.slice(1500..2000));
+    assert!(o.out_of_order);
+    assert_eq!(r.ring_floor(), 1000);
+    // The hole's filler is copied too (the ring holds data), and so is
+    // in-order data behind it until the ring is read empty.
+    let o = r.insert_shared(1000, &data.slice(1000..1500));
+    assert!(o.filled_gap);
+    assert_eq!(o.advanced, 1000);
+    r.insert_shared(2000, &data.slice(2000..2500));
+    assert_eq!(r.chunk_bytes, 1000);
+    assert_eq!(read_all(&mut r), &data[..2500]);
+    // Drained: shared again, and the ring stays untouched.
+    r.insert_shared(2500, &data.slice(2500..3000));
+    assert_eq!(r.chunk_bytes, 500);
+    assert_eq!(read_all(&mut r), &data[2500..]);
+}
+
+#[test]
+fn a_shared_payload_past_the_window_is_trimmed_like_a_copied_one() {
+    let data = Bytes::from(stream(300));
+    let mut r = Reassembly::new(100, 8);
+    let o = r.insert_shared(0, &data.slice(0..150));
+    assert_eq!((o.advanced, o.dropped), (100, true));
+    assert_eq!(r.window(), 0);
+    let o = r.insert_shared(100, &data.slice(100..150));
+    assert_eq!((o.advanced, o.dropped, o.duplicate), (0, true, false));
+    assert_eq!(read_all(&mut r), &data[..100]);
 }
