@@ -773,6 +773,17 @@ impl Connection {
         n
     }
 
+    /// Reads the next in-order bytes, at most `max`, as a buffer of their
+    /// own: data held by reference (see
+    /// [`handle_segment_shared`](Self::handle_segment_shared)) is handed
+    /// out without a copy, other data is copied into a new buffer. `None`
+    /// when nothing is ready.
+    pub fn read_chunk(&mut self, max: usize) -> Option<Bytes> {
+        let chunk = self.recv.as_mut()?.reassembly.read_chunk(max)?;
+        self.maybe_window_update();
+        Some(chunk)
+    }
+
     /// Bytes ready to [`read`](Self::read).
     pub fn readable(&self) -> usize {
         self.recv.as_ref().map_or(0, |r| r.reassembly.readable())

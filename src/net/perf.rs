@@ -410,7 +410,7 @@ async fn client_conn(
     io.write_all(&hello).await.map_err(lost)?;
     if reverse {
         let received =
-            read_to_end(&mut io, &counter, deadline + DRAIN_TIMEOUT, probe.as_ref()).await?;
+            read_to_end(&mut *io, &counter, deadline + DRAIN_TIMEOUT, probe.as_ref()).await?;
         let local = probe.as_ref().map(AckProbe::stats);
         io.shutdown().await.map_err(lost)?;
         return Ok(ConnOutcome {
@@ -456,6 +456,8 @@ async fn client_conn(
 
 /// A write in progress of [`Duplex::write_block`].
 type BlockWrite<'a> = Pin<Box<dyn Future<Output = std::io::Result<usize>> + Send + 'a>>;
+/// A boxed read of [`Duplex::read_block`].
+type BlockRead<'a> = BlockWrite<'a>;
 
 /// A byte stream of either carrier.
 trait Duplex: AsyncRead + AsyncWrite + Unpin + Send {
@@ -463,11 +465,21 @@ trait Duplex: AsyncRead + AsyncWrite + Unpin + Send {
     /// by reference instead of copying it ([`Stream::write_shared`]), as
     /// iperf3 and a kernel TCP sender copy their one buffer once.
     fn write_block<'a>(&'a mut self, block: &'a Bytes) -> BlockWrite<'a>;
+
+    /// Reads up to `buf.len()` bytes and returns how many (0 at the end),
+    /// as `read` does; an ackwise stream hands its data over by reference
+    /// ([`Stream::read_chunk`]) and `buf` stays unused, as the perf
+    /// receiver only counts the bytes.
+    fn read_block<'a>(&'a mut self, buf: &'a mut [u8]) -> BlockRead<'a>;
 }
 
 impl Duplex for Stream {
     fn write_block<'a>(&'a mut self, block: &'a Bytes) -> BlockWrite<'a> {
         Box::pin(self.write_shared(block))
+    }
+
+    fn read_block<'a>(&'a mut self, buf: &'a mut [u8]) -> BlockRead<'a> {
+        Box::pin(async move { Ok(self.read_chunk(buf.len()).await?.map_or(0, |b| b.len())) })
     }
 }
 
@@ -475,12 +487,16 @@ impl Duplex for TcpStream {
     fn write_block<'a>(&'a mut self, block: &'a Bytes) -> BlockWrite<'a> {
         Box::pin(self.write(block))
     }
+
+    fn read_block<'a>(&'a mut self, buf: &'a mut [u8]) -> BlockRead<'a> {
+        Box::pin(self.read(buf))
+    }
 }
 
 /// Reads until the peer's FIN, counting into `counter`. A timeout names
 /// what the connection (when `probe` shows it) saw, so that a stall can be
 /// told from a slow path.
-async fn read_to_end<S: AsyncRead + Unpin + ?Sized>(
+async fn read_to_end<S: Duplex + ?Sized>(
     io: &mut S,
     counter: &AtomicU64,
     give_up: Instant,
@@ -489,7 +505,7 @@ async fn read_to_end<S: AsyncRead + Unpin + ?Sized>(
     let mut buf = vec![0u8; WRITE_CHUNK];
     let mut total = 0u64;
     loop {
-        let n = tokio::time::timeout_at(give_up.into(), io.read(&mut buf))
+        let n = tokio::time::timeout_at(give_up.into(), io.read_block(&mut buf))
             .await
             .map_err(|_| {
                 let seen = probe.map_or(String::new(), |p| {

@@ -2,7 +2,7 @@
 
 use super::error::{close_error, endpoint_closed, NetError};
 use super::shared::{ConnShared, DriverLink};
-use crate::connection::{CloseReason, State, Stats};
+use crate::connection::{CloseReason, Connection, State, Stats};
 use bytes::{Buf, Bytes};
 use std::io;
 use std::net::SocketAddr;
@@ -238,14 +238,47 @@ impl ReadSide {
         if buf.remaining() == 0 {
             return Poll::Ready(Ok(()));
         }
+        self.poll_take(shared, link, cx, |conn| {
+            let n = conn.read(buf.initialize_unfilled());
+            buf.advance(n);
+            (n > 0).then_some(((), n))
+        })
+        .map_ok(|_| ())
+    }
+
+    fn poll_read_chunk(
+        &mut self,
+        shared: &Arc<ConnShared>,
+        link: &DriverLink,
+        cx: &mut Context<'_>,
+        max: usize,
+    ) -> Poll<io::Result<Option<Bytes>>> {
+        if max == 0 {
+            return Poll::Ready(Ok(Some(Bytes::new())));
+        }
+        self.poll_take(shared, link, cx, |conn| {
+            conn.read_chunk(max).map(|b| {
+                let n = b.len();
+                (b, n)
+            })
+        })
+    }
+
+    /// Takes what `take` reads from the connection (with its length), or
+    /// `None` at the end of the stream, or waits for data.
+    fn poll_take<T>(
+        &mut self,
+        shared: &Arc<ConnShared>,
+        link: &DriverLink,
+        cx: &mut Context<'_>,
+        take: impl FnOnce(&mut Connection) -> Option<(T, usize)>,
+    ) -> Poll<io::Result<Option<T>>> {
         let mut st = shared.lock();
         let buffered = st.conn.readable();
-        let n = st.conn.read(buf.initialize_unfilled());
         // A quarter of what the window is offered out of (which grows
         // while autotuned).
         let notify_threshold = (st.conn.recv_buffer_limit() / 4).max(1);
-        if n > 0 {
-            buf.advance(n);
+        if let Some((taken, n)) = take(&mut st.conn) {
             self.read_since_notify += n;
             // The window may have opened enough to matter: let the driver
             // send the update. While unread data fills at most half the
@@ -257,13 +290,13 @@ impl ReadSide {
                 drop(st);
                 link.queue(shared);
             }
-            return Poll::Ready(Ok(()));
+            return Poll::Ready(Ok(Some(taken)));
         }
         if st.conn.peer_closed() {
-            return Poll::Ready(Ok(()));
+            return Poll::Ready(Ok(None));
         }
         match st.closed {
-            Some(CloseReason::Normal) => return Poll::Ready(Ok(())),
+            Some(CloseReason::Normal) => return Poll::Ready(Ok(None)),
             Some(reason) => return Poll::Ready(Err(close_error(reason))),
             None => {}
         }
@@ -380,6 +413,31 @@ macro_rules! impl_read {
             ) -> Poll<io::Result<()>> {
                 let this = self.get_mut();
                 this.reader.poll_read(&this.shared, &this.link, cx, buf)
+            }
+        }
+
+        impl $t {
+            /// Reads the next in-order bytes, at most `max` of them,
+            /// without copying them where the connection holds them by
+            /// reference (data that arrived in order through the endpoint:
+            /// see [`Connection::read_chunk`](crate::connection::Connection::read_chunk)).
+            /// Waits for data like `read`; `None` at the end of the stream
+            /// (and an empty buffer at once for `max` 0).
+            ///
+            /// ```no_run
+            /// # async fn f(mut stream: ackwise::net::Stream) -> std::io::Result<()> {
+            /// let mut total = 0;
+            /// while let Some(chunk) = stream.read_chunk(1 << 20).await? {
+            ///     total += chunk.len();
+            /// }
+            /// # Ok(()) }
+            /// ```
+            pub async fn read_chunk(&mut self, max: usize) -> io::Result<Option<Bytes>> {
+                std::future::poll_fn(|cx| {
+                    self.reader
+                        .poll_read_chunk(&self.shared, &self.link, cx, max)
+                })
+                .await
             }
         }
     };

@@ -440,6 +440,34 @@ impl Reassembly {
         done + n
     }
 
+    /// Takes the next in-order bytes, at most `max`, as one buffer: a
+    /// shared chunk (or its front) as it is, ring bytes copied into a new
+    /// buffer. `None` when nothing is readable or `max` is 0.
+    pub fn read_chunk(&mut self, max: usize) -> Option<Bytes> {
+        if let Some(front) = self.chunks.front_mut() {
+            let n = front.len().min(max);
+            if n == 0 {
+                return None;
+            }
+            let chunk = if n == front.len() {
+                self.chunks.pop_front()?
+            } else {
+                front.split_to(n)
+            };
+            self.chunk_bytes -= n;
+            self.read_offset += n as u64;
+            return Some(chunk);
+        }
+        let n = self.readable().min(max);
+        if n == 0 {
+            return None;
+        }
+        let mut copy = vec![0; n];
+        let read = self.read(&mut copy);
+        debug_assert_eq!(read, n);
+        Some(Bytes::from(copy))
+    }
+
     /// Fills `out` with SACK blocks `[left, right)` in stream offsets and
     /// returns how many were written (at most `out.len()`).
     ///

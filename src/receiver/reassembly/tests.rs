@@ -653,3 +653,24 @@ fn a_shared_payload_past_the_window_is_trimmed_like_a_copied_one() {
     assert_eq!((o.advanced, o.dropped, o.duplicate), (0, true, false));
     assert_eq!(read_all(&mut r), &data[..100]);
 }
+
+#[test]
+fn read_chunk_hands_out_shared_chunks_then_copies_ring_bytes() {
+    let data = Bytes::from(stream(3000));
+    let mut r = Reassembly::new(3000, 8);
+    assert_eq!(r.read_chunk(100), None);
+    let held = data.slice(0..1000);
+    r.insert_shared(0, &held);
+    // Out of order, then filled: ring bytes above the chunk.
+    r.insert(1500, &data[1500..2000]);
+    r.insert(1000, &data[1000..1500]);
+    let first = r.read_chunk(600).unwrap();
+    assert_eq!(&first[..], &data[..600]);
+    assert_eq!(first.as_ptr(), held.as_ptr(), "handed out without a copy");
+    assert_eq!(&r.read_chunk(5000).unwrap()[..], &data[600..1000]);
+    assert_eq!(&r.read_chunk(700).unwrap()[..], &data[1000..1700]);
+    assert_eq!(&r.read_chunk(5000).unwrap()[..], &data[1700..2000]);
+    assert_eq!(r.read_chunk(5000), None);
+    assert_eq!(r.read_chunk(0), None);
+    assert_eq!(r.window(), 3000);
+}
