@@ -18,6 +18,10 @@
 //! and echo tracking cost. The `-shared` lines hand the application's
 //! block to the connection by reference (`Connection::write_shared`), as
 //! a bulk sender may: the difference is the copy into the send buffer.
+//! `4w-zerocopy` also hands each arriving segment to the receiver by
+//! reference (`Connection::handle_segment_shared`) and its application
+//! takes the data out the same way (`Connection::read_chunk`), as the UDP
+//! endpoint and `ackwise perf` do: no payload copy is left in the core.
 
 use ackwise::connection::{AckNonceMode, AckPolicyConfig, AckRequestConfig, Config, Connection};
 use ackwise::testing::TestRng;
@@ -44,6 +48,9 @@ struct Pair {
     /// The client's application hands its block over by reference
     /// (`Connection::write_shared`) instead of copying it.
     shared_writes: bool,
+    /// Segments reach the server by reference and its application reads
+    /// them out as chunks (`Connection::read_chunk`).
+    shared_reads: bool,
     client: Connection,
     server: Connection,
     now: Instant,
@@ -59,7 +66,7 @@ struct Pair {
 }
 
 impl Pair {
-    fn new(config: &Config, shared_writes: bool) -> Pair {
+    fn new(config: &Config, copies: Copies) -> Pair {
         let mut rng = TestRng::seed_from_u64(1);
         let now = Instant::ZERO;
         let mut client = Connection::connect(config.clone(), now, 40_000, 80, &mut rng).unwrap();
@@ -67,7 +74,8 @@ impl Pair {
         let n = client.poll_transmit(now, &mut buf).expect("SYN");
         let server = Connection::accept(config.clone(), now, &buf[..n], &mut rng).unwrap();
         let mut pair = Pair {
-            shared_writes,
+            shared_writes: copies != Copies::Both,
+            shared_reads: copies == Copies::None,
             client,
             server,
             now,
@@ -124,9 +132,22 @@ impl Pair {
                 break;
             }
             self.to_server.pop_front();
-            let _ = self.server.handle_segment(self.now, &self.buffers[b][..n]);
+            if self.shared_reads {
+                let whole = Bytes::from(std::mem::take(&mut self.buffers[b]));
+                let _ = self
+                    .server
+                    .handle_segment_shared(self.now, &whole.slice(..n), false);
+                while self.server.read_chunk(usize::MAX).is_some() {}
+                // Everything was read, so no slice of the buffer is left:
+                // it goes back to the link as it is.
+                self.buffers[b] = whole
+                    .try_into_mut()
+                    .map_or_else(|_| vec![0u8; 2048], Vec::from);
+            } else {
+                let _ = self.server.handle_segment(self.now, &self.buffers[b][..n]);
+                while self.server.read(&mut self.scratch) > 0 {}
+            }
             self.free.push(b);
-            while self.server.read(&mut self.scratch) > 0 {}
             self.transmit();
         }
         while let Some(&(at, b, n)) = self.to_client.front() {
@@ -194,9 +215,19 @@ fn arrival(queue: &VecDeque<(Instant, usize, usize)>, now: Instant) -> Instant {
     free_at + DELAY
 }
 
-/// The strategies, each with whether its application writes by
-/// reference.
-fn strategies() -> Vec<(&'static str, Config, bool)> {
+/// Which payload copies a pair makes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Copies {
+    /// Into the send buffer and out of the receive buffer.
+    Both,
+    /// Out of the receive buffer only (shared writes).
+    ReceiveOnly,
+    /// None: shared writes, segments and reads.
+    None,
+}
+
+/// The strategies, each with the payload copies its ends make.
+fn strategies() -> Vec<(&'static str, Config, Copies)> {
     let base = Config {
         send_buffer: 4 << 20,
         recv_buffer: 4 << 20,
@@ -218,17 +249,17 @@ fn strategies() -> Vec<(&'static str, Config, bool)> {
                 request_acks: AckRequestConfig::None,
                 ..base.clone()
             },
-            false,
+            Copies::Both,
         ),
-        ("4w", four_w.clone(), false),
-        ("default", base.clone(), false),
+        ("4w", four_w.clone(), Copies::Both),
+        ("default", base.clone(), Copies::Both),
         (
             "default-nonon",
             Config {
                 ack_nonce: AckNonceMode::Off,
                 ..base
             },
-            false,
+            Copies::Both,
         ),
         (
             "4w-nochecksum",
@@ -236,16 +267,25 @@ fn strategies() -> Vec<(&'static str, Config, bool)> {
                 checksums: false,
                 ..four_w.clone()
             },
-            false,
+            Copies::Both,
         ),
-        ("4w-shared", four_w.clone(), true),
+        ("4w-shared", four_w.clone(), Copies::ReceiveOnly),
         (
             "4w-nocsum-shared",
             Config {
                 checksums: false,
+                ..four_w.clone()
+            },
+            Copies::ReceiveOnly,
+        ),
+        ("4w-zerocopy", four_w.clone(), Copies::None),
+        (
+            "4w-nocsum-zerocopy",
+            Config {
+                checksums: false,
                 ..four_w
             },
-            true,
+            Copies::None,
         ),
     ]
 }
@@ -272,8 +312,8 @@ fn bench(c: &mut Criterion) {
     // The same figures as criterion's, per segment and as ratios to AE
     // measured in this process a moment before.
     let mut ae_ns = None;
-    for (name, config, shared) in strategies() {
-        let mut pair = Pair::new(&config, shared);
+    for (name, config, copies) in strategies() {
+        let mut pair = Pair::new(&config, copies);
         let (ns, acks) = ns_per_segment(&mut pair);
         let ratio = ns / *ae_ns.get_or_insert(ns);
         println!("ns_per_segment {name:14} {ns:6.0} ns  {ratio:5.2} x ae  ({acks:.1} ACKs per 100 segments)");
@@ -281,8 +321,8 @@ fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group("segment_cost");
     group.sample_size(20);
     group.measurement_time(Duration::from_secs(8));
-    for (name, config, shared) in strategies() {
-        let mut pair = Pair::new(&config, shared);
+    for (name, config, copies) in strategies() {
+        let mut pair = Pair::new(&config, copies);
         let segments = pair.push(CHUNK_BYTES);
         group.throughput(Throughput::Elements(segments));
         group.bench_function(name, |b| b.iter(|| pair.push(CHUNK_BYTES)));
