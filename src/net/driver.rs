@@ -101,6 +101,10 @@ struct RecvSlots {
 /// Lent slots looked at per slot needed: enough that the slots read in
 /// the meantime come back before more are allocated.
 const SLOT_CHECKS: usize = 4;
+/// Lent slots tracked for reuse (16 MiB): beyond that the oldest is
+/// forgotten (freed once read), so an endpoint whose readers fall far
+/// behind does not keep that memory after they catch up.
+const MAX_LENT: usize = 256;
 
 impl RecvSlots {
     fn new() -> RecvSlots {
@@ -120,6 +124,9 @@ impl RecvSlots {
             .unwrap_or_else(|| BytesMut::zeroed(RECV_SLOT));
         let whole = std::mem::replace(&mut self.ready[i], fresh).freeze();
         let datagram = whole.slice(..len);
+        if self.lent.len() == MAX_LENT {
+            self.lent.pop_front();
+        }
         self.lent.push_back(whole);
         datagram
     }
@@ -1653,5 +1660,39 @@ fn tuple_of(key: &Key) -> Tuple {
         peer: key.remote,
         peer_port: key.remote_port,
         local_port: key.local_port,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_lent_slot_comes_back_once_read() {
+        let mut slots = RecvSlots::new();
+        let first = slots.ready[0].as_ptr();
+        let datagram = slots.lend(0, 40_000);
+        assert_eq!(datagram.len(), 40_000);
+        assert_eq!(datagram.as_ptr(), first);
+        // Still referred to: a new slot takes its place.
+        let second = slots.lend(0, 30_000);
+        assert_ne!(second.as_ptr(), first);
+        assert_eq!(slots.lent.len(), 2);
+        // Read and dropped: the next slot needed is the first one again.
+        drop(datagram);
+        let _third = slots.lend(0, 20_000);
+        assert_eq!(slots.ready[0].as_ptr(), first);
+        assert_eq!(slots.ready[0].len(), RECV_SLOT);
+        drop(second);
+        slots.release_returned();
+        assert_eq!(slots.lent.len(), 1, "only the slot still lent is kept");
+    }
+
+    #[test]
+    fn lent_slots_tracked_are_bounded() {
+        let mut slots = RecvSlots::new();
+        let held: Vec<Bytes> = (0..MAX_LENT + 10).map(|_| slots.lend(0, 20_000)).collect();
+        assert_eq!(slots.lent.len(), MAX_LENT);
+        assert!(held.iter().all(|d| d.len() == 20_000));
     }
 }
