@@ -36,6 +36,7 @@ use crate::receiver::Reassembly;
 use crate::testing::TestRng;
 use crate::time::{Duration, Instant};
 use crate::wire::{Checksum, SegmentRepr};
+use bytes::Bytes;
 use std::collections::VecDeque;
 
 /// Byte `i` of what each side writes: both sides' streams are known, so
@@ -112,10 +113,19 @@ pub fn connection(data: &[u8]) -> u64 {
                     written[side] += c.write(&chunk) as u64;
                 }
             }
-            // Read, checking every byte against the peer's stream.
+            // Read, checking every byte against the peer's stream: 2
+            // copies, 3 takes a chunk (by reference where held so).
             2 | 3 => {
                 if let Some(c) = conns[side].as_mut() {
-                    let n = c.read(&mut buf[..usize::from(p.byte()) * 64 + 1]);
+                    let want = usize::from(p.byte()) * 64 + 1;
+                    let n = if op & 0x0f == 2 {
+                        c.read(&mut buf[..want])
+                    } else {
+                        let chunk = c.read_chunk(want).unwrap_or_default();
+                        assert!(chunk.len() <= want, "a chunk longer than asked for");
+                        buf[..chunk.len()].copy_from_slice(&chunk);
+                        chunk.len()
+                    };
                     if !forged {
                         for (i, &b) in buf[..n].iter().enumerate() {
                             let at = read[side] + i as u64;
@@ -220,7 +230,9 @@ pub fn connection(data: &[u8]) -> u64 {
     read[0] + read[1]
 }
 
-/// Hands `seg` to `side`; a SYN for side 1 before it exists opens it.
+/// Hands `seg` to `side`, by reference when its length is even (so both
+/// ways of receiving meet every input); a SYN for side 1 before it exists
+/// opens it.
 fn deliver(
     conns: &mut [Option<Connection>; 2],
     side: usize,
@@ -230,6 +242,9 @@ fn deliver(
     rng: &mut TestRng,
 ) {
     match conns[side].as_mut() {
+        Some(c) if seg.len() % 2 == 0 => {
+            let _ = c.handle_segment_shared(now, &Bytes::copy_from_slice(seg), false);
+        }
         Some(c) => {
             let _ = c.handle_segment(now, seg);
         }
@@ -251,19 +266,32 @@ pub fn reassembly(data: &[u8]) {
     let mut delivered = 0u64;
     let mut out = vec![0u8; 20_000];
     while !p.done() {
-        if p.byte() & 1 == 0 {
+        let op = p.byte();
+        if op & 1 == 0 {
             let offset = delivered + u64::from(p.byte()) * 16 + u64::from(p.byte());
             // Some inserts start below what was read (retransmissions).
             let offset = offset.saturating_sub(u64::from(p.byte() % 4) * 200);
             let len = usize::from(p.byte()) * 8;
             let seg: Vec<u8> = (0..len as u64).map(|i| byte_at(offset + i)).collect();
             let before = r.next_offset();
-            let outcome = r.insert(offset, &seg);
+            // Bit 1 hands the payload over by reference.
+            let outcome = if op & 2 == 0 {
+                r.insert(offset, &seg)
+            } else {
+                r.insert_shared(offset, &Bytes::from(seg))
+            };
             assert_eq!(r.next_offset(), before + outcome.advanced);
             assert!(r.readable() <= r.capacity());
         } else {
             let want = usize::from(p.byte()) * 64 + 1;
-            let n = r.read(&mut out[..want]);
+            let n = if op & 2 == 0 {
+                r.read(&mut out[..want])
+            } else {
+                let chunk = r.read_chunk(want).unwrap_or_default();
+                assert!(chunk.len() <= want);
+                out[..chunk.len()].copy_from_slice(&chunk);
+                chunk.len()
+            };
             for (i, &b) in out[..n].iter().enumerate() {
                 assert_eq!(
                     b,
