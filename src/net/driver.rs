@@ -779,7 +779,7 @@ impl Driver {
         }
     }
 
-    /// One segment from `from`; `shared` is the same bytes when the
+    /// One segment from `from`; `shared_bytes` is the same bytes when the
     /// connection may keep them by reference.
     fn on_segment(
         &mut self,

@@ -207,6 +207,12 @@ impl Reassembly {
         self.limit.get().saturating_sub(self.readable())
     }
 
+    /// One past the last offset the window accepts.
+    fn window_end(&self) -> u64 {
+        let window = u64::try_from(self.window()).unwrap_or(u64::MAX);
+        self.next.saturating_add(window)
+    }
+
     /// Out-of-order data is held above a hole (RFC 5681 section 4.2: while
     /// holes exist, every segment should be acknowledged at once).
     pub fn has_gaps(&self) -> bool {
@@ -267,11 +273,8 @@ impl Reassembly {
     /// copied into the ring. Either way the outcome, and every later read,
     /// is what `insert` would give.
     pub fn insert_shared(&mut self, offset: u64, data: &Bytes) -> InsertOutcome {
-        let len = data.len() as u64;
-        let window_end = self
-            .next
-            .saturating_add(u64::try_from(self.window()).unwrap_or(u64::MAX));
-        let end = offset.saturating_add(len);
+        let window_end = self.window_end();
+        let end = offset.saturating_add(data.len() as u64);
         if offset > self.next || end <= self.next || !self.ring_empty() {
             return self.insert(offset, data);
         }
@@ -281,7 +284,6 @@ impl Reassembly {
             advanced: kept_end.saturating_sub(start),
             new_bytes: kept_end.saturating_sub(start),
             dropped: end > window_end,
-            duplicate: false,
             ..InsertOutcome::default()
         };
         if kept_end <= start {
@@ -317,8 +319,7 @@ impl Reassembly {
         }
         let len = u64::try_from(data.len()).unwrap_or(u64::MAX);
         let end = offset.saturating_add(len);
-        let window = u64::try_from(self.window()).unwrap_or(u64::MAX);
-        let window_end = self.next.saturating_add(window);
+        let window_end = self.window_end();
         // Nothing is ever held at or past the window's edge, so whatever the
         // segment carries there is new data we have to refuse.
         outcome.dropped = end > window_end;
@@ -412,20 +413,9 @@ impl Reassembly {
     /// Reading frees ring space, which opens the window by as much.
     pub fn read(&mut self, buf: &mut [u8]) -> usize {
         let mut done = 0;
-        while done < buf.len() {
-            let Some(chunk) = self.chunks.front_mut() else {
-                break;
-            };
-            let n = chunk.len().min(buf.len() - done);
-            buf[done..done + n].copy_from_slice(&chunk[..n]);
-            if n == chunk.len() {
-                self.chunks.pop_front();
-            } else {
-                bytes::Buf::advance(chunk, n);
-            }
-            self.chunk_bytes -= n;
-            self.read_offset += n as u64;
-            done += n;
+        while let Some(chunk) = self.take_chunk(buf.len() - done) {
+            buf[done..done + chunk.len()].copy_from_slice(&chunk);
+            done += chunk.len();
         }
         let buf = &mut buf[done..];
         let n = buf.len().min(self.readable());
@@ -444,19 +434,8 @@ impl Reassembly {
     /// shared chunk (or its front) as it is, ring bytes copied into a new
     /// buffer. `None` when nothing is readable or `max` is 0.
     pub fn read_chunk(&mut self, max: usize) -> Option<Bytes> {
-        if let Some(front) = self.chunks.front_mut() {
-            let n = front.len().min(max);
-            if n == 0 {
-                return None;
-            }
-            let chunk = if n == front.len() {
-                self.chunks.pop_front()?
-            } else {
-                front.split_to(n)
-            };
-            self.chunk_bytes -= n;
-            self.read_offset += n as u64;
-            return Some(chunk);
+        if !self.chunks.is_empty() {
+            return self.take_chunk(max);
         }
         let n = self.readable().min(max);
         if n == 0 {
@@ -466,6 +445,24 @@ impl Reassembly {
         let read = self.read(&mut copy);
         debug_assert_eq!(read, n);
         Some(Bytes::from(copy))
+    }
+
+    /// Takes up to `max` bytes off the front shared chunk, if there is one
+    /// and `max` is not 0.
+    fn take_chunk(&mut self, max: usize) -> Option<Bytes> {
+        let front = self.chunks.front_mut()?;
+        let n = front.len().min(max);
+        if n == 0 {
+            return None;
+        }
+        let chunk = if n == front.len() {
+            self.chunks.pop_front()?
+        } else {
+            front.split_to(n)
+        };
+        self.chunk_bytes -= n;
+        self.read_offset += n as u64;
+        Some(chunk)
     }
 
     /// Fills `out` with SACK blocks `[left, right)` in stream offsets and
