@@ -15,7 +15,6 @@
 //! The parse and emit rules are documented on [`Options`].
 
 use super::{SeqNum, WireError, MAX_OPTIONS_LEN};
-use smoltcp::wire::TcpOption;
 
 /// RFC 6994 shared experimental option kind used for the ACK request.
 pub const ACK_REQUEST_KIND: u8 = 253;
@@ -303,9 +302,29 @@ impl Options {
         })
     }
 
+    /// Writes the options at the start of `area`, which holds at least
+    /// [`MAX_OPTIONS_LEN`] bytes, padding included, and returns their
+    /// length: [`plan`](Self::plan) then [`emit`](Self::emit), in a
+    /// single pass where the aligned layout is sure to fit (every data
+    /// segment and in-order ACK).
+    pub(super) fn write(&self, area: &mut [u8]) -> Result<usize, WireError> {
+        // Without SACK blocks and the SYN's options, the aligned layout
+        // takes at most 36 bytes: timestamps 12, ACK request 8, nonce 6,
+        // NOPs 2 and both echoes 8.
+        let syn_options = self.mss.is_some()
+            || self.window_scale.is_some()
+            || self.sack_permitted
+            || self.checksum_omission;
+        if self.sack.is_empty() && !syn_options {
+            return Ok(self.layout(Packing::Aligned, &[], Some(area)));
+        }
+        let plan = self.plan()?;
+        self.emit(plan, &mut area[..plan.len]);
+        Ok(plan.len)
+    }
+
     /// Writes the options as planned into `out`, which must be exactly
-    /// `plan.len` bytes long and zeroed (zero is EOL, so the padding is
-    /// already in place).
+    /// `plan.len` bytes long.
     pub(super) fn emit(&self, plan: Plan, out: &mut [u8]) {
         let blocks = &self.sack.as_slice()[..plan.sack_blocks];
         let written = self.layout(plan.packing, blocks, Some(out));
@@ -323,49 +342,39 @@ impl Options {
         };
         if let Some(mss) = self.mss {
             w.align(0);
-            w.option(TcpOption::MaxSegmentSize(mss));
+            w.option(KIND_MSS, &mss.to_be_bytes());
         }
         if let Some(shift) = self.window_scale {
             // NOP + 3-byte option keeps whatever follows on a word boundary.
             w.align(1);
-            w.option(TcpOption::WindowScale(shift.min(MAX_WINDOW_SCALE)));
+            w.option(KIND_WINDOW_SCALE, &[shift.min(MAX_WINDOW_SCALE)]);
         }
         if self.sack_permitted {
             // No alignment of its own: two bytes that, before timestamps,
             // take the place of the two NOPs timestamps would need.
-            w.option(TcpOption::SackPermitted);
+            w.option(KIND_SACK_PERMITTED, &[]);
         }
         if let Some(ts) = self.timestamps {
             // Start at 2 mod 4 so that TSval and TSecr are word-aligned.
             w.align(2);
-            w.option(TcpOption::TimeStamp {
-                tsval: ts.tsval,
-                tsecr: ts.tsecr,
-            });
+            let [v0, v1, v2, v3] = ts.tsval.to_be_bytes();
+            let [e0, e1, e2, e3] = ts.tsecr.to_be_bytes();
+            w.option(KIND_TIMESTAMPS, &[v0, v1, v2, v3, e0, e1, e2, e3]);
         }
         if let Some(request) = self.ack_request {
             let [e0, e1] = ACK_REQUEST_EXID.to_be_bytes();
             w.align(0);
             match request {
-                AckRequest::Supported => w.option(TcpOption::Unknown {
-                    kind: ACK_REQUEST_KIND,
-                    data: &[e0, e1],
-                }),
+                AckRequest::Supported => w.option(ACK_REQUEST_KIND, &[e0, e1]),
                 AckRequest::SenderWindow(window) => {
                     let [w0, w1, w2, w3] = window.to_be_bytes();
-                    w.option(TcpOption::Unknown {
-                        kind: ACK_REQUEST_KIND,
-                        data: &[e0, e1, w0, w1, w2, w3],
-                    });
+                    w.option(ACK_REQUEST_KIND, &[e0, e1, w0, w1, w2, w3]);
                 }
                 AckRequest::Countdown(n) => {
                     let [n0, n1] = n.to_be_bytes();
                     // Six bytes ending at 2 mod 4: exactly where a following
                     // SACK option wants to start.
-                    w.option(TcpOption::Unknown {
-                        kind: ACK_REQUEST_KIND,
-                        data: &[e0, e1, n0, n1],
-                    });
+                    w.option(ACK_REQUEST_KIND, &[e0, e1, n0, n1]);
                 }
             }
         }
@@ -373,25 +382,16 @@ impl Options {
             let [e0, e1] = ACK_NONCE_EXID.to_be_bytes();
             w.align(0);
             match nonce {
-                AckNonce::Permitted => w.option(TcpOption::Unknown {
-                    kind: ACK_REQUEST_KIND,
-                    data: &[e0, e1],
-                }),
+                AckNonce::Permitted => w.option(ACK_REQUEST_KIND, &[e0, e1]),
                 AckNonce::Nonce(n) => {
                     let [n0, n1] = n.to_be_bytes();
-                    w.option(TcpOption::Unknown {
-                        kind: ACK_REQUEST_KIND,
-                        data: &[e0, e1, n0, n1],
-                    });
+                    w.option(ACK_REQUEST_KIND, &[e0, e1, n0, n1]);
                 }
             }
         }
         if self.checksum_omission {
             w.align(0);
-            w.option(TcpOption::Unknown {
-                kind: ACK_REQUEST_KIND,
-                data: &CHECKSUM_OMISSION_EXID.to_be_bytes(),
-            });
+            w.option(ACK_REQUEST_KIND, &CHECKSUM_OMISSION_EXID.to_be_bytes());
         }
         if let Some(echo) = self.nonce_echo {
             let [e0, e1] = NONCE_ECHO_EXID.to_be_bytes();
@@ -400,16 +400,10 @@ impl Options {
             match self.arrival_echo {
                 // Six bytes from a word boundary end at 2 mod 4, where
                 // SACK blocks want to start.
-                None => w.option(TcpOption::Unknown {
-                    kind: ACK_REQUEST_KIND,
-                    data: &[e0, e1, n0, n1],
-                }),
+                None => w.option(ACK_REQUEST_KIND, &[e0, e1, n0, n1]),
                 Some(arrival) => {
                     let [a0, a1] = arrival.to_be_bytes();
-                    w.option(TcpOption::Unknown {
-                        kind: ACK_REQUEST_KIND,
-                        data: &[e0, e1, n0, n1, a0, a1],
-                    });
+                    w.option(ACK_REQUEST_KIND, &[e0, e1, n0, n1, a0, a1]);
                 }
             }
         }
@@ -423,8 +417,12 @@ impl Options {
                 w.put(&right.0.to_be_bytes());
             }
         }
-        // EOL padding: the caller's buffer is zeroed, so just count it.
-        w.pos.next_multiple_of(4)
+        // EOL (zero) padding to a multiple of four.
+        let len = w.pos.next_multiple_of(4);
+        if let Some(padding) = w.out.and_then(|out| out.get_mut(w.pos..len)) {
+            padding.fill(0);
+        }
+        len
     }
 
     /// Parses the option area of a TCP header (everything between the fixed
@@ -587,17 +585,11 @@ impl Writer<'_> {
         self.pos = end;
     }
 
-    /// Appends one option through smoltcp's encoder.
-    fn option(&mut self, option: TcpOption<'_>) {
-        let end = self.pos + option.buffer_len();
-        if let Some(dst) = self
-            .out
-            .as_deref_mut()
-            .and_then(|out| out.get_mut(self.pos..end))
-        {
-            option.emit(dst);
-        }
-        self.pos = end;
+    /// Appends one option: kind, length (two more than `data`), data.
+    fn option(&mut self, kind: u8, data: &[u8]) {
+        // Options are at most 40 bytes, so the length fits a byte.
+        self.put(&[kind, (2 + data.len()) as u8]);
+        self.put(data);
     }
 
     /// In the aligned layout, NOPs until the position is `residue` mod 4.

@@ -19,7 +19,11 @@ pub const HEADER_LEN: usize = 20;
 /// Room for options in a TCP header.
 pub const MAX_OPTIONS_LEN: usize = 40;
 
-/// TCP control bits.
+/// Offset of the byte holding the control bits CWR to FIN (RFC 9293
+/// section 3.1 with RFC 3168's ECE and CWR).
+const FLAGS_BYTE: usize = 13;
+
+/// TCP control bits, at the bit positions they have on the wire.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
 pub struct Flags(pub u8);
 
@@ -176,31 +180,17 @@ impl<'a> SegmentRepr<'a> {
         // In bounds: HEADER_LEN <= header_len <= len was checked above.
         let options = Options::parse(&bytes[HEADER_LEN..header_len])?;
 
-        let mut flags = Flags::empty();
-        for (set, flag) in [
-            (packet.fin(), Flags::FIN),
-            (packet.syn(), Flags::SYN),
-            (packet.rst(), Flags::RST),
-            (packet.psh(), Flags::PSH),
-            (packet.ack(), Flags::ACK),
-            (packet.urg(), Flags::URG),
-            (packet.ece(), Flags::ECE),
-            (packet.cwr(), Flags::CWR),
-        ] {
-            if set {
-                flags = flags.with(flag);
-            }
-        }
-
         Ok(SegmentRepr {
             src_port: packet.src_port(),
             dst_port: packet.dst_port(),
             seq: SeqNum(packet.seq_number().0 as u32),
             ack: SeqNum(packet.ack_number().0 as u32),
-            flags,
+            // `Flags` uses the wire's bit positions: byte 13 as it is
+            // (the NS bit in byte 12 is RFC 3540's, obsolete and ignored).
+            flags: Flags(bytes[FLAGS_BYTE]),
             window: packet.window_len(),
             options,
-            payload: packet.payload(),
+            payload: &bytes[header_len..],
         })
     }
 
@@ -271,16 +261,30 @@ impl<'a> SegmentRepr<'a> {
         payload_len: usize,
         write_payload: impl FnOnce(&mut [u8]),
     ) -> Result<usize, WireError> {
-        let plan = self.options.plan()?;
-        let header_len = HEADER_LEN + plan.len;
-        let need = header_len + payload_len;
         let have = buf.len();
-        let Some(buf) = buf.get_mut(..need) else {
-            return Err(WireError::BufferTooSmall { need, have });
+        let options_len = if have >= HEADER_LEN + MAX_OPTIONS_LEN + payload_len {
+            // Room for any header: options laid out and written in one pass.
+            self.options
+                .write(&mut buf[HEADER_LEN..HEADER_LEN + MAX_OPTIONS_LEN])?
+        } else {
+            let plan = self.options.plan()?;
+            let need = HEADER_LEN + plan.len + payload_len;
+            if have < need {
+                return Err(WireError::BufferTooSmall { need, have });
+            }
+            self.options
+                .emit(plan, &mut buf[HEADER_LEN..HEADER_LEN + plan.len]);
+            plan.len
         };
-        // Zero the header first: EOL padding, urgent pointer, reserved bits
-        // and (for `Checksum::Ignore`) the checksum are all zero.
-        buf[..header_len].fill(0);
+        let header_len = HEADER_LEN + options_len;
+        let need = header_len + payload_len;
+        let buf = &mut buf[..need];
+        // The fixed header's unused fields (urgent pointer, reserved bits,
+        // and for `Checksum::Ignore` the checksum) are zero.
+        buf[..HEADER_LEN].fill(0);
+        // One byte for all eight control bits (see `parse`); the data
+        // offset written below shares the 16-bit field and keeps it.
+        buf[FLAGS_BYTE] = self.flags.0;
 
         // The packet spans exactly the segment, so that the checksum covers
         // exactly the segment.
@@ -291,17 +295,7 @@ impl<'a> SegmentRepr<'a> {
         packet.set_ack_number(TcpSeqNumber(self.ack.0 as i32));
         // header_len <= 60 because plan.len <= MAX_OPTIONS_LEN.
         packet.set_header_len(header_len as u8);
-        let f = self.flags;
-        packet.set_fin(f.contains(Flags::FIN));
-        packet.set_syn(f.contains(Flags::SYN));
-        packet.set_rst(f.contains(Flags::RST));
-        packet.set_psh(f.contains(Flags::PSH));
-        packet.set_ack(f.contains(Flags::ACK));
-        packet.set_urg(f.contains(Flags::URG));
-        packet.set_ece(f.contains(Flags::ECE));
-        packet.set_cwr(f.contains(Flags::CWR));
         packet.set_window_len(self.window);
-        self.options.emit(plan, packet.options_mut());
         write_payload(packet.payload_mut());
         if let Some((src, dst)) = checksum.to_fill() {
             packet.fill_checksum(&IpAddress::Ipv4(src), &IpAddress::Ipv4(dst));

@@ -677,11 +677,23 @@ fn expected_sack_blocks(o: &Options) -> usize {
 
 #[test]
 fn every_option_combination_emits_consistently() {
+    // The largest option set of a segment after the handshake, aligned:
+    // what `Options::write` counts on to emit in one pass.
+    let busiest = Options {
+        timestamps: Some(Timestamps { tsval: 1, tsecr: 2 }),
+        ack_request: Some(AckRequest::SenderWindow(u32::MAX)),
+        ack_nonce: Some(AckNonce::Nonce(7)),
+        nonce_echo: Some(9),
+        arrival_echo: Some(10),
+        ..Options::default()
+    };
+    assert_eq!(busiest.encoded_len(), 36);
     let blocks = [(10, 20), (30, 40), (50, 60), (70, 80)];
     let requests = [
         None,
         Some(AckRequest::Supported),
         Some(AckRequest::Countdown(5)),
+        Some(AckRequest::SenderWindow(77)),
     ];
     let nonces = [
         (None, None, None),
@@ -711,9 +723,13 @@ fn every_option_combination_emits_consistently() {
                     checksum_omission: bits & 16 != 0,
                 };
                 if packed_len(&opts) > MAX_OPTIONS_LEN {
-                    // Every SYN option beside an ACK's echoes: a segment
-                    // nobody sends, and more than 40 bytes.
-                    assert!(opts.checksum_omission, "{opts:?}");
+                    // SYN options beside a data segment's or an ACK's:
+                    // a segment nobody sends, and more than 40 bytes.
+                    let syn_options = opts.mss.is_some()
+                        || opts.window_scale.is_some()
+                        || opts.sack_permitted
+                        || opts.checksum_omission;
+                    assert!(syn_options, "{opts:?}");
                     assert_eq!(
                         try_emit(&repr(opts, b"p")),
                         Err(WireError::OptionsTooLong {
