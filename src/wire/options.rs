@@ -430,6 +430,18 @@ impl Options {
     pub(super) fn parse(bytes: &[u8]) -> Result<Options, WireError> {
         let mut opts = Options::default();
         let mut i = 0;
+        // Aligned timestamps first (`NOP NOP TS`, what ackwise and most
+        // stacks put on every segment after the SYN): taken in one step,
+        // as the loop below would take them in three.
+        if let Some(&[KIND_NOP, KIND_NOP, KIND_TIMESTAMPS, 10, a, b, c, d, e, f, g, h]) =
+            bytes.first_chunk::<12>()
+        {
+            opts.timestamps = Some(Timestamps {
+                tsval: u32::from_be_bytes([a, b, c, d]),
+                tsecr: u32::from_be_bytes([e, f, g, h]),
+            });
+            i = 12;
+        }
         while let Some(&kind) = bytes.get(i) {
             match kind {
                 KIND_EOL => break,

@@ -167,13 +167,20 @@ impl<'a> SegmentRepr<'a> {
         if len < HEADER_LEN {
             return Err(WireError::Truncated { len });
         }
-        let packet = TcpPacket::new_unchecked(bytes);
         if let Some((src, dst)) = checksum.to_verify(bytes) {
+            let packet = TcpPacket::new_unchecked(bytes);
             if !packet.verify_checksum(&IpAddress::Ipv4(src), &IpAddress::Ipv4(dst)) {
                 return Err(WireError::BadChecksum);
             }
         }
-        let header_len = usize::from(packet.header_len());
+        // The fixed header as an array: its fields are read without
+        // further bounds checks (RFC 9293 section 3.1 for the layout).
+        let Some(h) = bytes.first_chunk::<HEADER_LEN>() else {
+            return Err(WireError::Truncated { len });
+        };
+        let be16 = |at: usize| u16::from_be_bytes([h[at], h[at + 1]]);
+        let be32 = |at: usize| u32::from_be_bytes([h[at], h[at + 1], h[at + 2], h[at + 3]]);
+        let header_len = usize::from(h[12] >> 4) * 4;
         if header_len < HEADER_LEN || header_len > len {
             return Err(WireError::BadDataOffset { header_len, len });
         }
@@ -181,14 +188,14 @@ impl<'a> SegmentRepr<'a> {
         let options = Options::parse(&bytes[HEADER_LEN..header_len])?;
 
         Ok(SegmentRepr {
-            src_port: packet.src_port(),
-            dst_port: packet.dst_port(),
-            seq: SeqNum(packet.seq_number().0 as u32),
-            ack: SeqNum(packet.ack_number().0 as u32),
+            src_port: be16(0),
+            dst_port: be16(2),
+            seq: SeqNum(be32(4)),
+            ack: SeqNum(be32(8)),
             // `Flags` uses the wire's bit positions: byte 13 as it is
             // (the NS bit in byte 12 is RFC 3540's, obsolete and ignored).
-            flags: Flags(bytes[FLAGS_BYTE]),
-            window: packet.window_len(),
+            flags: Flags(h[FLAGS_BYTE]),
+            window: be16(14),
             options,
             payload: &bytes[header_len..],
         })
