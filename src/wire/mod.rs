@@ -4,10 +4,12 @@
 //!
 //! In the style of smoltcp: [`SegmentRepr`] is a plain, owned-by-borrow view
 //! of a parsed segment; [`SegmentRepr::parse`] validates bytes into it and
-//! [`SegmentRepr::emit`] writes it back. Header fields and the checksum go
-//! through `smoltcp::wire::TcpPacket`; the options are parsed here so that
-//! every malformed option maps to its own [`WireError`] and a four-block SACK
-//! option from a peer is kept whole.
+//! [`SegmentRepr::emit`] writes it back. The checksum and, on emit, the
+//! fixed header's fields go through `smoltcp::wire::TcpPacket`; parsing
+//! reads the fixed header directly, and the options are parsed and written
+//! here so that every malformed option maps to its own [`WireError`], a
+//! four-block SACK option from a peer is kept whole, and a segment's
+//! options cost one pass each way.
 
 mod error;
 pub mod ip;
