@@ -164,20 +164,17 @@ impl<'a> SegmentRepr<'a> {
     /// options (see [`Options`] for the rules).
     pub fn parse(bytes: &'a [u8], checksum: Checksum) -> Result<SegmentRepr<'a>, WireError> {
         let len = bytes.len();
-        if len < HEADER_LEN {
+        // The fixed header as an array: its fields are read below without
+        // further bounds checks (RFC 9293 section 3.1 for the layout).
+        let Some(h) = bytes.first_chunk::<HEADER_LEN>() else {
             return Err(WireError::Truncated { len });
-        }
+        };
         if let Some((src, dst)) = checksum.to_verify(bytes) {
             let packet = TcpPacket::new_unchecked(bytes);
             if !packet.verify_checksum(&IpAddress::Ipv4(src), &IpAddress::Ipv4(dst)) {
                 return Err(WireError::BadChecksum);
             }
         }
-        // The fixed header as an array: its fields are read without
-        // further bounds checks (RFC 9293 section 3.1 for the layout).
-        let Some(h) = bytes.first_chunk::<HEADER_LEN>() else {
-            return Err(WireError::Truncated { len });
-        };
         let be16 = |at: usize| u16::from_be_bytes([h[at], h[at + 1]]);
         let be32 = |at: usize| u32::from_be_bytes([h[at], h[at + 1], h[at + 2], h[at + 3]]);
         let header_len = usize::from(h[12] >> 4) * 4;
@@ -300,7 +297,7 @@ impl<'a> SegmentRepr<'a> {
         packet.set_dst_port(self.dst_port);
         packet.set_seq_number(TcpSeqNumber(self.seq.0 as i32));
         packet.set_ack_number(TcpSeqNumber(self.ack.0 as i32));
-        // header_len <= 60 because plan.len <= MAX_OPTIONS_LEN.
+        // header_len <= 60: the options take at most MAX_OPTIONS_LEN.
         packet.set_header_len(header_len as u8);
         packet.set_window_len(self.window);
         write_payload(packet.payload_mut());
