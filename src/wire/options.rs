@@ -61,6 +61,17 @@ pub struct Timestamps {
     pub tsecr: u32,
 }
 
+impl Timestamps {
+    /// The option's eight data bytes: TSval, then TSecr, big-endian.
+    fn from_body(body: &[u8; 8]) -> Timestamps {
+        let [a, b, c, d, e, f, g, h] = *body;
+        Timestamps {
+            tsval: u32::from_be_bytes([a, b, c, d]),
+            tsecr: u32::from_be_bytes([e, f, g, h]),
+        }
+    }
+}
+
 /// The ACK-request option.
 ///
 /// On SYN and SYN-ACK it only advertises that the sender of the segment
@@ -433,13 +444,10 @@ impl Options {
         // Aligned timestamps first (`NOP NOP TS`, what ackwise and most
         // stacks put on every segment after the SYN): taken in one step,
         // as the loop below would take them in three.
-        if let Some(&[KIND_NOP, KIND_NOP, KIND_TIMESTAMPS, 10, a, b, c, d, e, f, g, h]) =
+        if let Some(&[KIND_NOP, KIND_NOP, KIND_TIMESTAMPS, 10, ref body @ ..]) =
             bytes.first_chunk::<12>()
         {
-            opts.timestamps = Some(Timestamps {
-                tsval: u32::from_be_bytes([a, b, c, d]),
-                tsecr: u32::from_be_bytes([e, f, g, h]),
-            });
+            opts.timestamps = Some(Timestamps::from_body(body));
             i = 12;
         }
         while let Some(&kind) = bytes.get(i) {
@@ -483,12 +491,9 @@ impl Options {
                     [] => opts.sack_permitted = true,
                     _ => return Err(bad_len),
                 },
-                KIND_TIMESTAMPS => match *body {
-                    [a, b, c, d, e, f, g, h] => {
-                        opts.timestamps = Some(Timestamps {
-                            tsval: u32::from_be_bytes([a, b, c, d]),
-                            tsecr: u32::from_be_bytes([e, f, g, h]),
-                        })
+                KIND_TIMESTAMPS => match body.first_chunk::<8>() {
+                    Some(ts) if body.len() == 8 => {
+                        opts.timestamps = Some(Timestamps::from_body(ts))
                     }
                     _ => return Err(bad_len),
                 },
