@@ -629,3 +629,45 @@ fn a_shared_medium_serialises_both_directions_and_charges_per_frame() {
         gput(&every)
     );
 }
+
+#[test]
+fn ticks_deliver_in_bunches_and_only_the_data_sender_reads_them_whole() {
+    use ackwise::emu::Jitter;
+    // 50 Mbit/s, 50 ms RTT, a 100-packet buffer: slow start overshoots,
+    // so the sender spends a recovery choosing what to resend.
+    let run = |batches: bool| {
+        let mut s = one_flow_dumbbell(50_000_000, Duration::from_millis(25), 100, 4_000_000);
+        let f = &s.flows[0];
+        let last_hops = [f.forward_path[2], f.reverse_path[2]];
+        for l in last_hops {
+            s.links[l].jitter = Some(Jitter::tick(Duration::from_micros(1100)));
+        }
+        s.client_reads_batches = batches;
+        let r = emu::run(&s).unwrap();
+        assert_eq!(emu::run(&s).unwrap(), r, "same seed, same run");
+        let f = &r.flows[0];
+        assert!(f.finished && f.delivered_all && f.content_ok, "{f:?}");
+        assert!(
+            f.retransmissions > 0,
+            "the path must make the sender recover"
+        );
+        // The receiver answers every segment in both: a batch read by
+        // the receiver would draw one ACK per tick instead (about a
+        // quarter as many here).
+        assert!(
+            f.ack_packets as f64 >= 0.95 * f.data_packets as f64,
+            "{} ACKs for {} segments",
+            f.ack_packets,
+            f.data_packets
+        );
+        r
+    };
+    let (each, batched) = (run(false), run(true));
+    // Reading a tick's SACKs whole before choosing what to send changes
+    // the recovery (on this path: what is resent when).
+    let key = |r: &emu::RunResult| {
+        let f = &r.flows[0];
+        (f.completion_time, f.retransmissions, f.data_packets)
+    };
+    assert_ne!(key(&each), key(&batched));
+}

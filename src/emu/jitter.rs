@@ -1,6 +1,6 @@
 //! Delay jitter and reordering on a link's wire.
 //!
-//! Two mechanisms, both adding to a packet's propagation delay after it
+//! Three mechanisms, all adding to a packet's propagation delay after it
 //! was serialised:
 //!
 //! - *jitter*: every packet gets an extra delay drawn uniformly from
@@ -10,7 +10,14 @@
 //! - *reordering*: with a probability, a packet is held back a further
 //!   fixed `extra` and packets sent after it may overtake it (a
 //!   multi-path or link-layer-retransmission path). Held-back packets do
-//!   not hold the others back.
+//!   not hold the others back;
+//! - *tick*: packets leave the wire only on the ticks of a clock with
+//!   this period, so each arrives at the first tick at or after its time
+//!   and the packets due within one period arrive together. This is how a
+//!   real-time emulator such as `ackwise relay` delivers: its timers fire
+//!   on a runtime's 1 ms ticks, so on 127.0.0.1 its datagrams come out in
+//!   bunches about a millisecond apart. The clock's phase is drawn once,
+//!   at the link's first packet.
 //!
 //! Draws come from the run's single RNG in event order; a link without
 //! jitter draws nothing.
@@ -36,6 +43,9 @@ pub struct Jitter {
     pub max_extra: Duration,
     /// A fraction of packets held back and overtaken, if any.
     pub reorder: Option<Reorder>,
+    /// Packets arrive only on the ticks of a clock with this period
+    /// (after the two above). Zero: any time.
+    pub tick: Duration,
 }
 
 impl Jitter {
@@ -44,6 +54,7 @@ impl Jitter {
         Jitter {
             max_extra,
             reorder: None,
+            tick: Duration::ZERO,
         }
     }
 
@@ -52,6 +63,16 @@ impl Jitter {
         Jitter {
             max_extra: Duration::ZERO,
             reorder: Some(Reorder { probability, extra }),
+            tick: Duration::ZERO,
+        }
+    }
+
+    /// Only a clock: packets arrive on ticks `period` apart.
+    pub fn tick(period: Duration) -> Jitter {
+        Jitter {
+            max_extra: Duration::ZERO,
+            reorder: None,
+            tick: period,
         }
     }
 
@@ -67,11 +88,12 @@ impl Jitter {
 }
 
 /// A link's jitter state: the latest arrival of the packets that keep
-/// their order.
+/// their order, and the tick clock's phase once drawn.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub(crate) struct JitterProcess {
     jitter: Option<Jitter>,
     last_in_order: Instant,
+    phase: Option<Duration>,
 }
 
 impl JitterProcess {
@@ -79,6 +101,7 @@ impl JitterProcess {
         JitterProcess {
             jitter,
             last_in_order: Instant::ZERO,
+            phase: None,
         }
     }
 
@@ -97,12 +120,28 @@ impl JitterProcess {
             if uniform(rng) < r.probability {
                 // Held back: later packets may pass it, and it does not
                 // hold them back.
-                return at + r.extra;
+                return self.on_tick(at + r.extra, j.tick, rng);
             }
         }
         let at = at.max(self.last_in_order);
         self.last_in_order = at;
-        at
+        // Rounding up to a tick keeps the order, so it can come last.
+        self.on_tick(at, j.tick, rng)
+    }
+
+    /// The first tick at or after `at`; `at` itself without a clock.
+    fn on_tick(&mut self, at: Instant, period: Duration, rng: &mut dyn RngCore) -> Instant {
+        let period_ns = period.as_nanos() as u64;
+        if period_ns == 0 {
+            return at;
+        }
+        let phase = *self.phase.get_or_insert_with(|| {
+            Duration::from_nanos((period_ns as f64 * uniform(rng)) as u64 % period_ns)
+        });
+        // Ticks fall at phase + k * period; before the first, at the first.
+        let since = at.as_nanos().saturating_sub(phase.as_nanos() as u64);
+        let ticks = since.div_ceil(period_ns);
+        Instant::from_nanos(phase.as_nanos() as u64 + ticks * period_ns)
     }
 }
 
@@ -174,6 +213,41 @@ mod tests {
     }
 
     #[test]
+    fn tick_bunches_arrivals_on_a_clock() {
+        let period = Duration::from_micros(1_100);
+        let mut rng = ChaCha8Rng::seed_from_u64(5);
+        let mut p = JitterProcess::new(Some(Jitter::tick(period)));
+        // A packet every 0.25 ms for 1 s.
+        let bases: Vec<Instant> = (0..4_000u64)
+            .map(|i| Instant::from_micros(10_000 + 250 * i))
+            .collect();
+        let a: Vec<Instant> = bases.iter().map(|&b| p.arrival(b, &mut rng)).collect();
+        let phase = a[0].as_nanos() % period.as_nanos() as u64;
+        for (b, t) in bases.iter().zip(&a) {
+            let late = *t - *b;
+            assert!(late < period, "at most one period late: {late:?}");
+            assert_eq!(
+                t.as_nanos() % period.as_nanos() as u64,
+                phase,
+                "on the clock"
+            );
+        }
+        assert!(a.windows(2).all(|w| w[0] <= w[1]), "order kept");
+        // Four or five packets share each tick.
+        let distinct = {
+            let mut d = a.clone();
+            d.dedup();
+            d.len()
+        };
+        let per_tick = a.len() as f64 / distinct as f64;
+        assert!((4.0..=4.8).contains(&per_tick), "{per_tick}");
+        // Another seed puts the clock elsewhere.
+        let mut rng = ChaCha8Rng::seed_from_u64(6);
+        let mut q = JitterProcess::new(Some(Jitter::tick(period)));
+        assert_ne!(q.arrival(bases[0], &mut rng), a[0]);
+    }
+
+    #[test]
     fn deterministic_and_validated() {
         let j = Jitter {
             max_extra: Duration::from_millis(2),
@@ -181,6 +255,7 @@ mod tests {
                 probability: 0.1,
                 extra: Duration::from_millis(3),
             }),
+            tick: Duration::from_micros(700),
         };
         assert!(j.validate().is_ok());
         let j = Some(j);

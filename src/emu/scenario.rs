@@ -149,6 +149,12 @@ pub struct Scenario {
     pub delay_control: Option<DelayControlSpec>,
     /// Groups of links sharing one half-duplex transmitter.
     pub media: Vec<MediumSpec>,
+    /// Each flow's client (the end that sends the data) reads the packets
+    /// that reach it at the same instant (from a link with a `tick`) as
+    /// one batch and answers once, after the last, as a socket endpoint
+    /// answers a batch of datagrams; its peer still answers each packet.
+    /// False: every end answers each packet as it arrives.
+    pub client_reads_batches: bool,
 }
 
 /// Where ACK delay control (paper 001) sits: one shaper, shared by the
@@ -181,6 +187,7 @@ impl Default for Scenario {
             captures: Vec::new(),
             delay_control: None,
             media: Vec::new(),
+            client_reads_batches: false,
         }
     }
 }

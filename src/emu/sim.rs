@@ -49,6 +49,11 @@ pub struct Simulator {
     pool: Pool,
     pattern: Vec<u8>,
     scratch: Vec<u8>,
+    /// While a link hands over packets that arrive at the same instant:
+    /// the ends they reached, answered once all are in.
+    arrived_together: Option<Vec<(usize, bool)>>,
+    /// See [`Scenario::client_reads_batches`].
+    client_reads_batches: bool,
     captures: Vec<PcapWriter<BufWriter<File>>>,
     capture_error: Option<std::io::Error>,
     /// The ACK shaper, the forward link it watches, and which links'
@@ -157,6 +162,8 @@ impl Simulator {
             pool: Pool::new(buf_len),
             pattern: pattern(),
             scratch: vec![0; CHUNK],
+            arrived_together: None,
+            client_reads_batches: scenario.client_reads_batches,
             captures,
             capture_error: None,
             horizon: Instant::ZERO + scenario.horizon,
@@ -230,6 +237,12 @@ impl Simulator {
                 let Some((_, p)) = line.pop_front() else {
                     return Ok(());
                 };
+                // Only ends that read batches need a batch gathered; the
+                // others see each packet as its own event, as always.
+                if self.client_reads_batches && line.front().is_some_and(|&(due, _)| due == at) {
+                    self.arrive_together(at, l, p);
+                    return Ok(());
+                }
                 if let Some(&(next, _)) = line.front() {
                     self.events.push(next, Event::LinkExit(l));
                 }
@@ -571,6 +584,46 @@ impl Simulator {
         }
     }
 
+    /// Packets that leave link `l` at the same instant (a clock's tick)
+    /// reach their hosts together; an end that reads batches
+    /// ([`Scenario::client_reads_batches`]) reads them all before it
+    /// answers.
+    fn arrive_together(&mut self, at: Instant, l: u32, first: PacketIdx) {
+        self.arrived_together = Some(Vec::new());
+        self.forward(first);
+        loop {
+            let line = &mut self.links[l as usize].in_flight;
+            match line.front() {
+                Some(&(due, p)) if due == at => {
+                    line.pop_front();
+                    self.events_processed += 1;
+                    self.forward(p);
+                }
+                Some(&(next, _)) => {
+                    self.events.push(next, Event::LinkExit(l));
+                    break;
+                }
+                None => break,
+            }
+        }
+        for (f, server) in self.arrived_together.take().unwrap_or_default() {
+            self.after_activity(f, server);
+        }
+    }
+
+    /// Answers at one end of flow `f` now, or, for an end that reads
+    /// batches, once the packets arriving with this one are all in.
+    fn answer(&mut self, f: usize, server: bool) {
+        match &mut self.arrived_together {
+            Some(ends) if !server => {
+                if !ends.contains(&(f, server)) {
+                    ends.push((f, server));
+                }
+            }
+            _ => self.after_activity(f, server),
+        }
+    }
+
     fn deliver(&mut self, p: PacketIdx) {
         let now = self.now;
         let pkt = &self.pool.packets[p as usize];
@@ -588,7 +641,7 @@ impl Simulator {
             }
             q.deliver(now, to_server, bytes);
             self.pool.release(p);
-            self.after_activity(flow as usize, to_server);
+            self.answer(flow as usize, to_server);
             return;
         }
         if to_server && pkt.ce && pkt.kind == PacketKind::Data {
@@ -616,7 +669,7 @@ impl Simulator {
             let _ = c.handle_segment_with_ce(now, bytes, ce);
         }
         self.pool.release(p);
-        self.after_activity(flow as usize, to_server);
+        self.answer(flow as usize, to_server);
     }
 
     /// After something touched one end of flow `f`: run the applications,

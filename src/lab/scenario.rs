@@ -322,6 +322,15 @@ pub struct LabScenario {
     /// The middle link pair shares one half-duplex transmitter (dumbbell
     /// only); `None`: two independent full-duplex directions.
     pub medium: Option<SharedMedium>,
+    /// Packets reach the hosts only on the ticks of a clock with this
+    /// period: the last hop into every host gets a `tick`. With
+    /// `sender_reads_batches` and fast access links this models
+    /// `ackwise relay` between two socket endpoints on one machine, whose
+    /// timers fire on 1 ms ticks. Zero: none.
+    pub access_tick: Duration,
+    /// The data senders read what arrives together as one batch (see
+    /// [`Scenario::client_reads_batches`]).
+    pub sender_reads_batches: bool,
 }
 
 impl Default for LabScenario {
@@ -338,6 +347,8 @@ impl Default for LabScenario {
             },
             reverse: None,
             access_rate_bps: None,
+            access_tick: Duration::ZERO,
+            sender_reads_batches: false,
             flows: vec![FlowGroup::new(1, Some(1_000_000))],
             cross: Vec::new(),
             segment_bytes: 1000,
@@ -501,6 +512,19 @@ impl LabScenario {
                 ParkingLotRoutes::SharedLast,
             ),
         };
+        if !self.access_tick.is_zero() {
+            let last_hops: Vec<usize> = scenario
+                .flows
+                .iter()
+                .flat_map(|f| [f.forward_path.last(), f.reverse_path.last()])
+                .flatten()
+                .copied()
+                .collect();
+            for l in last_hops {
+                scenario.links[l].jitter = Some(Jitter::tick(self.access_tick));
+            }
+        }
+        scenario.client_reads_batches = self.sender_reads_batches;
         let (fwd, rev) = DUMBBELL_MIDDLE;
         if let (Some(m), TopologyKind::Dumbbell) = (self.medium, self.topology) {
             scenario.media.push(MediumSpec {
@@ -672,6 +696,10 @@ pub struct ScenarioFile {
     pub reverse: Option<LinkFile>,
     /// Capacity of every access link, e.g. `"10mbit"`.
     pub access_rate: Option<String>,
+    /// Packets reach the hosts only on a clock's ticks, e.g. `"1ms"`.
+    pub access_tick: Option<String>,
+    /// The data senders answer what arrives together once.
+    pub sender_reads_batches: Option<bool>,
     /// Flow groups.
     pub flows: Vec<FlowFile>,
     /// On/off UDP sources.
@@ -742,6 +770,9 @@ pub struct LinkFile {
     pub jitter: Option<String>,
     /// Reordering: `{ probability = 0.01, extra = "5ms" }`.
     pub reorder: Option<ReorderFile>,
+    /// Timer granularity: packets arrive only on the ticks of a clock with
+    /// this period, e.g. `"1ms"` (a real-time emulator's timers).
+    pub tick: Option<String>,
 }
 
 /// The `reorder` table of a link in a scenario file.
@@ -864,8 +895,13 @@ impl LinkFile {
                 })
             })
             .transpose()?;
+        let tick = duration_or(&format!("{name}.tick"), &self.tick, Duration::ZERO)?;
         let jitter =
-            (!max_extra.is_zero() || reorder.is_some()).then_some(Jitter { max_extra, reorder });
+            (!max_extra.is_zero() || reorder.is_some() || !tick.is_zero()).then_some(Jitter {
+                max_extra,
+                reorder,
+                tick,
+            });
         Ok(LinkParams {
             rate_bps: field(&format!("{name}.rate"), parse_rate(&self.rate))?,
             delay: field(&format!("{name}.delay"), parse_duration(&self.delay))?,
@@ -991,6 +1027,8 @@ impl ScenarioFile {
                 .as_deref()
                 .map(|r| field("access_rate", parse_rate(r)))
                 .transpose()?,
+            access_tick: duration_or("access_tick", &self.access_tick, Duration::ZERO)?,
+            sender_reads_batches: self.sender_reads_batches.unwrap_or(false),
             flows,
             cross,
             segment_bytes: self.segment_bytes.unwrap_or(d.segment_bytes),
@@ -1031,6 +1069,8 @@ mod tests {
     const FULL: &str = r#"
         strategies = ["ae", "da"]
         access_rate = "10mbit"
+        access_tick = "1100us"
+        sender_reads_batches = true
         measure_from = "20s"
         horizon = "50s"
         [bottleneck]
@@ -1044,6 +1084,7 @@ mod tests {
         loss = "0.5%"
         jitter = "2ms"
         reorder = { probability = "1%", extra = "5ms" }
+        tick = "1ms"
         [reverse]
         rate = "300kbit"
         delay = "20ms"
@@ -1083,6 +1124,17 @@ mod tests {
         assert!(emu.flows.iter().all(|f| f.ecn_capable));
         assert!(emu.flows.iter().all(|f| f.client.ecn && f.server.ecn));
         assert_eq!(emu.flows[2].bytes, 500_000);
+        // The access clock sits on each flow's last hop into each host,
+        // and only there (the middle links keep their own settings).
+        assert!(emu.client_reads_batches);
+        for f in &emu.flows {
+            for l in [f.forward_path[2], f.reverse_path[2]] {
+                let tick = emu.links[l].jitter.map(|j| j.tick);
+                assert_eq!(tick, Some(Duration::from_micros(1100)), "{l}");
+            }
+            let first = emu.links[f.forward_path[0]].jitter;
+            assert_eq!(first, None, "first hops deliver to a router");
+        }
         assert!(emu.flows[0].bytes > 1 << 50);
         assert_eq!(emu.flows[2].server.recv_buffer, 20 * 1000);
         // Access delays 1 ms and 3 ms: the first and second flow's access
@@ -1109,7 +1161,8 @@ mod tests {
                 reorder: Some(Reorder {
                     probability: 0.01,
                     extra: Duration::from_millis(5)
-                })
+                }),
+                tick: Duration::from_millis(1),
             })
         );
         // An explicit [reverse] has neither.
@@ -1236,6 +1289,12 @@ mod tests {
             ),
             ("loss = \"0.5%\"", "loss = \"5\"", "bottleneck.loss"),
             ("jitter = \"2ms\"", "jitter = \"2\"", "bottleneck.jitter"),
+            ("tick = \"1ms\"", "tick = \"often\"", "bottleneck.tick"),
+            (
+                "access_tick = \"1100us\"",
+                "access_tick = \"1\"",
+                "access_tick",
+            ),
             (
                 "probability = \"1%\"",
                 "probability = 2",
