@@ -24,10 +24,12 @@
 //!
 //! Which out-of-order bytes are held is tracked as a short sorted list of
 //! disjoint, non-adjacent ranges above `RCV.NXT`. The list is bounded by
-//! `max_ranges` and its storage is reserved up front, so steady-state
-//! operation does not allocate (a connection gone idle may give it back,
-//! with the ring: [`Reassembly::release_if_drained`]). The same list
-//! yields the SACK blocks of RFC 2018.
+//! `max_ranges` and grows with the ranges actually held: the bound is a
+//! receive window's worth of segments (thousands), and reserving that up
+//! front cost every connection a few hundred KiB it almost never uses (a
+//! connection gone idle gives what it grew back, with the ring:
+//! [`Reassembly::release_if_drained`]). The same list yields the SACK
+//! blocks of RFC 2018.
 //!
 //! Offsets are 64-bit stream offsets (0 = first data byte); sequence-number
 //! wrap-around and FIN are handled by the connection.
@@ -143,7 +145,7 @@ impl Reassembly {
             chunk_bytes: 0,
             read_offset: 0,
             next: 0,
-            ranges: Vec::with_capacity(max_ranges),
+            ranges: Vec::new(),
             max_ranges,
             highest: 0,
             change_counter: 0,
@@ -395,8 +397,8 @@ impl Reassembly {
                 self.ranges.drain(first + 1..past);
                 merged
             } else {
-                // Capacity was reserved for max_ranges entries and the limit
-                // was checked above, so this does not allocate.
+                // The limit was checked above, so the list stays within
+                // max_ranges entries.
                 let new = Range { start, end, stamp };
                 self.ranges.insert(first, new);
                 new

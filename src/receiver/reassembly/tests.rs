@@ -674,3 +674,25 @@ fn read_chunk_hands_out_shared_chunks_then_copies_ring_bytes() {
     assert_eq!(r.read_chunk(0), None);
     assert_eq!(r.window(), 3000);
 }
+
+#[test]
+fn range_bookkeeping_grows_with_the_ranges_held() {
+    // A 16 MiB window of 1448-byte segments allows thousands of ranges;
+    // a connection must not pay for them before it holds any.
+    let mut r = Reassembly::new(16 << 20, (16 << 20) / 1448 + 1);
+    assert_eq!(r.ranges.capacity(), 0, "nothing reserved up front");
+    let data = stream(40_000);
+    for k in 0..5 {
+        // Every other 1 000 bytes from 1 000 on: five separate ranges.
+        let start = 1_000 + 2_000 * k;
+        let out = put(&mut r, &data, start, start + 1_000);
+        assert!(out.out_of_order && out.new_bytes == 1_000, "{out:?}");
+    }
+    assert_eq!(blocks(&r).len(), 5);
+    assert!(r.ranges.capacity() < 64, "{}", r.ranges.capacity());
+    // Filling the holes reads everything in order.
+    for k in 0..5 {
+        put(&mut r, &data, 2_000 * k, 2_000 * k + 1_000);
+    }
+    assert_eq!(read_all(&mut r), data[..10_000]);
+}
