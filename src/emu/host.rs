@@ -221,9 +221,18 @@ impl FlowState {
             .map_or((0, 0), |c| (c.sender().cwnd(), c.sender().ssthresh()))
     }
 
-    /// Runs both applications against their connections. Returns true
-    /// when the flow finished just now.
-    pub fn drive(&mut self, now: Instant, pattern: &[u8], scratch: &mut [u8]) -> bool {
+    /// Runs the application at the end that something touched (the
+    /// server's when `server`) against its connection. The other end's
+    /// application has nothing new to do: its connection changes only
+    /// through its own packets and timers, which drive it in turn. Returns
+    /// true when the flow finished just now.
+    pub fn drive(
+        &mut self,
+        now: Instant,
+        server: bool,
+        pattern: &[u8],
+        scratch: &mut [u8],
+    ) -> bool {
         #[cfg(feature = "quic")]
         if let Some(q) = self.quic.as_mut() {
             let done = q.drive(now, pattern);
@@ -236,6 +245,7 @@ impl FlowState {
             }
             return false;
         }
+        let touched_server = server;
         let smol = self.smol.as_deref_mut().map(|s| s as &mut dyn AppEnd);
         let client = self.client.as_mut().map(|c| c as &mut dyn AppEnd);
         let server = self.server.as_mut().map(|c| c as &mut dyn AppEnd);
@@ -244,7 +254,7 @@ impl FlowState {
             FlowTransport::Smoltcp(SmoltcpEnd::Receiver) => (client, smol),
             _ => (client, server),
         };
-        if let Some(c) = client {
+        if let Some(c) = client.filter(|_| !touched_server) {
             let mut budget = c.write_budget().unwrap_or(u64::MAX);
             while self.written < self.bytes && budget > 0 {
                 let want = (self.bytes - self.written).min(CHUNK as u64).min(budget) as usize;
@@ -264,7 +274,7 @@ impl FlowState {
                 self.last_ack_at = Some(now);
             }
         }
-        if let Some(s) = server {
+        if let Some(s) = server.filter(|_| touched_server) {
             loop {
                 let n = s.read(scratch);
                 if n == 0 {

@@ -107,10 +107,15 @@ impl JitterProcess {
 
     /// When a packet that would arrive at `base` without jitter arrives.
     /// Without jitter this is `base` and nothing is drawn.
+    #[inline]
     pub(crate) fn arrival(&mut self, base: Instant, rng: &mut dyn RngCore) -> Instant {
-        let Some(j) = self.jitter else {
-            return base;
-        };
+        match self.jitter {
+            None => base,
+            Some(j) => self.jittered(j, base, rng),
+        }
+    }
+
+    fn jittered(&mut self, j: Jitter, base: Instant, rng: &mut dyn RngCore) -> Instant {
         let mut at = base;
         if !j.max_extra.is_zero() {
             let ns = j.max_extra.as_nanos() as f64 * uniform(rng);

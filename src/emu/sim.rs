@@ -613,6 +613,7 @@ impl Simulator {
 
     /// Answers at one end of flow `f` now, or, for an end that reads
     /// batches, once the packets arriving with this one are all in.
+    #[inline]
     fn answer(&mut self, f: usize, server: bool) {
         match &mut self.arrived_together {
             Some(ends) if !server => {
@@ -675,8 +676,9 @@ impl Simulator {
     /// After something touched one end of flow `f`: run the applications,
     /// send what that end wants to send, and (re)arm its timer. The other
     /// end cannot have changed: the two only meet through packets.
+    #[inline]
     fn after_activity(&mut self, f: usize, server: bool) {
-        if self.flows[f].drive(self.now, &self.pattern, &mut self.scratch) {
+        if self.flows[f].drive(self.now, server, &self.pattern, &mut self.scratch) {
             self.finished += 1;
         }
         self.flush(f, server);
