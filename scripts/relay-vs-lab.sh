@@ -14,9 +14,10 @@
 # one machine (`--model` replaces these top-level scenario keys):
 #
 # - the relay releases datagrams from tokio timers, which fire on ticks
-#   about 1.1 ms apart on Linux (measured: 4-5 datagrams at 50 Mbit/s
-#   reach the receiver within microseconds, then nothing for 1.1 ms), so
-#   packets reach the hosts on the ticks of a clock (`access_tick`);
+#   (about 1.1 ms apart on Linux: 4-5 datagrams at 50 Mbit/s reach the
+#   receiver within microseconds, then nothing for 1.1 ms), so packets
+#   reach the hosts on the ticks of a clock (`access_tick`); the script
+#   measures the tick first, from a capture of a short transfer;
 # - loopback has no access links to spread a burst (`access_rate`);
 # - `send` reads a batch of ACKs before it sends again, while `recv`
 #   answers each segment (`sender_reads_batches`).
@@ -36,10 +37,9 @@ runs=10
 seeds=20
 check=0
 # How the lab models the relay between two socket endpoints on one
-# machine (see the header).
-model='access_rate = "100gbit"
-access_tick = "1.1ms"
-sender_reads_batches = true'
+# machine (see the header); the tick is measured unless --model is given.
+model=
+model_given=0
 while [ $# -gt 0 ]; do
     case "$1" in
     --bytes) bytes=$2; shift 2 ;;
@@ -47,7 +47,7 @@ while [ $# -gt 0 ]; do
     --runs) runs=$2; shift 2 ;;
     --seeds) seeds=$2; shift 2 ;;
     --check) check=1; shift ;;
-    --model) model=$2; shift 2 ;;
+    --model) model=$2; model_given=1; shift 2 ;;
     -h | --help) sed -n '2,30p' "$0"; exit 0 ;;
     *) echo "relay-vs-lab: unknown argument $1 (try --help)" >&2; exit 2 ;;
     esac
@@ -68,6 +68,68 @@ cleanup() {
 }
 trap cleanup EXIT
 free_port() { python3 -c 'import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+
+# Calibrate the model's tick on this machine (unless --model was given):
+# one short transfer through a relay of its own, to a receiver that
+# captures what arrives; the tick is the median time from one bunch of
+# arriving datagrams to the next while the link is busy. The relay's
+# ticks stretch with its load (about 1.25 ms under AE's ACK stream), so
+# the transfer uses 4w, whose ACKs are few, as the polled strategies'
+# are, whose counts the tick decides.
+if [ "$model_given" = 0 ]; then
+    cal_recv=$(free_port)
+    cal_relay=$(free_port)
+    mkdir "$work/cal"
+    head -c 10000000 /dev/urandom >"$work/cal.bin"
+    "$bin" recv --listen "127.0.0.1:$cal_recv" --out "$work/cal" --overwrite --mss 1400 --quiet \
+        --pcap "$work/cal.pcap" &
+    cal_pids=($!)
+    "$bin" relay --listen "127.0.0.1:$cal_relay" --to "127.0.0.1:$cal_recv" \
+        --fwd-rate 50mbit --rev-rate 50mbit --fwd-delay 25ms --rev-delay 25ms \
+        --buffer 210 --rev-buffer 210 >/dev/null 2>&1 &
+    cal_pids+=($!)
+    pids+=("${cal_pids[@]}")
+    sleep 1
+    "$bin" send "$work/cal.bin" --to "127.0.0.1:$cal_relay" --strategy 4w --mss 1400 >/dev/null 2>&1 || {
+        echo "relay-vs-lab: the calibration transfer through the relay failed" >&2
+        exit 1
+    }
+    kill "${cal_pids[@]}" 2>/dev/null || true
+    wait "${cal_pids[@]}" 2>/dev/null || true
+    tick_us=$(python3 - "$work/cal.pcap" <<'PY'
+import struct, sys
+data = open(sys.argv[1], "rb").read()
+magic = data[:4]
+order, scale = {b"\xd4\xc3\xb2\xa1": ("<", 1e-6), b"\xa1\xb2\xc3\xd4": (">", 1e-6),
+                b"\x4d\x3c\xb2\xa1": ("<", 1e-9), b"\xa1\xb2\x3c\x4d": (">", 1e-9)}[magic]
+at, times = 24, []
+while at + 16 <= len(data):
+    sec, frac, incl, _ = struct.unpack(order + "IIII", data[at:at + 16])
+    at += 16 + incl
+    if incl > 500:  # a data segment, not an ACK sent back
+        times.append(sec + frac * scale)
+# Bunches: datagrams less than 0.4 ms after the one before (the relay
+# sends a tick's datagrams one by one). While the link is busy each tick
+# brings several; from one busy bunch to the next is a tick.
+bunches = []
+for t in times:
+    if bunches and t - bunches[-1][1] < 0.0004:
+        bunches[-1][1], bunches[-1][2] = t, bunches[-1][2] + 1
+    else:
+        bunches.append([t, t, 1])
+gaps = sorted(b[0] - a[0] for a, b in zip(bunches, bunches[1:]) if a[2] >= 3 and b[2] >= 3)
+print(round(gaps[len(gaps) // 2] * 1e5) * 10 if len(gaps) >= 100 else "")
+PY
+)
+    if [ -z "$tick_us" ]; then
+        echo "relay-vs-lab: too few bunches in the calibration capture; using a 1.1 ms tick" >&2
+        tick_us=1100
+    fi
+    echo "relay: datagrams arrive in bunches ${tick_us} us apart on this machine" >&2
+    model="access_rate = \"100gbit\"
+access_tick = \"${tick_us}us\"
+sender_reads_batches = true"
+fi
 
 head -c "$bytes" /dev/urandom >"$work/payload.bin"
 quoted=$(echo "$strategies" | sed 's/[^,]*/"&"/g')
