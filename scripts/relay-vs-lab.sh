@@ -24,8 +24,8 @@
 #
 # A polled strategy's ACK count follows the window it settles at and how
 # long its slow-start recovery lasts, both down to that timing, so one run
-# of either side is one draw: the relay runs --runs times (default 10),
-# the lab --seeds seeds (default 20), and means are compared. The lab's
+# of either side is one draw: the relay runs --runs times (default 20),
+# the lab --seeds seeds (default 40), and means are compared. The lab's
 # run without the model is shown beside them. The relay's time includes
 # the file protocol's header and verdict round trips (about three RTTs)
 # that the lab's flow does not have.
@@ -33,8 +33,8 @@ set -eu
 cd "$(dirname "$0")/.."
 bytes=30000000
 strategies=ae,da,4w,4w-adaptive,4w-adaptive+spread+sparse-holes
-runs=10
-seeds=20
+runs=20
+seeds=40
 check=0
 # How the lab models the relay between two socket endpoints on one
 # machine (see the header); the tick is measured unless --model is given.
