@@ -5,7 +5,7 @@
 # counts side by side, and whether they agree (time within 10 %, ACKs
 # within 20 %).
 #
-#   scripts/relay-vs-lab.sh              # 30 MB; ae, da, 4w, 4w-adaptive, the default
+#   scripts/relay-vs-lab.sh              # 30 MB; ae, da, 4w, 4w-adaptive, the default (about 10 min)
 #   scripts/relay-vs-lab.sh --bytes 10000000 --strategies ae,4w --runs 3 --seeds 5
 #   scripts/relay-vs-lab.sh --check      # exit 1 when a strategy disagrees
 #
@@ -48,7 +48,7 @@ while [ $# -gt 0 ]; do
     --seeds) seeds=$2; shift 2 ;;
     --check) check=1; shift ;;
     --model) model=$2; model_given=1; shift 2 ;;
-    -h | --help) sed -n '2,30p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,31p' "$0"; exit 0 ;;
     *) echo "relay-vs-lab: unknown argument $1 (try --help)" >&2; exit 2 ;;
     esac
 done
