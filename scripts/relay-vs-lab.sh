@@ -68,6 +68,12 @@ cleanup() {
 }
 trap cleanup EXIT
 free_port() { python3 -c 'import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+# The path, as the relay emulates it: relay LISTEN_PORT TO_PORT.
+relay() {
+    "$bin" relay --listen "127.0.0.1:$1" --to "127.0.0.1:$2" \
+        --fwd-rate 50mbit --rev-rate 50mbit --fwd-delay 25ms --rev-delay 25ms \
+        --buffer 210 --rev-buffer 210 >/dev/null 2>&1
+}
 
 # Calibrate the model's tick on this machine (unless --model was given):
 # one short transfer through a relay of its own, to a receiver that
@@ -84,9 +90,7 @@ if [ "$model_given" = 0 ]; then
     "$bin" recv --listen "127.0.0.1:$cal_recv" --out "$work/cal" --overwrite --mss 1400 --quiet \
         --pcap "$work/cal.pcap" &
     cal_pids=($!)
-    "$bin" relay --listen "127.0.0.1:$cal_relay" --to "127.0.0.1:$cal_recv" \
-        --fwd-rate 50mbit --rev-rate 50mbit --fwd-delay 25ms --rev-delay 25ms \
-        --buffer 210 --rev-buffer 210 >/dev/null 2>&1 &
+    relay "$cal_relay" "$cal_recv" &
     cal_pids+=($!)
     pids+=("${cal_pids[@]}")
     sleep 1
@@ -168,9 +172,7 @@ relay_port=$(free_port)
 mkdir "$work/out"
 "$bin" recv --listen "127.0.0.1:$recv_port" --out "$work/out" --overwrite --mss 1400 --quiet &
 pids+=($!)
-"$bin" relay --listen "127.0.0.1:$relay_port" --to "127.0.0.1:$recv_port" \
-    --fwd-rate 50mbit --rev-rate 50mbit --fwd-delay 25ms --rev-delay 25ms \
-    --buffer 210 --rev-buffer 210 >/dev/null 2>&1 &
+relay "$relay_port" "$recv_port" &
 pids+=($!)
 sleep 1
 

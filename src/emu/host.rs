@@ -222,14 +222,14 @@ impl FlowState {
     }
 
     /// Runs the application at the end that something touched (the
-    /// server's when `server`) against its connection. The other end's
+    /// server's when `at_server`) against its connection. The other end's
     /// application has nothing new to do: its connection changes only
     /// through its own packets and timers, which drive it in turn. Returns
     /// true when the flow finished just now.
     pub fn drive(
         &mut self,
         now: Instant,
-        server: bool,
+        at_server: bool,
         pattern: &[u8],
         scratch: &mut [u8],
     ) -> bool {
@@ -245,7 +245,6 @@ impl FlowState {
             }
             return false;
         }
-        let touched_server = server;
         let smol = self.smol.as_deref_mut().map(|s| s as &mut dyn AppEnd);
         let client = self.client.as_mut().map(|c| c as &mut dyn AppEnd);
         let server = self.server.as_mut().map(|c| c as &mut dyn AppEnd);
@@ -254,7 +253,7 @@ impl FlowState {
             FlowTransport::Smoltcp(SmoltcpEnd::Receiver) => (client, smol),
             _ => (client, server),
         };
-        if let Some(c) = client.filter(|_| !touched_server) {
+        if let Some(c) = client.filter(|_| !at_server) {
             let mut budget = c.write_budget().unwrap_or(u64::MAX);
             while self.written < self.bytes && budget > 0 {
                 let want = (self.bytes - self.written).min(CHUNK as u64).min(budget) as usize;
@@ -274,7 +273,7 @@ impl FlowState {
                 self.last_ack_at = Some(now);
             }
         }
-        if let Some(s) = server.filter(|_| touched_server) {
+        if let Some(s) = server.filter(|_| at_server) {
             loop {
                 let n = s.read(scratch);
                 if n == 0 {

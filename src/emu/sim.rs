@@ -49,9 +49,11 @@ pub struct Simulator {
     pool: Pool,
     pattern: Vec<u8>,
     scratch: Vec<u8>,
-    /// While a link hands over packets that arrive at the same instant:
-    /// the ends they reached, answered once all are in.
-    arrived_together: Option<Vec<(usize, bool)>>,
+    /// Whether a link is handing over packets that arrive at the same
+    /// instant, and the ends that wait to answer until all are in (kept
+    /// between batches, so a batch does not allocate).
+    gathering: bool,
+    arrived_together: Vec<(usize, bool)>,
     /// See [`Scenario::client_reads_batches`].
     client_reads_batches: bool,
     captures: Vec<PcapWriter<BufWriter<File>>>,
@@ -162,7 +164,8 @@ impl Simulator {
             pool: Pool::new(buf_len),
             pattern: pattern(),
             scratch: vec![0; CHUNK],
-            arrived_together: None,
+            gathering: false,
+            arrived_together: Vec::new(),
             client_reads_batches: scenario.client_reads_batches,
             captures,
             capture_error: None,
@@ -589,7 +592,7 @@ impl Simulator {
     /// ([`Scenario::client_reads_batches`]) reads them all before it
     /// answers.
     fn arrive_together(&mut self, at: Instant, l: u32, first: PacketIdx) {
-        self.arrived_together = Some(Vec::new());
+        self.gathering = true;
         self.forward(first);
         loop {
             let line = &mut self.links[l as usize].in_flight;
@@ -606,22 +609,25 @@ impl Simulator {
                 None => break,
             }
         }
-        for (f, server) in self.arrived_together.take().unwrap_or_default() {
+        self.gathering = false;
+        let mut ends = std::mem::take(&mut self.arrived_together);
+        for &(f, server) in &ends {
             self.after_activity(f, server);
         }
+        ends.clear();
+        self.arrived_together = ends;
     }
 
     /// Answers at one end of flow `f` now, or, for an end that reads
     /// batches, once the packets arriving with this one are all in.
     #[inline]
     fn answer(&mut self, f: usize, server: bool) {
-        match &mut self.arrived_together {
-            Some(ends) if !server => {
-                if !ends.contains(&(f, server)) {
-                    ends.push((f, server));
-                }
+        if self.gathering && !server {
+            if !self.arrived_together.contains(&(f, server)) {
+                self.arrived_together.push((f, server));
             }
-            _ => self.after_activity(f, server),
+        } else {
+            self.after_activity(f, server);
         }
     }
 
