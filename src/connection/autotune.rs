@@ -15,7 +15,9 @@
 //! most about a round trip's worth queue, where one measured with the
 //! queues would grow with them. The send side follows Linux's `tcp_sndbuf_expand`: room
 //! for twice what the sender may have in flight, so that a window's worth
-//! is always queued behind the window in flight.
+//! is always queued behind the window in flight. An endpoint may let its
+//! windows take a wider margin from a budget its connections share
+//! ([`WindowBudget`](super::WindowBudget)).
 //!
 //! Why: a fixed window as large as the ceiling lets a fast sender fill
 //! every queue on the way, socket buffers included, with data that then

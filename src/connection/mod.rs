@@ -16,6 +16,7 @@ mod rx;
 mod stats;
 pub mod syn_cookie;
 mod tx;
+mod window_budget;
 
 /// The polled receiver's rule for holes, re-exported for
 /// [`AckPolicyConfig::Polled`].
@@ -30,6 +31,7 @@ pub use config::{
     AckPolicyConfig, AckRequestConfig, Config, ConfigError, CongestionConfig, SmartParams, SmartRtt,
 };
 pub use stats::Stats;
+pub use window_budget::WindowBudget;
 
 use ack_nonce::{EchoTracker, NonceKey, SentEnds};
 
@@ -276,6 +278,9 @@ pub struct Connection {
     /// The endpoint's budget of challenge ACKs, shared with its other
     /// connections, if it has one.
     challenge_budget: Option<std::sync::Arc<ChallengeBudget>>,
+    /// This connection's part of its endpoint's receive-window budget,
+    /// when autotuned windows may take a wider margin from one.
+    window_share: Option<window_budget::WindowShare>,
     /// When we last answered an invalid segment (see
     /// `rx::INVALID_REPLY_INTERVAL`).
     invalid_replied_at: Option<Instant>,
@@ -509,6 +514,7 @@ impl Connection {
             max_snd_wnd: 0,
             challenge_window: (now, 0),
             challenge_budget: None,
+            window_share: None,
             invalid_replied_at: None,
             nonce_key,
             sent_ends: SentEnds::default(),
@@ -581,6 +587,9 @@ impl Connection {
                 .limit_mut()
                 .set(usize::try_from(limit).unwrap_or(usize::MAX));
         }
+        if let Some(share) = &mut self.window_share {
+            share.hold(reassembly.limit() as u64);
+        }
         let edge = reassembly.window() as u64;
         self.recv = Some(RecvState {
             irs,
@@ -642,6 +651,18 @@ impl Connection {
     /// [`Config::challenge_ack_limit`]'s per connection.
     pub fn share_challenge_budget(&mut self, budget: std::sync::Arc<ChallengeBudget>) {
         self.challenge_budget = Some(budget);
+    }
+
+    /// Let autotuned receive windows ([`Config::buffer_autotuning`]) take
+    /// a wider margin than Linux's out of `budget`, which the endpoint's
+    /// other connections share (see [`WindowBudget`]). Without autotuning
+    /// this changes nothing.
+    pub fn share_window_budget(&mut self, budget: std::sync::Arc<WindowBudget>) {
+        let mut share = window_budget::WindowShare::new(budget);
+        if let Some(recv) = &self.recv {
+            share.hold(recv.reassembly.limit() as u64);
+        }
+        self.window_share = Some(share);
     }
 
     /// How this end's segments' checksums are written: as arriving ones

@@ -604,6 +604,16 @@ impl Connection {
             }
             let read = recv.reassembly.read_offset();
             if let Some(limit) = tuner.on_arrival(now, read, full_sized as u64) {
+                let limit = match self.window_share.as_mut() {
+                    Some(share) => {
+                        let wider = limit.saturating_add(
+                            super::window_budget::EXTRA_MARGIN_SEGMENTS * full_sized as u64,
+                        );
+                        let ceiling = recv.reassembly.limit_mut().ceiling() as u64;
+                        share.grow(limit, wider, ceiling)
+                    }
+                    None => limit,
+                };
                 recv.reassembly
                     .limit_mut()
                     .raise(usize::try_from(limit).unwrap_or(usize::MAX));

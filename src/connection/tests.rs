@@ -1755,3 +1755,39 @@ fn autotuned_buffers_start_small_and_keep_up_with_slow_start() {
         "autotuned {tuned_time:?} against {fixed_time:?}"
     );
 }
+
+/// An autotuned window takes a margin wider than Linux's only out of its
+/// endpoint's budget: with room, it grows past the window it would have
+/// had; with none (other windows hold it all), it is exactly that window;
+/// and it gives its bytes back when the connection goes.
+#[test]
+fn autotuned_windows_take_the_wider_margin_only_from_the_budget() {
+    let tuned = Config {
+        recv_buffer: 64 << 20,
+        send_buffer: 64 << 20,
+        buffer_autotuning: true,
+        ..fast_config()
+    };
+    let run = |budget: Option<std::sync::Arc<WindowBudget>>| {
+        let mut pipe = established_pipe(tuned.clone(), tuned.clone());
+        if let Some(b) = &budget {
+            pipe.server().unwrap().share_window_budget(b.clone());
+            assert_eq!(b.used_bytes(), 64 << 10, "the first window is counted");
+        }
+        push_through(&mut pipe, 6 << 20);
+        let limit = pipe.server().unwrap().recv_buffer_limit() as u64;
+        if let Some(b) = &budget {
+            assert_eq!(b.used_bytes(), limit);
+        }
+        drop(pipe);
+        if let Some(b) = &budget {
+            assert_eq!(b.used_bytes(), 0, "given back");
+        }
+        limit
+    };
+    let plain = run(None);
+    let wide = run(Some(std::sync::Arc::new(WindowBudget::new(64 << 20))));
+    let none_left = run(Some(std::sync::Arc::new(WindowBudget::new(0))));
+    assert!(wide > plain, "{wide} against {plain}");
+    assert_eq!(none_left, plain);
+}

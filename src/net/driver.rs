@@ -22,7 +22,9 @@ use super::shared::{ConnShared, DriverLink};
 use super::stats::StatsCell;
 use super::stream::Stream;
 use crate::connection::syn_cookie::{SynCookies, Tuple};
-use crate::connection::{ChallengeBudget, CloseReason, Config, Connection, Emitted, Event, State};
+use crate::connection::{
+    ChallengeBudget, CloseReason, Config, Connection, Emitted, Event, State, WindowBudget,
+};
 use crate::time::Instant;
 use crate::wire::{Checksum, Flags, SegmentRepr, HEADER_LEN, MAX_OPTIONS_LEN};
 use bytes::{Bytes, BytesMut};
@@ -253,6 +255,9 @@ pub(crate) struct DriverParams {
     pub(crate) transmit_per_segment: bool,
     pub(crate) echo_probes: bool,
     pub(crate) omit_checksums: bool,
+    /// Window bytes the endpoint's connections may offer together before
+    /// autotuning stops taking the wider margin (`WindowBudget`).
+    pub(crate) window_budget_bytes: Option<u64>,
     pub(crate) capture: Option<SocketCapture>,
 }
 
@@ -289,6 +294,7 @@ pub(crate) struct Driver {
     cookies: Option<SynCookies>,
     /// Challenge ACKs all connections may send per second together.
     challenge_budget: Option<Arc<ChallengeBudget>>,
+    window_budget: Option<Arc<WindowBudget>>,
     /// How long an established connection's data must have stood still
     /// before a full table gives its place to a new connection.
     idle_eviction: Option<Duration>,
@@ -400,6 +406,9 @@ impl Driver {
             idle_release: params.idle_release,
             next_trim: params.idle_release.map(|d| Instant::ZERO + d),
             challenge_budget,
+            window_budget: params
+                .window_budget_bytes
+                .map(|b| Arc::new(WindowBudget::new(b))),
             max_gso_segments,
             transmit_per_segment: params.transmit_per_segment,
             recv_slots: RecvSlots::new(),
@@ -939,10 +948,14 @@ impl Driver {
         self.stats.unknown_dropped.fetch_add(1, Relaxed);
     }
 
-    /// `conn`, drawing its challenge ACKs also from the endpoint's budget.
+    /// `conn`, drawing its challenge ACKs and its windows' wider margin
+    /// also from the endpoint's budgets.
     fn with_budget(&self, mut conn: Connection) -> Connection {
         if let Some(b) = &self.challenge_budget {
             conn.share_challenge_budget(b.clone());
+        }
+        if let Some(b) = &self.window_budget {
+            conn.share_window_budget(b.clone());
         }
         conn
     }

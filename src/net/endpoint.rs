@@ -75,7 +75,10 @@ pub struct EndpointConfig {
     /// ACKs (see [`ChallengeBudget`](crate::connection::ChallengeBudget)).
     pub challenge_ack_limit: Option<u32>,
     /// Socket send and receive buffer sizes asked of the kernel (which
-    /// caps them at `net.core.wmem_max` / `rmem_max`).
+    /// caps them at `net.core.wmem_max` / `rmem_max`). Half the receive
+    /// buffer granted is the budget out of which autotuned windows take a
+    /// margin wider than Linux's (see
+    /// [`WindowBudget`](crate::connection::WindowBudget)).
     pub socket_buffer_bytes: usize,
     /// Send equal-sized segments of a connection in one system call
     /// (UDP generic segmentation offload) where the kernel supports it.
@@ -239,6 +242,13 @@ impl Endpoint {
         // only costs throughput.
         let _ = udp.set_recv_buffer_size((&socket).into(), config.socket_buffer_bytes);
         let _ = udp.set_send_buffer_size((&socket).into(), config.socket_buffer_bytes);
+        // What the kernel granted bounds the windows that may burst into
+        // the socket together (see `WindowBudget`); half of it, as the
+        // rest goes to the kernel's per-datagram overhead.
+        let window_budget_bytes = udp
+            .recv_buffer_size((&socket).into())
+            .ok()
+            .map(|granted| granted as u64 / 2);
         // ICMP errors (port unreachable) let a connect fail fast.
         let _ = udp.enable_transport_errors((&socket).into());
         let local_addr = socket.local_addr()?;
@@ -279,6 +289,7 @@ impl Endpoint {
                 transmit_per_segment: config.transmit_per_segment,
                 echo_probes: config.probe_path_mtu,
                 omit_checksums: config.omit_tcp_checksums,
+                window_budget_bytes,
                 capture,
             },
             accept_tx,
