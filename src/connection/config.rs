@@ -526,6 +526,18 @@ fn invalid(field: &'static str, problem: &'static str) -> Result<(), ConfigError
 }
 
 impl Config {
+    /// This config as a driver whose timers may wake the connection up to
+    /// `tick` late runs it: a paced or spreading sender may catch up by
+    /// `tick` after a late wake-up instead of losing the time (without
+    /// that, such a flow sends about one segment per tick). ackwise's
+    /// socket endpoint applies it with its timer tick; the lab, whose
+    /// timers fire exactly, only to model that endpoint.
+    pub fn with_late_timers(mut self, tick: Duration) -> Config {
+        self.pacing = self.pacing.map(|p| p.with_min_burst(tick));
+        self.ack_spreading_burst = self.ack_spreading_burst.max(tick);
+        self
+    }
+
     /// Checks that the configuration can work.
     pub fn validate(&self) -> Result<(), ConfigError> {
         if self.black_hole_mss.is_some_and(|m| m < 64) {

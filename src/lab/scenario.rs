@@ -331,6 +331,12 @@ pub struct LabScenario {
     /// The data senders read what arrives together as one batch (see
     /// [`Scenario::client_reads_batches`]).
     pub sender_reads_batches: bool,
+    /// The hosts' connections are configured as ackwise's socket endpoint
+    /// configures them for its millisecond timers
+    /// ([`Config::with_late_timers`], 2 ms): a spreading or paced sender
+    /// may catch up after a late wake-up. The emulator's timers still fire
+    /// exactly. For modelling `ackwise relay` with `access_tick`.
+    pub socket_timers: bool,
 }
 
 impl Default for LabScenario {
@@ -349,6 +355,7 @@ impl Default for LabScenario {
             access_rate_bps: None,
             access_tick: Duration::ZERO,
             sender_reads_batches: false,
+            socket_timers: false,
             flows: vec![FlowGroup::new(1, Some(1_000_000))],
             cross: Vec::new(),
             segment_bytes: 1000,
@@ -429,7 +436,12 @@ impl LabScenario {
         let mut base = base;
         base.congestion.initial_window =
             Some(u64::from(self.initial_window_segments) * u64::from(self.segment_bytes));
-        strategy.apply(&base, self.delayed_ack, self.poll_fallback)
+        let config = strategy.apply(&base, self.delayed_ack, self.poll_fallback);
+        if self.socket_timers {
+            config.with_late_timers(crate::sender::spread::DEFAULT_BURST)
+        } else {
+            config
+        }
     }
 
     /// What carries a flow of `strategy`: ackwise's connections, with
@@ -700,6 +712,8 @@ pub struct ScenarioFile {
     pub access_tick: Option<String>,
     /// The data senders answer what arrives together once.
     pub sender_reads_batches: Option<bool>,
+    /// Connections configured as the socket endpoint's (late timers).
+    pub socket_timers: Option<bool>,
     /// Flow groups.
     pub flows: Vec<FlowFile>,
     /// On/off UDP sources.
@@ -1029,6 +1043,7 @@ impl ScenarioFile {
                 .transpose()?,
             access_tick: duration_or("access_tick", &self.access_tick, Duration::ZERO)?,
             sender_reads_batches: self.sender_reads_batches.unwrap_or(false),
+            socket_timers: self.socket_timers.unwrap_or(false),
             flows,
             cross,
             segment_bytes: self.segment_bytes.unwrap_or(d.segment_bytes),
@@ -1071,6 +1086,7 @@ mod tests {
         access_rate = "10mbit"
         access_tick = "1100us"
         sender_reads_batches = true
+        socket_timers = true
         measure_from = "20s"
         horizon = "50s"
         [bottleneck]
@@ -1137,6 +1153,11 @@ mod tests {
         }
         assert!(emu.flows[0].bytes > 1 << 50);
         assert_eq!(emu.flows[2].server.recv_buffer, 20 * 1000);
+        // Configured as the socket endpoint configures its connections.
+        assert!(emu.flows.iter().all(|f| {
+            f.client.ack_spreading_burst == crate::sender::spread::DEFAULT_BURST
+                && f.server.ack_spreading_burst == crate::sender::spread::DEFAULT_BURST
+        }));
         // Access delays 1 ms and 3 ms: the first and second flow's access
         // links (four links per flow, after the two middle ones).
         assert_eq!(emu.links[2].delay, Duration::from_millis(1));

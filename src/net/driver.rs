@@ -1642,12 +1642,9 @@ fn count_captured(stats: &StatsCell, written: io::Result<u64>) {
 /// that such a flow sends about one segment per tick. And it offers to
 /// leave the TCP checksum out, which UDP's checksum makes redundant,
 /// unless the endpoint was told not to.
-fn for_sockets(mut config: Config, omit_checksums: bool) -> Config {
+fn for_sockets(config: Config, omit_checksums: bool) -> Config {
+    let mut config = config.with_late_timers(super::PACING_TIMER_TICK);
     config.omit_checksums = omit_checksums;
-    config.pacing = config
-        .pacing
-        .map(|p| p.with_min_burst(super::PACING_TIMER_TICK));
-    config.ack_spreading_burst = config.ack_spreading_burst.max(super::PACING_TIMER_TICK);
     config
 }
 
