@@ -1,5 +1,6 @@
-//! `ackwise perf`: timed runs both ways over ackwise and kernel TCP, with
-//! interval reports, the receiver's ACK count, JSON, and one-line errors.
+//! `ackwise perf`: timed runs both ways over ackwise, kernel TCP and QUIC,
+//! with interval reports, the receiver's ACK count, JSON, and one-line
+//! errors.
 #![cfg(feature = "cli")]
 
 use ackwise::lab::Strategy;
@@ -111,6 +112,46 @@ async fn kernel_tcp_runs_for_comparison_without_ack_counters() {
     );
 }
 
+/// QUIC through quinn: both ways, with a `quic*` strategy, the
+/// receiver's ACK frames counted; any other strategy is refused before a
+/// connection is tried.
+#[cfg(feature = "quic-net")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn quic_runs_both_ways_with_the_receivers_ack_frames() {
+    let quic4w: Strategy = "quic-4w".parse().unwrap();
+    for (reverse, parallel) in [(false, 1), (true, 2)] {
+        let (r, lines) = run_against_server(
+            Transport::Quic,
+            PerfPlan {
+                strategy: quic4w,
+                ..plan(Transport::Quic, reverse, parallel)
+            },
+        )
+        .await;
+        assert_eq!((r.reverse, r.parallel), (reverse, parallel));
+        assert_eq!(r.transport, "quic");
+        assert!(r.bytes > 1 << 20, "{r}");
+        assert!((2..=4).contains(&lines), "{lines} lines: {r:?}");
+        let acks = r.receiver_acks.expect("quinn counts its ACK frames");
+        assert!(acks > 0, "{r}");
+        assert!(r.acks_per_gib.is_some(), "{r}");
+        assert_eq!((r.retransmissions, r.segment_bytes), (None, None), "{r}");
+    }
+    let refused = perf::run_perf(
+        &PerfPlan {
+            to: "127.0.0.1:9".into(),
+            ..plan(Transport::Quic, false, 1)
+        },
+        |_| {},
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        matches!(&refused, perf::PerfError::Invalid(m) if m.contains("QUIC strategy")),
+        "{refused}"
+    );
+}
+
 fn ackwise(args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_ackwise"))
         .args(args)
@@ -130,6 +171,8 @@ fn cli_bad_settings_are_one_line_with_status_2_and_a_dead_server_status_1() {
             "--pcap",
         ),
         (vec!["perf", "server", "--mss", "0"], "--mss"),
+        // QUIC takes a `quic*` strategy; the default is not one.
+        (vec!["perf", "client", "--transport", "quic"], "--transport"),
     ] {
         let out = ackwise(&args);
         assert_eq!(out.status.code(), Some(2), "{args:?}");

@@ -11,8 +11,16 @@
 //! pure ACKs it sent; when the server sends, the client counts both
 //! itself. Goodput is bytes the receiver got over the time from the first
 //! connection's start to the last one's end; interval reports count bytes
-//! the peer has acknowledged (ackwise) or bytes handed to the kernel (TCP,
-//! as iperf3 counts).
+//! the peer has acknowledged (ackwise) or bytes handed to the carrier (TCP,
+//! as iperf3 counts, and QUIC).
+//!
+//! Carriers: ackwise over UDP, the kernel's TCP, and (with the `quic-net`
+//! feature) QUIC by quinn with a `quic*` strategy, one connection and one
+//! bidirectional stream per `parallel`. A QUIC receiver's ACK count is
+//! quinn's count of ACK frames sent; kernel TCP's is not known to the tool
+//! (`scripts/perf-vs-kernel.sh` reads it from the socket with `ss`). The
+//! QUIC client accepts the server's self-signed certificate without a
+//! pinned fingerprint: perf moves a fixed pattern.
 //!
 //! The wire format, all integers big-endian:
 //!
@@ -63,7 +71,7 @@ pub const MAX_PARALLEL: usize = 128;
 pub struct PerfPlan {
     /// The server, `host:port`.
     pub to: String,
-    /// The carrier (ackwise or kernel TCP).
+    /// The carrier (ackwise, kernel TCP or QUIC).
     pub transport: Transport,
     /// The strategy of the sending end when the client sends; named in
     /// the hello so the server's receiver follows it.
@@ -93,6 +101,8 @@ pub struct PerfServerPlan {
     pub transport: Transport,
     /// Pin the receiver's ACK policy to this strategy's (`None`: follow
     /// each client's hello); also the sending strategy for `reverse` runs.
+    /// Over QUIC the receiver follows each client's ACK_FREQUENCY frames,
+    /// and a `quic*` strategy here (else `quic`) sets how the server sends.
     pub strategy: Option<Strategy>,
     /// Largest segment payload offered (ackwise only).
     pub mss: u16,
@@ -133,7 +143,8 @@ pub struct PerfReport {
     pub elapsed_s: f64,
     /// `bytes` over `elapsed_s`, bits per second.
     pub goodput_bps: f64,
-    /// Pure ACKs the receiving end sent (ackwise only).
+    /// Pure ACKs the receiving end sent (ackwise), or its ACK frames
+    /// (QUIC); unknown for kernel TCP.
     pub receiver_acks: Option<u64>,
     /// The same per GiB received.
     pub acks_per_gib: Option<f64>,
@@ -175,10 +186,13 @@ pub enum PerfError {
 }
 
 /// One connection, whatever the carrier: the byte stream, and for ackwise
-/// what the connection knows of its ACKs and acknowledged bytes.
+/// what the connection knows of its ACKs and acknowledged bytes (for QUIC,
+/// quinn's connection, which counts its ACK frames).
 enum Conn {
     Ackwise(Stream, AckProbe),
     Tcp(TcpStream),
+    #[cfg(feature = "quic-net")]
+    Quic(super::transfer::quic::QuicStream, quinn::Connection),
 }
 
 /// Runs `plan` and returns its report; `on_interval` hears each interval
@@ -193,6 +207,21 @@ pub async fn run_perf(
         .map_err(|e| connect_error(plan, format!("cannot resolve the address ({e})")))?
         .next()
         .ok_or_else(|| connect_error(plan, "the name has no address".into()))?;
+    #[cfg(feature = "quic-net")]
+    let quic_client = match plan.transport {
+        Transport::Quic => {
+            let local: SocketAddr = if addr.is_ipv4() {
+                (Ipv4Addr::UNSPECIFIED, 0).into()
+            } else {
+                (Ipv6Addr::UNSPECIFIED, 0).into()
+            };
+            Some(
+                super::transfer::quic::PerfQuicClient::new(local, plan.strategy)
+                    .map_err(|e| connect_error(plan, e))?,
+            )
+        }
+        _ => None,
+    };
     let endpoint = match plan.transport {
         Transport::Ackwise => {
             let local: SocketAddr = if addr.is_ipv4() {
@@ -217,6 +246,15 @@ pub async fn run_perf(
     let mut conns = Vec::with_capacity(plan.parallel);
     let mut segment_bytes = None;
     for _ in 0..plan.parallel {
+        #[cfg(feature = "quic-net")]
+        if let Some(client) = &quic_client {
+            let (stream, conn) = client
+                .connect(addr, plan.connect_timeout)
+                .await
+                .map_err(|e| connect_error(plan, e))?;
+            conns.push(Conn::Quic(stream, conn));
+            continue;
+        }
         let conn = match &endpoint {
             Some(ep) => {
                 let config = strategy_config(plan.strategy, plan.mss);
@@ -292,6 +330,10 @@ pub async fn run_perf(
     if let Some(ep) = endpoint {
         ep.close(Duration::from_secs(1)).await;
     }
+    #[cfg(feature = "quic-net")]
+    if let Some(client) = quic_client {
+        client.close().await;
+    }
     let bytes: u64 = outcomes.iter().map(|o| o.received).sum();
     let receiver_acks = outcomes
         .iter()
@@ -340,14 +382,14 @@ fn check_plan(plan: &PerfPlan) -> Result<(), PerfError> {
     if plan.parallel == 0 || plan.parallel > MAX_PARALLEL {
         return bad(format!("--parallel: 1 to {MAX_PARALLEL}"));
     }
-    if plan.transport != Transport::Ackwise && plan.transport != Transport::Tcp {
-        return bad(format!(
-            "--transport {}: perf runs ackwise or tcp",
-            plan.transport
-        ));
+    if plan.transport != Transport::Ackwise && plan.pcap.is_some() {
+        return bad(
+            "--pcap: records ackwise's own segments; capture TCP or QUIC with tcpdump".into(),
+        );
     }
-    if plan.transport == Transport::Tcp && plan.pcap.is_some() {
-        return bad("--pcap: records ackwise's own segments; capture TCP with tcpdump".into());
+    #[cfg(feature = "quic-net")]
+    if plan.transport == Transport::Quic {
+        super::transfer::quic::quic_config(plan.strategy).map_err(PerfError::Invalid)?;
     }
     Ok(())
 }
@@ -403,19 +445,34 @@ async fn client_conn(
     deadline: Instant,
     counter: Arc<AtomicU64>,
 ) -> Result<ConnOutcome, PerfError> {
+    #[cfg(feature = "quic-net")]
+    let mut quic: Option<quinn::Connection> = None;
     let (mut io, probe): (Box<dyn Duplex>, Option<AckProbe>) = match conn {
         Conn::Ackwise(s, p) => (Box::new(s), Some(p)),
         Conn::Tcp(s) => (Box::new(s), None),
+        #[cfg(feature = "quic-net")]
+        Conn::Quic(s, c) => {
+            quic = Some(c);
+            (Box::new(s), None)
+        }
     };
     io.write_all(&hello).await.map_err(lost)?;
     if reverse {
         let received =
             read_to_end(&mut *io, &counter, deadline + DRAIN_TIMEOUT, probe.as_ref()).await?;
         let local = probe.as_ref().map(AckProbe::stats);
+        #[allow(unused_mut)]
+        let mut receiver_acks = local.as_ref().map(|s| s.pure_acks_sent);
         io.shutdown().await.map_err(lost)?;
+        // The server reads this end's FIN last, so it closes.
+        #[cfg(feature = "quic-net")]
+        if let Some(c) = &quic {
+            receiver_acks = Some(c.stats().frame_tx.acks);
+            let _ = tokio::time::timeout(DRAIN_TIMEOUT, c.closed()).await;
+        }
         return Ok(ConnOutcome {
             received,
-            receiver_acks: local.as_ref().map(|s| s.pure_acks_sent),
+            receiver_acks,
             local,
         });
     }
@@ -447,6 +504,11 @@ async fn client_conn(
     let received = u64::from_be_bytes(result[0..8].try_into().expect("8 bytes"));
     let acks = u64::from_be_bytes(result[8..16].try_into().expect("8 bytes"));
     counter.store(received, Relaxed);
+    // This end reads the last message, so it closes.
+    #[cfg(feature = "quic-net")]
+    if let Some(c) = &quic {
+        c.close(0u32.into(), b"done");
+    }
     Ok(ConnOutcome {
         received,
         receiver_acks: (result[16] == 1).then_some(acks),
@@ -484,6 +546,17 @@ impl Duplex for Stream {
 }
 
 impl Duplex for TcpStream {
+    fn write_block<'a>(&'a mut self, block: &'a Bytes) -> BlockWrite<'a> {
+        Box::pin(self.write(block))
+    }
+
+    fn read_block<'a>(&'a mut self, buf: &'a mut [u8]) -> BlockRead<'a> {
+        Box::pin(self.read(buf))
+    }
+}
+
+#[cfg(feature = "quic-net")]
+impl Duplex for super::transfer::quic::QuicStream {
     fn write_block<'a>(&'a mut self, block: &'a Bytes) -> BlockWrite<'a> {
         Box::pin(self.write(block))
     }
@@ -594,11 +667,34 @@ pub async fn serve_perf(
             }
             tasks.shutdown().await;
         }
-        #[allow(unreachable_patterns)]
-        other => {
-            return Err(PerfError::Invalid(format!(
-                "--transport {other}: perf runs ackwise or tcp"
-            )))
+        #[cfg(feature = "quic-net")]
+        Transport::Quic => {
+            let endpoint = super::transfer::quic::perf_quic_server(addr, plan.strategy)
+                .map_err(listen_failed)?;
+            on_listening(endpoint.local_addr().unwrap_or(addr));
+            loop {
+                tokio::select! {
+                    () = &mut shutdown => break,
+                    incoming = endpoint.accept() => match incoming {
+                        Some(incoming) => {
+                            let peer = incoming.remote_address();
+                            tasks.spawn(async move {
+                                match super::transfer::quic::perf_quic_accept(incoming).await {
+                                    Ok((stream, conn)) => {
+                                        serve_conn(Conn::Quic(stream, conn), None, peer).await;
+                                    }
+                                    Err(e) => eprintln!("perf client {peer}: {e}"),
+                                }
+                            });
+                        }
+                        None => break,
+                    },
+                    Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
+                }
+            }
+            tasks.shutdown().await;
+            endpoint.close(0u32.into(), b"");
+            let _ = tokio::time::timeout(Duration::from_secs(1), endpoint.wait_idle()).await;
         }
     }
     Ok(())
@@ -613,12 +709,30 @@ async fn serve_conn(conn: Conn, pinned: Option<Strategy>, peer: SocketAddr) {
                     let policy = strategy_config(theirs, super::transfer::DEFAULT_MSS).ack_policy;
                     let _ = stream.set_ack_policy(policy);
                 }
-                serve_body(&mut stream, &hello, Some(&probe)).await
+                let acks = || Some(probe.stats().pure_acks_sent);
+                serve_body(&mut stream, &hello, Some(&probe), &acks).await
             }
             Err(e) => Err(e),
         },
         Conn::Tcp(mut stream) => match read_hello(&mut stream).await {
-            Ok(hello) => serve_body(&mut stream, &hello, None).await,
+            Ok(hello) => serve_body(&mut stream, &hello, None, &|| None).await,
+            Err(e) => Err(e),
+        },
+        // quinn's receiver acknowledges as the client's ACK_FREQUENCY
+        // frames ask, so there is no policy to set here.
+        #[cfg(feature = "quic-net")]
+        Conn::Quic(mut stream, conn) => match read_hello(&mut stream).await {
+            Ok(hello) => {
+                let acks = || Some(conn.stats().frame_tx.acks);
+                let result = serve_body(&mut stream, &hello, None, &acks).await;
+                if hello.reverse {
+                    // This end reads the last message (the client's FIN).
+                    conn.close(0u32.into(), b"done");
+                } else {
+                    let _ = tokio::time::timeout(DRAIN_TIMEOUT, conn.closed()).await;
+                }
+                result
+            }
             Err(e) => Err(e),
         },
     };
@@ -663,10 +777,13 @@ async fn read_hello<S: AsyncRead + Unpin>(io: &mut S) -> Result<Hello, PerfError
     })
 }
 
+/// One connection's run on the server; `acks` tells how many ACKs this
+/// end has sent, where the carrier counts them.
 async fn serve_body<S: Duplex>(
     io: &mut S,
     hello: &Hello,
     probe: Option<&AckProbe>,
+    acks: &(dyn Fn() -> Option<u64> + Sync),
 ) -> Result<(), PerfError> {
     let counter = AtomicU64::new(0);
     if hello.reverse {
@@ -687,7 +804,7 @@ async fn serve_body<S: Duplex>(
     }
     let give_up = Instant::now() + hello.duration + DRAIN_TIMEOUT;
     let received = read_to_end(io, &counter, give_up, probe).await?;
-    let acks = probe.map(|p| p.stats().pure_acks_sent);
+    let acks = acks();
     let mut result = [0u8; RESULT_LEN];
     result[0..8].copy_from_slice(&received.to_be_bytes());
     result[8..16].copy_from_slice(&acks.unwrap_or(0).to_be_bytes());

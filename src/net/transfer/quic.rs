@@ -131,9 +131,11 @@ impl StatsSource for QuicStream {}
 
 /// Accepts exactly one certificate, by its SHA-256; signatures are checked
 /// with the provider's algorithms as usual.
+/// `None` accepts any certificate (`ackwise perf`, whose data is a fixed
+/// pattern, still checking the handshake's signature against it).
 #[derive(Debug)]
 struct PinnedCertificate {
-    sha256: [u8; 32],
+    sha256: Option<[u8; 32]>,
     provider: Arc<CryptoProvider>,
 }
 
@@ -146,7 +148,10 @@ impl ServerCertVerifier for PinnedCertificate {
         _ocsp_response: &[u8],
         _now: UnixTime,
     ) -> Result<ServerCertVerified, rustls::Error> {
-        if fingerprint(end_entity) == self.sha256 {
+        if self
+            .sha256
+            .is_none_or(|pinned| fingerprint(end_entity) == pinned)
+        {
             Ok(ServerCertVerified::assertion())
         } else {
             Err(rustls::Error::General(
@@ -191,7 +196,7 @@ impl ServerCertVerifier for PinnedCertificate {
 }
 
 fn client_config(
-    sha256: [u8; 32],
+    sha256: Option<[u8; 32]>,
     transport: quinn::TransportConfig,
 ) -> Result<quinn::ClientConfig, String> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
@@ -224,7 +229,7 @@ pub(super) async fn run_send_quic(
     })?;
     let config = quic_config(plan.strategy).map_err(failed)?;
     let transport = on_sockets(config.sender_transport(), plan.options.idle_timeout);
-    let client = client_config(sha256, transport).map_err(failed)?;
+    let client = client_config(Some(sha256), transport).map_err(failed)?;
     let mut last = failed("no address to try".into());
     for &addr in addrs {
         let local: SocketAddr = if addr.is_ipv4() {
@@ -370,4 +375,89 @@ pub async fn serve_quic(
     endpoint.close(0u32.into(), b"");
     let _ = tokio::time::timeout(CLOSE_GRACE, endpoint.wait_idle()).await;
     Ok(())
+}
+
+/// How long an `ackwise perf` QUIC connection may stay silent.
+const PERF_IDLE_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The client end of `ackwise perf --transport quic`: one quinn endpoint
+/// whose connections send with a `quic*` strategy's transport settings.
+/// perf moves a fixed pattern, so the client accepts the server's
+/// self-signed certificate without a pinned fingerprint (the handshake's
+/// signature is still checked against it).
+#[derive(Debug)]
+pub struct PerfQuicClient {
+    endpoint: Endpoint,
+    config: quinn::ClientConfig,
+}
+
+impl PerfQuicClient {
+    /// An endpoint on `local` for connections of `strategy`; an error
+    /// naming the QUIC strategies for any other.
+    pub fn new(local: SocketAddr, strategy: Strategy) -> Result<PerfQuicClient, String> {
+        let config = quic_config(strategy)?;
+        let transport = on_sockets(config.sender_transport(), PERF_IDLE_TIMEOUT);
+        let config = client_config(None, transport)?;
+        let endpoint =
+            Endpoint::client(local).map_err(|e| format!("cannot open a UDP socket: {e}"))?;
+        Ok(PerfQuicClient { endpoint, config })
+    }
+
+    /// One connection to `addr` and its first bidirectional stream.
+    pub async fn connect(
+        &self,
+        addr: SocketAddr,
+        timeout: Duration,
+    ) -> Result<(QuicStream, quinn::Connection), String> {
+        let connecting = self
+            .endpoint
+            .connect_with(self.config.clone(), addr, SERVER_NAME)
+            .map_err(|e| e.to_string())?;
+        let conn = match tokio::time::timeout(timeout, connecting).await {
+            Err(_) => return Err("timed out".into()),
+            Ok(Err(quinn::ConnectionError::VersionMismatch)) => {
+                return Err("the server does not speak QUIC (it answered with version \
+                     negotiation): it runs the ackwise transport"
+                    .into())
+            }
+            Ok(Err(e)) => return Err(e.to_string()),
+            Ok(Ok(conn)) => conn,
+        };
+        let (send, recv) = conn.open_bi().await.map_err(|e| e.to_string())?;
+        Ok((QuicStream { send, recv }, conn))
+    }
+
+    /// Closes the endpoint once its connections are done.
+    pub async fn close(self) {
+        self.endpoint.close(0u32.into(), b"");
+        let _ = tokio::time::timeout(CLOSE_GRACE, self.endpoint.wait_idle()).await;
+    }
+}
+
+/// The server end of `ackwise perf --transport quic` on `addr`, with a
+/// certificate generated for it. Its connections use `strategy`'s sending
+/// settings (a `quic*` strategy; others mean plain `quic`): what a
+/// `--reverse` run sends with, while as a receiver it acknowledges as each
+/// client's ACK_FREQUENCY frames ask.
+pub fn perf_quic_server(addr: SocketAddr, strategy: Option<Strategy>) -> Result<Endpoint, String> {
+    let config = match strategy.and_then(|s| quic_config(s).ok()) {
+        Some(c) => c,
+        None => quic_config("quic".parse::<Strategy>().map_err(|e| e.to_string())?)?,
+    };
+    let transport = on_sockets(config.sender_transport(), PERF_IDLE_TIMEOUT);
+    let identity = SelfSigned::generate().map_err(|e| e.to_string())?;
+    let server = identity
+        .server_config(transport)
+        .map_err(|e| e.to_string())?;
+    Endpoint::server(server, addr).map_err(|e| e.to_string())
+}
+
+/// An incoming perf connection, once its first bidirectional stream is
+/// open.
+pub async fn perf_quic_accept(
+    incoming: quinn::Incoming,
+) -> Result<(QuicStream, quinn::Connection), String> {
+    let conn = incoming.await.map_err(|e| e.to_string())?;
+    let (send, recv) = conn.accept_bi().await.map_err(|e| e.to_string())?;
+    Ok((QuicStream { send, recv }, conn))
 }
