@@ -11,13 +11,13 @@
 #
 # The target (issue 16): ackwise's default at least as fast as kernel TCP
 # and iperf3, with at most a fifth of kernel TCP's receiver packets per
-# GiB. ackwise counts its receiver's pure ACKs itself. Kernel TCP's are
-# read from the receiving socket (`ss -ti`: its `segs_out` against its
-# `bytes_received`) shortly before the run ends: the segments the
-# receiver sent, every one an ACK. (Counting them as `nstat`'s TcpOutSegs
-# less the bytes divided by the MSS overstates them by half or more: the
-# kernel's data segments on loopback average well under the MSS.)
-# Needs `ss` (iproute2) and python3; iperf3 is run when installed.
+# GiB. ackwise counts its receiver's pure ACKs itself; for kernel TCP
+# `ackwise perf` reads the receiving socket's own count from the kernel
+# (`tcpi_segs_out`, as `ss -ti` shows it): the segments the receiver
+# sent, every one an ACK but its SYN-ACK. (Counting them as `nstat`'s
+# TcpOutSegs less the bytes divided by the MSS overstates them by half or
+# more: the kernel's data segments on loopback average well under the
+# MSS.) Needs python3; iperf3 is run when installed.
 set -eu
 cd "$(dirname "$0")/.."
 rounds=6
@@ -44,7 +44,7 @@ case "$time" in
 *) echo "perf-vs-kernel: --time takes seconds, e.g. 4s (got '$time')" >&2; exit 2 ;;
 esac
 secs=${time%s}
-for tool in ss python3; do
+for tool in python3; do
     command -v "$tool" >/dev/null || { echo "perf-vs-kernel: needs $tool" >&2; exit 2; }
 done
 have_iperf3=0
@@ -71,17 +71,12 @@ for r in $(seq 1 "$rounds"); do
     sleep 0.4
     "$bin" perf client --to "127.0.0.1:$port" --time "$time" -P "$parallel" "${strategy_arg[@]}" --json >"$work/ackwise-$r.json"
     stop_server
-    # Kernel TCP through the same tool; its receiving sockets are read
-    # just before the run ends.
+    # Kernel TCP through the same tool.
     port=$(free_port)
     "$bin" perf server --listen "127.0.0.1:$port" --transport tcp >/dev/null 2>&1 &
     server=$!
     sleep 0.4
-    "$bin" perf client --to "127.0.0.1:$port" --time "$time" -P "$parallel" --transport tcp --json >"$work/tcp-$r.json" &
-    client=$!
-    sleep "$(python3 -c "print(max(0.1, $secs - 0.4))")"
-    ss -tinH state established "( sport = :$port )" >"$work/tcp-$r.ss"
-    wait "$client"
+    "$bin" perf client --to "127.0.0.1:$port" --time "$time" -P "$parallel" --transport tcp --json >"$work/tcp-$r.json"
     stop_server
     if [ "$have_iperf3" = 1 ]; then
         port=$(free_port)
@@ -96,19 +91,15 @@ for r in $(seq 1 "$rounds"); do
 done
 
 python3 - "$work" "$rounds" "$have_iperf3" "$check" <<'PY'
-import json, re, sys
+import json, sys
 work, rounds, have_iperf3, check = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1", sys.argv[4] == "1"
-GIB = 1 << 30
 rows, met = [], 0
 print("| round | ackwise Gbit/s | ACKs/GiB | retx | RTOs | kernel TCP Gbit/s | ACKs/GiB | iperf3 Gbit/s | speed vs TCP | vs iperf3 | ACKs vs TCP |")
 print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 for r in range(1, rounds + 1):
     a = json.load(open(f"{work}/ackwise-{r}.json"))
     t = json.load(open(f"{work}/tcp-{r}.json"))
-    ss = open(f"{work}/tcp-{r}.ss").read()
-    received = sum(int(x) for x in re.findall(r"bytes_received:(\d+)", ss))
-    sent = sum(int(x) for x in re.findall(r"segs_out:(\d+)", ss))
-    tcp_acks = sent / received * GIB if received else float("nan")
+    tcp_acks = t["acks_per_gib"] or float("nan")
     ip = None
     if have_iperf3:
         ip = json.load(open(f"{work}/iperf3-{r}.json"))["end"]["sum_received"]["bits_per_second"]

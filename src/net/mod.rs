@@ -24,6 +24,7 @@ mod error;
 pub mod foreign;
 mod gather;
 mod half_open;
+pub mod kernel_tcp;
 #[cfg(feature = "lab")]
 pub mod perf;
 pub mod pmtu;

@@ -17,8 +17,9 @@
 //! Carriers: ackwise over UDP, the kernel's TCP, and (with the `quic-net`
 //! feature) QUIC by quinn with a `quic*` strategy, one connection and one
 //! bidirectional stream per `parallel`. A QUIC receiver's ACK count is
-//! quinn's count of ACK frames sent; kernel TCP's is not known to the tool
-//! (`scripts/perf-vs-kernel.sh` reads it from the socket with `ss`). The
+//! quinn's count of ACK frames sent; kernel TCP's is the segments its
+//! receiving socket sent, as the kernel counts them (see
+//! [`kernel_tcp`](super::kernel_tcp); Linux only). The
 //! QUIC client accepts the server's self-signed certificate without a
 //! pinned fingerprint: perf moves a fixed pattern.
 //!
@@ -143,8 +144,9 @@ pub struct PerfReport {
     pub elapsed_s: f64,
     /// `bytes` over `elapsed_s`, bits per second.
     pub goodput_bps: f64,
-    /// Pure ACKs the receiving end sent (ackwise), or its ACK frames
-    /// (QUIC); unknown for kernel TCP.
+    /// Pure ACKs the receiving end sent (ackwise), its ACK frames (QUIC),
+    /// or for kernel TCP every segment its socket sent (the kernel's
+    /// `tcpi_segs_out`, Linux only; the SYN-ACK or FIN included).
     pub receiver_acks: Option<u64>,
     /// The same per GiB received.
     pub acks_per_gib: Option<f64>,
@@ -447,9 +449,13 @@ async fn client_conn(
 ) -> Result<ConnOutcome, PerfError> {
     #[cfg(feature = "quic-net")]
     let mut quic: Option<quinn::Connection> = None;
+    let mut tcp_ends = None;
     let (mut io, probe): (Box<dyn Duplex>, Option<AckProbe>) = match conn {
         Conn::Ackwise(s, p) => (Box::new(s), Some(p)),
-        Conn::Tcp(s) => (Box::new(s), None),
+        Conn::Tcp(s) => {
+            tcp_ends = s.local_addr().and_then(|l| Ok((l, s.peer_addr()?))).ok();
+            (Box::new(s), None)
+        }
         #[cfg(feature = "quic-net")]
         Conn::Quic(s, c) => {
             quic = Some(c);
@@ -461,8 +467,10 @@ async fn client_conn(
         let received =
             read_to_end(&mut *io, &counter, deadline + DRAIN_TIMEOUT, probe.as_ref()).await?;
         let local = probe.as_ref().map(AckProbe::stats);
-        #[allow(unused_mut)]
         let mut receiver_acks = local.as_ref().map(|s| s.pure_acks_sent);
+        if let Some((l, r)) = tcp_ends {
+            receiver_acks = super::kernel_tcp::counters(l, r).map(|c| c.segs_out);
+        }
         io.shutdown().await.map_err(lost)?;
         // The server reads this end's FIN last, so it closes.
         #[cfg(feature = "quic-net")]
@@ -715,7 +723,16 @@ async fn serve_conn(conn: Conn, pinned: Option<Strategy>, peer: SocketAddr) {
             Err(e) => Err(e),
         },
         Conn::Tcp(mut stream) => match read_hello(&mut stream).await {
-            Ok(hello) => serve_body(&mut stream, &hello, None, &|| None).await,
+            Ok(hello) => {
+                let ends = stream
+                    .local_addr()
+                    .and_then(|l| Ok((l, stream.peer_addr()?)));
+                let acks = || {
+                    let (local, remote) = ends.as_ref().ok()?;
+                    super::kernel_tcp::counters(*local, *remote).map(|c| c.segs_out)
+                };
+                serve_body(&mut stream, &hello, None, &acks).await
+            }
             Err(e) => Err(e),
         },
         // quinn's receiver acknowledges as the client's ACK_FREQUENCY
