@@ -209,28 +209,22 @@ pub async fn run_perf(
         .map_err(|e| connect_error(plan, format!("cannot resolve the address ({e})")))?
         .next()
         .ok_or_else(|| connect_error(plan, "the name has no address".into()))?;
+    // The UDP carriers' own socket: any port, the server's family.
+    let local: SocketAddr = if addr.is_ipv4() {
+        (Ipv4Addr::UNSPECIFIED, 0).into()
+    } else {
+        (Ipv6Addr::UNSPECIFIED, 0).into()
+    };
     #[cfg(feature = "quic-net")]
     let quic_client = match plan.transport {
-        Transport::Quic => {
-            let local: SocketAddr = if addr.is_ipv4() {
-                (Ipv4Addr::UNSPECIFIED, 0).into()
-            } else {
-                (Ipv6Addr::UNSPECIFIED, 0).into()
-            };
-            Some(
-                super::transfer::quic::PerfQuicClient::new(local, plan.strategy)
-                    .map_err(|e| connect_error(plan, e))?,
-            )
-        }
+        Transport::Quic => Some(
+            super::transfer::quic::PerfQuicClient::new(local, plan.strategy)
+                .map_err(|e| connect_error(plan, e))?,
+        ),
         _ => None,
     };
     let endpoint = match plan.transport {
         Transport::Ackwise => {
-            let local: SocketAddr = if addr.is_ipv4() {
-                (Ipv4Addr::UNSPECIFIED, 0).into()
-            } else {
-                (Ipv6Addr::UNSPECIFIED, 0).into()
-            };
             let config = EndpointConfig {
                 connect_timeout: plan.connect_timeout,
                 capture: plan.pcap.clone(),
