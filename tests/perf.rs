@@ -190,6 +190,10 @@ fn cli_bad_settings_are_one_line_with_status_2_and_a_dead_server_status_1() {
         (vec!["perf", "server", "--mss", "0"], "--mss"),
         // QUIC takes a `quic*` strategy; the default is not one.
         (vec!["perf", "client", "--transport", "quic"], "--transport"),
+        (
+            vec!["perf", "server", "--transport", "quic", "--strategy", "4w"],
+            "--transport",
+        ),
     ] {
         let out = ackwise(&args);
         assert_eq!(out.status.code(), Some(2), "{args:?}");

@@ -96,7 +96,9 @@ struct PerfServerArgs {
     listen: String,
     /// Strategy, a lab name. Without it the receiver acknowledges as the
     /// strategy each client names; it is also the sending strategy of
-    /// `--reverse` runs (default 4w-adaptive+spread+sparse-holes).
+    /// `--reverse` runs (default 4w-adaptive+spread+sparse-holes; over
+    /// QUIC a `quic*` strategy, default `quic`, and the receiver follows
+    /// each client's ACK_FREQUENCY frames).
     #[arg(long)]
     strategy: Option<String>,
     #[command(flatten)]

@@ -618,6 +618,10 @@ pub async fn serve_perf(
         .map_err(|e| listen_failed(e.to_string()))?
         .next()
         .ok_or_else(|| listen_failed("the name has no address".into()))?;
+    #[cfg(feature = "quic-net")]
+    if let (Transport::Quic, Some(s)) = (plan.transport, plan.strategy) {
+        super::transfer::quic::quic_config(s).map_err(PerfError::Invalid)?;
+    }
     let strategy = plan.strategy.unwrap_or(Strategy::DEFAULT);
     let mut tasks = JoinSet::new();
     tokio::pin!(shutdown);

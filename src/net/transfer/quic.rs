@@ -436,12 +436,12 @@ impl PerfQuicClient {
 
 /// The server end of `ackwise perf --transport quic` on `addr`, with a
 /// certificate generated for it. Its connections use `strategy`'s sending
-/// settings (a `quic*` strategy; others mean plain `quic`): what a
+/// settings (a `quic*` strategy, refused otherwise; none means `quic`): what a
 /// `--reverse` run sends with, while as a receiver it acknowledges as each
 /// client's ACK_FREQUENCY frames ask.
 pub fn perf_quic_server(addr: SocketAddr, strategy: Option<Strategy>) -> Result<Endpoint, String> {
-    let config = match strategy.and_then(|s| quic_config(s).ok()) {
-        Some(c) => c,
+    let config = match strategy {
+        Some(s) => quic_config(s)?,
         None => quic_config("quic".parse::<Strategy>().map_err(|e| e.to_string())?)?,
     };
     let transport = on_sockets(config.sender_transport(), PERF_IDLE_TIMEOUT);
