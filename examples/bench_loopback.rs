@@ -13,7 +13,8 @@
 //! bulk receiver) and its own user+system CPU time from `/proc/self/stat`.
 //! The parent is the sender; goodput is the payload over the time from
 //! connecting to the receiver's report. Kernel TCP's receiver packets come
-//! from `ss` (`segs_out` of the receiving socket), quinn's from the
+//! from the kernel (`segs_out` of the receiving socket, through
+//! [`ackwise::net::kernel_tcp`]), quinn's from the
 //! connection's statistics (`udp_tx.datagrams`; `frame_tx.acks` ACK
 //! frames), ackwise's from `Stream::stats()`.
 //!
@@ -193,20 +194,6 @@ fn clock_ticks() -> u64 {
         .unwrap_or(100)
 }
 
-/// `segs_out` of the TCP socket bound to local port `port`, from `ss`.
-fn tcp_segments_out(port: u16) -> Option<u64> {
-    let out = Command::new("ss")
-        .args(["-tinH", "state", "all", &format!("( sport = :{port} )")])
-        .output()
-        .ok()?;
-    let text = String::from_utf8(out.stdout).ok()?;
-    // The listening socket shares the port but reports no segs_out.
-    text.split_whitespace()
-        .filter_map(|w| w.strip_prefix("segs_out:"))
-        .filter_map(|v| v.parse::<u64>().ok())
-        .max()
-}
-
 // ---------------------------------------------------------------- receiver
 
 fn receiver_main(args: &[String]) -> Result<(), String> {
@@ -351,9 +338,10 @@ async fn tcp_receive(expected: u64, ticks: u64) -> Result<(), String> {
         .map_err(|e| e.to_string())?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
     announce(addr, "-");
-    let (mut stream, _) = listener.accept().await.map_err(|e| e.to_string())?;
+    let (mut stream, peer) = listener.accept().await.map_err(|e| e.to_string())?;
     let got = read_all_checked(&mut stream, expected, "tcp").await?;
-    let packets_sent = tcp_segments_out(addr.port());
+    let local = stream.local_addr().map_err(|e| e.to_string())?;
+    let packets_sent = ackwise::net::kernel_tcp::counters(local, peer).map(|c| c.segs_out);
     let report = Report {
         bytes: got,
         packets_sent,
