@@ -609,8 +609,7 @@ impl Connection {
                         let wider = limit.saturating_add(
                             super::window_budget::EXTRA_MARGIN_SEGMENTS * full_sized as u64,
                         );
-                        let ceiling = recv.reassembly.limit_mut().ceiling() as u64;
-                        share.grow(limit, wider, ceiling)
+                        share.grow(limit, wider, recv.reassembly.capacity() as u64)
                     }
                     None => limit,
                 };

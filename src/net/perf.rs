@@ -443,11 +443,11 @@ async fn client_conn(
 ) -> Result<ConnOutcome, PerfError> {
     #[cfg(feature = "quic-net")]
     let mut quic: Option<quinn::Connection> = None;
-    let mut tcp_ends = None;
+    let mut ends = None;
     let (mut io, probe): (Box<dyn Duplex>, Option<AckProbe>) = match conn {
         Conn::Ackwise(s, p) => (Box::new(s), Some(p)),
         Conn::Tcp(s) => {
-            tcp_ends = s.local_addr().and_then(|l| Ok((l, s.peer_addr()?))).ok();
+            ends = tcp_ends(&s);
             (Box::new(s), None)
         }
         #[cfg(feature = "quic-net")]
@@ -462,8 +462,8 @@ async fn client_conn(
             read_to_end(&mut *io, &counter, deadline + DRAIN_TIMEOUT, probe.as_ref()).await?;
         let local = probe.as_ref().map(AckProbe::stats);
         let mut receiver_acks = local.as_ref().map(|s| s.pure_acks_sent);
-        if let Some((l, r)) = tcp_ends {
-            receiver_acks = super::kernel_tcp::counters(l, r).map(|c| c.segs_out);
+        if ends.is_some() {
+            receiver_acks = kernel_segments_sent(ends);
         }
         io.shutdown().await.map_err(lost)?;
         // The server reads this end's FIN last, so it closes.
@@ -722,13 +722,8 @@ async fn serve_conn(conn: Conn, pinned: Option<Strategy>, peer: SocketAddr) {
         },
         Conn::Tcp(mut stream) => match read_hello(&mut stream).await {
             Ok(hello) => {
-                let ends = stream
-                    .local_addr()
-                    .and_then(|l| Ok((l, stream.peer_addr()?)));
-                let acks = || {
-                    let (local, remote) = ends.as_ref().ok()?;
-                    super::kernel_tcp::counters(*local, *remote).map(|c| c.segs_out)
-                };
+                let ends = tcp_ends(&stream);
+                let acks = || kernel_segments_sent(ends);
                 serve_body(&mut stream, &hello, None, &acks).await
             }
             Err(e) => Err(e),
@@ -754,6 +749,18 @@ async fn serve_conn(conn: Conn, pinned: Option<Strategy>, peer: SocketAddr) {
     if let Err(e) = result {
         eprintln!("perf client {peer}: {e}");
     }
+}
+
+/// A kernel TCP socket's two ends, to ask the kernel about it.
+fn tcp_ends(s: &TcpStream) -> Option<(SocketAddr, SocketAddr)> {
+    Some((s.local_addr().ok()?, s.peer_addr().ok()?))
+}
+
+/// The segments the kernel's socket between `ends` sent (a receiver's
+/// ACKs), as the kernel counts them.
+fn kernel_segments_sent(ends: Option<(SocketAddr, SocketAddr)>) -> Option<u64> {
+    let (local, remote) = ends?;
+    super::kernel_tcp::counters(local, remote).map(|c| c.segs_out)
 }
 
 fn lost(e: std::io::Error) -> PerfError {
