@@ -4,13 +4,15 @@
 //!
 //! In the style of smoltcp: [`SegmentRepr`] is a plain, owned-by-borrow view
 //! of a parsed segment; [`SegmentRepr::parse`] validates bytes into it and
-//! [`SegmentRepr::emit`] writes it back. The checksum and, on emit, the
-//! fixed header's fields go through `smoltcp::wire::TcpPacket`; parsing
+//! [`SegmentRepr::emit`] writes it back. On emit the fixed header's fields
+//! go through `smoltcp::wire::TcpPacket`, and the checksum is ackwise's
+//! own (a wider loop than smoltcp's, checked against it); parsing
 //! reads the fixed header directly, and the options are parsed and written
 //! here so that every malformed option maps to its own [`WireError`], a
 //! four-block SACK option from a peer is kept whole, and a segment's
 //! options cost one pass each way.
 
+mod checksum;
 mod error;
 pub mod ip;
 mod options;

@@ -1,9 +1,10 @@
 //! The TCP segment representation (RFC 9293 section 3.1).
 //!
-//! The fixed 20-byte header and the checksum are read and written through
-//! `smoltcp::wire::TcpPacket`, so the bit layout of the data offset and the
-//! control bits, and the ones-complement sum over the IPv4 pseudo-header,
-//! come from a widely used implementation. The options are handled in the
+//! The fixed 20-byte header is written through `smoltcp::wire::TcpPacket`,
+//! so the bit layout of the data offset and the control bits comes from a
+//! widely used implementation; the ones' complement sum over the IPv4
+//! pseudo-header is the `checksum` module's, tested against smoltcp's
+//! byte for byte. The options are handled in the
 //! `options` module (RFC 2018, RFC 7323, RFC 6994); see [`Options`].
 //!
 //! The urgent pointer is neither represented nor acted upon: it is ignored
@@ -11,7 +12,7 @@
 //! likewise ignored on parse and written as zero.
 
 use super::{Options, SeqNum, WireError};
-use smoltcp::wire::{IpAddress, TcpPacket, TcpSeqNumber};
+use smoltcp::wire::{TcpPacket, TcpSeqNumber};
 use std::net::Ipv4Addr;
 
 /// Length of a TCP header without options.
@@ -170,8 +171,7 @@ impl<'a> SegmentRepr<'a> {
             return Err(WireError::Truncated { len });
         };
         if let Some((src, dst)) = checksum.to_verify(bytes) {
-            let packet = TcpPacket::new_unchecked(bytes);
-            if !packet.verify_checksum(&IpAddress::Ipv4(src), &IpAddress::Ipv4(dst)) {
+            if !super::checksum::verify(src, dst, bytes) {
                 return Err(WireError::BadChecksum);
             }
         }
@@ -302,7 +302,7 @@ impl<'a> SegmentRepr<'a> {
         packet.set_window_len(self.window);
         write_payload(packet.payload_mut());
         if let Some((src, dst)) = checksum.to_fill() {
-            packet.fill_checksum(&IpAddress::Ipv4(src), &IpAddress::Ipv4(dst));
+            super::checksum::fill(src, dst, packet.into_inner());
         }
         Ok(need)
     }
