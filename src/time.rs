@@ -60,6 +60,25 @@ impl Instant {
     }
 }
 
+/// The earlier of two optional deadlines: a driver's timer is set to the
+/// earliest of the deadlines that exist.
+///
+/// ```
+/// use ackwise::time::{earliest, Instant};
+/// let (a, b) = (Instant::from_millis(5), Instant::from_millis(3));
+/// assert_eq!(earliest(Some(a), Some(b)), Some(b));
+/// assert_eq!(earliest(Some(a), None), Some(a));
+/// assert_eq!(earliest(None, None), None);
+/// ```
+#[inline]
+pub fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, None) => a,
+        (None, b) => b,
+    }
+}
+
 fn duration_nanos_saturating(d: Duration) -> u64 {
     u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }

@@ -37,7 +37,7 @@ use ack_nonce::{EchoTracker, NonceKey, SentEnds};
 
 use crate::receiver::{AckPolicy, Reassembly};
 use crate::sender::{Sender, SenderParams};
-use crate::time::{Duration, Instant};
+use crate::time::{earliest, Duration, Instant};
 use crate::wire::{AckNonce, AckRequest, Checksum, Flags, SegmentRepr, SeqNum, WireError};
 use bytes::Bytes;
 use rand_core::RngCore;
@@ -868,20 +868,12 @@ impl Connection {
         if self.state == State::Closed {
             return None;
         }
-        let mut t: Option<Instant> = None;
-        let mut consider = |x: Option<Instant>| {
-            if let Some(x) = x {
-                t = Some(t.map_or(x, |t| t.min(x)));
-            }
-        };
-        consider(self.syn_deadline);
-        consider(self.time_wait_deadline);
-        consider(self.recv.as_ref().and_then(|r| r.ack_deadline));
+        let mut t = earliest(self.syn_deadline, self.time_wait_deadline);
+        t = earliest(t, self.recv.as_ref().and_then(|r| r.ack_deadline));
         if self.is_established() {
-            consider(self.sender.poll_timeout());
+            t = earliest(t, self.sender.poll_timeout());
         }
-        consider(self.config.idle_timeout.map(|d| self.last_received + d));
-        t
+        earliest(t, self.config.idle_timeout.map(|d| self.last_received + d))
     }
 
     /// Runs the timers that are due at `now`.

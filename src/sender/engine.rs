@@ -35,7 +35,7 @@ use super::pacing::{Pacer, PacingConfig};
 use super::spread::Spreader;
 use super::window_in_use::WindowInUse;
 use crate::estimators::{AckInterval, RttEstimator};
-use crate::time::{Duration, Instant};
+use crate::time::{earliest, Duration, Instant};
 
 /// Parameters of the sending half.
 #[derive(Debug, Clone)]
@@ -582,17 +582,18 @@ impl Sender {
     /// The earliest sender timer (retransmission or persist), or the
     /// pacer's release instant when a paced segment is waiting.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        [
-            self.rto_deadline,
-            self.persist_deadline,
-            self.fast_retransmit_at,
-            self.tlp.deadline(),
-            self.pacing_wake_at(),
-            self.spreader.as_ref().and_then(Spreader::wake_at),
-        ]
-        .into_iter()
-        .flatten()
-        .min()
+        // Asked after every event, so written out rather than as an
+        // iterator over the six.
+        let mut t = earliest(self.rto_deadline, self.persist_deadline);
+        t = earliest(t, self.fast_retransmit_at);
+        t = earliest(t, self.tlp.deadline());
+        if self.pacer.is_some() {
+            t = earliest(t, self.pacing_wake_at());
+        }
+        if let Some(s) = &self.spreader {
+            t = earliest(t, s.wake_at());
+        }
+        t
     }
 
     /// Processes an acknowledgment.
