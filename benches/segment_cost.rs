@@ -5,8 +5,17 @@
 //! exchange bytes over an in-bench link with a fixed delay; nothing is
 //! allocated per packet (the link recycles its buffers) and the receiving
 //! application reads into one scratch buffer, so what is measured is the
-//! core's own cost. Criterion reports data segments per second; the
+//! core's own cost. The bench drives the ends as a driver does: an end is
+//! polled for segments after something happened to it (its application
+//! wrote, a segment arrived for it, its timer fired) and its timer is run
+//! only once due. Criterion reports data segments per second; the
 //! strategies are peers in the same process.
+//!
+//! `SEGMENT_COST_PROFILE=4w cargo bench --bench segment_cost` runs only
+//! that strategy's per-segment measurement, three times, and exits: a
+//! short, fixed workload for a profiler (`perf record`, or `valgrind
+//! --tool=callgrind` for instruction counts that do not depend on the
+//! machine's load).
 //!
 //! `cargo bench --bench segment_cost`; the `ns_per_segment` lines printed
 //! first give the figure per segment and as a ratio to AE's.
@@ -63,6 +72,15 @@ struct Pair {
     scratch: Vec<u8>,
     /// Bytes the client's application has written so far.
     written: u64,
+    /// Bytes the server's application has read so far.
+    read: u64,
+}
+
+/// One end of the pair.
+#[derive(Debug, Clone, Copy)]
+enum End {
+    Client,
+    Server,
 }
 
 impl Pair {
@@ -86,8 +104,11 @@ impl Pair {
             payload: Bytes::from(vec![0xa5; 64 << 10]),
             scratch: vec![0; 64 << 10],
             written: 0,
+            read: 0,
         };
-        // Handshake and a first transfer: buffers grown, windows open.
+        // Handshake (the server answers the SYN) and a first transfer:
+        // buffers grown, windows open.
+        pair.transmit(End::Server);
         pair.push(CHUNK_BYTES);
         pair
     }
@@ -99,26 +120,41 @@ impl Pair {
         })
     }
 
-    /// Moves every segment either side wants to send onto the link.
-    fn transmit(&mut self) {
+    /// Moves every segment one end wants to send onto the link. Like a
+    /// driver, the bench polls an end after something happened to it (the
+    /// application wrote, a segment arrived, a timer fired), until it has
+    /// nothing more to send.
+    fn transmit(&mut self, end: End) {
         loop {
             let b = self.buffer();
             let mut buf = std::mem::take(&mut self.buffers[b]);
-            let sent = if let Some(n) = self.client.poll_transmit(self.now, &mut buf) {
-                let at = arrival(&self.to_server, self.now);
-                self.to_server.push_back((at, b, n));
-                true
-            } else if let Some(n) = self.server.poll_transmit(self.now, &mut buf) {
-                let at = arrival(&self.to_client, self.now);
-                self.to_client.push_back((at, b, n));
-                true
-            } else {
-                false
+            let (conn, queue) = match end {
+                End::Client => (&mut self.client, &mut self.to_server),
+                End::Server => (&mut self.server, &mut self.to_client),
             };
+            let sent = conn.poll_transmit(self.now, &mut buf);
+            if let Some(n) = sent {
+                let at = arrival(queue, self.now);
+                queue.push_back((at, b, n));
+            }
             self.buffers[b] = buf;
-            if !sent {
+            if sent.is_none() {
                 self.free.push(b);
                 return;
+            }
+        }
+    }
+
+    /// Fires the timers of both ends that are due by now.
+    fn timers(&mut self) {
+        for end in [End::Client, End::Server] {
+            let conn = match end {
+                End::Client => &mut self.client,
+                End::Server => &mut self.server,
+            };
+            if conn.poll_timeout().is_some_and(|t| t <= self.now) {
+                conn.handle_timeout(self.now);
+                self.transmit(end);
             }
         }
     }
@@ -137,7 +173,9 @@ impl Pair {
                 let _ = self
                     .server
                     .handle_segment_shared(self.now, &whole.slice(..n), false);
-                while self.server.read_chunk(usize::MAX).is_some() {}
+                while let Some(chunk) = self.server.read_chunk(usize::MAX) {
+                    self.read += chunk.len() as u64;
+                }
                 // Everything was read, so no slice of the buffer is left:
                 // it goes back to the link as it is.
                 self.buffers[b] = whole
@@ -145,10 +183,16 @@ impl Pair {
                     .map_or_else(|_| vec![0u8; 2048], Vec::from);
             } else {
                 let _ = self.server.handle_segment(self.now, &self.buffers[b][..n]);
-                while self.server.read(&mut self.scratch) > 0 {}
+                loop {
+                    let n = self.server.read(&mut self.scratch);
+                    if n == 0 {
+                        break;
+                    }
+                    self.read += n as u64;
+                }
             }
             self.free.push(b);
-            self.transmit();
+            self.transmit(End::Server);
         }
         while let Some(&(at, b, n)) = self.to_client.front() {
             if at > self.now {
@@ -157,7 +201,7 @@ impl Pair {
             self.to_client.pop_front();
             let _ = self.client.handle_segment(self.now, &self.buffers[b][..n]);
             self.free.push(b);
-            self.transmit();
+            self.transmit(End::Client);
         }
     }
 
@@ -180,10 +224,9 @@ impl Pair {
                 left -= n;
                 self.written += n as u64;
             }
-            self.transmit();
+            self.transmit(End::Client);
             self.deliver();
-            self.transmit();
-            if left == 0 && self.server.stats().bytes_delivered >= self.written {
+            if left == 0 && self.read >= self.written {
                 break;
             }
             let next_arrival = [self.to_server.front(), self.to_client.front()]
@@ -199,8 +242,7 @@ impl Pair {
                 break;
             };
             self.now = next.max(self.now);
-            self.client.handle_timeout(self.now);
-            self.server.handle_timeout(self.now);
+            self.timers();
         }
         self.client.stats().data_segments_sent - before
     }
@@ -311,6 +353,18 @@ fn ns_per_segment(pair: &mut Pair) -> (f64, f64) {
 fn bench(c: &mut Criterion) {
     // The same figures as criterion's, per segment and as ratios to AE
     // measured in this process a moment before.
+    if let Ok(only) = std::env::var("SEGMENT_COST_PROFILE") {
+        let Some((name, config, copies)) = strategies().into_iter().find(|s| s.0 == only) else {
+            eprintln!("SEGMENT_COST_PROFILE: no strategy {only:?} in this bench");
+            std::process::exit(2);
+        };
+        let mut pair = Pair::new(&config, copies);
+        for _ in 0..3 {
+            let (ns, acks) = ns_per_segment(&mut pair);
+            println!("{name} {ns:.0} ns per segment ({acks:.1} ACKs per 100 segments)");
+        }
+        std::process::exit(0);
+    }
     let mut ae_ns = None;
     for (name, config, copies) in strategies() {
         let mut pair = Pair::new(&config, copies);
