@@ -8,7 +8,7 @@
 //! vector adds on any x86-64 or AArch64 without unsafe code or CPU
 //! detection (RFC 1071 section 2: the sum may be taken in any order and
 //! in either byte order, with the carries folded back at the end). It is
-//! about a fifth faster than a loop over one accumulator.
+//! about a sixth faster than a loop over one accumulator.
 
 use std::net::Ipv4Addr;
 
@@ -46,23 +46,27 @@ fn folded_sum(src: Ipv4Addr, dst: Ipv4Addr, segment: &[u8]) -> u16 {
 /// Sum of `data` as native-order 16-bit words, a trailing odd byte padded
 /// with zero; not folded.
 fn words_sum(data: &[u8]) -> u64 {
-    let (blocks, rest) = data.as_chunks::<32>();
-    // Each lane adds at most 2 048 words of 65 535 for a 64 KiB segment,
-    // far from overflowing 32 bits; longer inputs are summed per 64 KiB.
     let mut total = 0u64;
-    for run in blocks.chunks(2048) {
+    let mut tail: &[u8] = &[];
+    // A lane adds one word of at most 65 535 per 32 bytes: per MiB that
+    // stays below 2^31, so 32-bit lanes never overflow within a run. A
+    // segment is one run.
+    for run in data.chunks(1 << 20) {
+        let blocks = run.chunks_exact(32);
+        tail = blocks.remainder();
         let mut lanes = [0u32; 16];
-        for block in run {
-            let (words, _) = block.as_chunks::<2>();
-            for (lane, word) in lanes.iter_mut().zip(words) {
-                *lane += u32::from(u16::from_ne_bytes(*word));
+        for block in blocks {
+            let block: [u8; 32] = block.try_into().unwrap_or([0; 32]);
+            for (i, lane) in lanes.iter_mut().enumerate() {
+                *lane += u32::from(u16::from_ne_bytes([block[2 * i], block[2 * i + 1]]));
             }
         }
         total += lanes.iter().map(|&l| u64::from(l)).sum::<u64>();
     }
-    let (words, odd) = rest.as_chunks::<2>();
+    let words = tail.chunks_exact(2);
+    let odd = words.remainder();
     for word in words {
-        total += u64::from(u16::from_ne_bytes(*word));
+        total += u64::from(u16::from_ne_bytes([word[0], word[1]]));
     }
     if let Some(&byte) = odd.first() {
         total += u64::from(u16::from_ne_bytes([byte, 0]));
@@ -134,6 +138,21 @@ mod tests {
                     assert!(verify(src, dst, &ours));
                     assert!(smoltcp_verify(src, dst, &ours));
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn inputs_past_a_run_are_summed_without_overflow() {
+        // A plain word-by-word sum into 64 bits as the reference.
+        let reference = |data: &[u8]| -> u64 {
+            data.chunks(2)
+                .map(|w| u64::from(u16::from_ne_bytes([w[0], *w.get(1).unwrap_or(&0)])))
+                .sum()
+        };
+        for len in [(1 << 20) - 1, 1 << 20, (1 << 20) + 33, 3 << 20] {
+            for data in [vec![0xff; len], bytes(len as u64, len)] {
+                assert_eq!(words_sum(&data), reference(&data), "len {len}");
             }
         }
     }
