@@ -35,7 +35,7 @@
 use ackwise::connection::{AckNonceMode, AckPolicyConfig, AckRequestConfig, Config, Connection};
 use ackwise::testing::TestRng;
 use ackwise::time::Instant;
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -66,7 +66,7 @@ struct Pair {
     /// Segments in flight each way: (arrival, buffer index, length).
     to_server: VecDeque<(Instant, usize, usize)>,
     to_client: VecDeque<(Instant, usize, usize)>,
-    buffers: Vec<Vec<u8>>,
+    buffers: Vec<BytesMut>,
     free: Vec<usize>,
     payload: Bytes,
     scratch: Vec<u8>,
@@ -115,7 +115,7 @@ impl Pair {
 
     fn buffer(&mut self) -> usize {
         self.free.pop().unwrap_or_else(|| {
-            self.buffers.push(vec![0u8; 2048]);
+            self.buffers.push(link_buffer());
             self.buffers.len() - 1
         })
     }
@@ -169,7 +169,7 @@ impl Pair {
             }
             self.to_server.pop_front();
             if self.shared_reads {
-                let whole = Bytes::from(std::mem::take(&mut self.buffers[b]));
+                let whole = std::mem::take(&mut self.buffers[b]).freeze();
                 let _ = self
                     .server
                     .handle_segment_shared(self.now, &whole.slice(..n), false);
@@ -177,10 +177,9 @@ impl Pair {
                     self.read += chunk.len() as u64;
                 }
                 // Everything was read, so no slice of the buffer is left:
-                // it goes back to the link as it is.
-                self.buffers[b] = whole
-                    .try_into_mut()
-                    .map_or_else(|_| vec![0u8; 2048], Vec::from);
+                // it goes back to the link as it is, as the UDP driver
+                // takes its receive slots back.
+                self.buffers[b] = whole.try_into_mut().unwrap_or_else(|_| link_buffer());
             } else {
                 let _ = self.server.handle_segment(self.now, &self.buffers[b][..n]);
                 loop {
@@ -246,6 +245,16 @@ impl Pair {
         }
         self.client.stats().data_segments_sent - before
     }
+}
+
+/// A buffer of the bench's link. Made shared once, so that handing it to
+/// the receiver by reference (`freeze`, `slice`) and taking it back
+/// (`try_into_mut`) only count references, as the UDP driver's receive
+/// slots do after their first loan, and never allocate.
+fn link_buffer() -> BytesMut {
+    let mut buf = BytesMut::zeroed(2048);
+    drop(buf.split_off(2048));
+    buf
 }
 
 /// When a packet sent at `now` arrives: after the one queued before it
