@@ -636,7 +636,7 @@ impl DelayLine {
 /// business (a qdisc on either interface shapes what enters the wire).
 ///
 /// Each direction runs on a thread of its own; [`stop`](Self::stop) (or
-/// dropping the bridge) ends them within [`POLL_CAP`] and closes both
+/// dropping the bridge) ends them within 50 ms (`POLL_CAP`) and closes both
 /// interfaces.
 #[derive(Debug)]
 pub struct TunBridge {

@@ -1025,7 +1025,7 @@ impl Sender {
     }
 
     /// Holds duplicate ACKs without SACK to what an honest receiver could
-    /// have sent ([`reno_creditable`](Self::reno_creditable)). Without
+    /// have sent (`reno_creditable`). Without
     /// SACK and without the ACK nonce a sender cannot tell a forged
     /// duplicate from an honest one, and NewReno lets a segment out for
     /// each; a receiver that repeats its duplicates can make the sender

@@ -15,7 +15,7 @@
 //! `N_RTT_SAMPLE` samples and its minimum exceeds the previous round's by
 //! `clamp(previous / 8, 4 ms, 16 ms)`, Conservative Slow Start begins
 //! (section 4.3): the window grows a quarter as fast
-//! ([`CSS_GROWTH_DIVISOR`]), and if a later round's minimum falls back
+//! (`CSS_GROWTH_DIVISOR`), and if a later round's minimum falls back
 //! below the one that started it, the rise was passing and slow start
 //! resumes; after five rounds of it slow start ends (ssthresh = cwnd).
 //!
@@ -73,7 +73,7 @@ impl HyStart {
     }
 
     /// Whether Conservative Slow Start is running (growth divided by
-    /// [`CSS_GROWTH_DIVISOR`]).
+    /// 4, `CSS_GROWTH_DIVISOR`).
     pub fn in_css(&self) -> bool {
         self.css.is_some()
     }
