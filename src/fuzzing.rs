@@ -242,7 +242,7 @@ fn deliver(
     rng: &mut TestRng,
 ) {
     match conns[side].as_mut() {
-        Some(c) if seg.len() % 2 == 0 => {
+        Some(c) if seg.len().is_multiple_of(2) => {
             let _ = c.handle_segment_shared(now, &Bytes::copy_from_slice(seg), false);
         }
         Some(c) => {

@@ -814,7 +814,7 @@ async fn slow_small_reads_keep_the_window_moving() {
             reads += 1;
             // Let the buffer fill up now and then: the window closes and
             // must reopen as the reader catches up.
-            if reads % 200 == 0 {
+            if reads.is_multiple_of(200) {
                 tokio::time::sleep(Duration::from_millis(5)).await;
             }
         }

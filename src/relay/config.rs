@@ -473,7 +473,7 @@ fn fmt_bps(bps: u64) -> String {
         (1_000, "kbit/s"),
     ] {
         if bps >= scale {
-            return if bps % scale == 0 {
+            return if bps.is_multiple_of(scale) {
                 format!("{} {unit}", bps / scale)
             } else {
                 format!("{} {unit}", bps as f64 / scale as f64)
@@ -486,7 +486,7 @@ fn fmt_bps(bps: u64) -> String {
 /// A delay in milliseconds, with fractions only when it has them.
 fn fmt_ms(d: Duration) -> String {
     let us = d.as_micros();
-    if us % 1000 == 0 {
+    if us.is_multiple_of(1000) {
         format!("{}", us / 1000)
     } else {
         format!("{}", us as f64 / 1000.0)

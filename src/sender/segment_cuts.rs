@@ -71,7 +71,7 @@ impl SegmentCuts {
             return full;
         }
         let h = siphash13(self.k0, self.k1, &start.to_le_bytes());
-        if h % CUT_ONE_IN != 0 {
+        if !h.is_multiple_of(CUT_ONE_IN) {
             return full;
         }
         // The high half of the hash picks the length, independent of the

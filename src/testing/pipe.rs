@@ -356,7 +356,11 @@ impl Pipe {
         let len = self.lens[p.buf];
         // Every other segment is handed over by reference, so the
         // receive side holds shared chunks and copies side by side.
-        let shared = (self.stats.delivered % 2 == 0).then(|| Bytes::copy_from_slice(&bytes[..len]));
+        let shared = self
+            .stats
+            .delivered
+            .is_multiple_of(2)
+            .then(|| Bytes::copy_from_slice(&bytes[..len]));
         let handle = |c: &mut Connection, now| match &shared {
             Some(b) => c.handle_segment_shared(now, b, false),
             None => c.handle_segment(now, &bytes[..len]),
@@ -520,7 +524,7 @@ impl<'a> AppEnd<'a> {
     fn drive(&mut self, conn: &mut Connection) {
         if self.sent < self.to_send.len() {
             self.writes += 1;
-            self.sent += if self.writes % 2 == 0 {
+            self.sent += if self.writes.is_multiple_of(2) {
                 conn.write_shared(self.shared.slice(self.sent..))
             } else {
                 conn.write(&self.to_send[self.sent..])

@@ -741,7 +741,7 @@ fn every_option_combination_emits_consistently() {
                 let r = repr(opts, b"p");
                 let bytes = emit_vec(&r, Checksum::Ignore);
                 let hl = r.header_len();
-                assert!(hl % 4 == 0 && hl <= 60, "{opts:?}: {hl}");
+                assert!(hl.is_multiple_of(4) && hl <= 60, "{opts:?}: {hl}");
                 assert_eq!(usize::from(bytes[12] >> 4) * 4, hl, "{opts:?}");
                 let k = expected_sack_blocks(&opts);
                 assert_eq!(opts.sack_capacity().min(n), k, "{opts:?}");
