@@ -9,9 +9,10 @@
 //! it checks the header, refuses fragments, extension headers and other
 //! protocols, verifies the TCP checksum and hands back the segment.
 
+use super::checksum;
 use core::fmt;
 use smoltcp::phy::ChecksumCapabilities;
-use smoltcp::wire::{checksum, IpProtocol, Ipv4Packet, Ipv4Repr, TcpPacket};
+use smoltcp::wire::{IpProtocol, Ipv4Packet, Ipv4Repr, TcpPacket};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 /// Bytes of an IPv4 header without options.
@@ -85,8 +86,7 @@ fn frame_v4(
     out.resize(total, 0);
     out[IPV4_HEADER_LEN..].copy_from_slice(segment);
     if segment.len() >= 20 {
-        let mut tcp = TcpPacket::new_unchecked(&mut out[IPV4_HEADER_LEN..]);
-        tcp.fill_checksum(&src.into(), &dst.into());
+        checksum::fill(src, dst, &mut out[IPV4_HEADER_LEN..]);
     }
     let repr = Ipv4Repr {
         src_addr: src,
@@ -125,25 +125,9 @@ fn frame_v6(
     out.extend_from_slice(&dst.octets());
     out.extend_from_slice(segment);
     if segment.len() >= 20 {
-        let tcp = &mut out[IPV6_HEADER_LEN..];
-        tcp[16..18].fill(0);
-        let sum = !tcp_sum_v6(src, dst, tcp);
-        tcp[16..18].copy_from_slice(&sum.to_be_bytes());
+        checksum::fill_v6(src, dst, &mut out[IPV6_HEADER_LEN..]);
     }
     Ok(())
-}
-
-/// The ones' complement sum of the IPv6 pseudo-header (RFC 8200 section
-/// 8.1: both addresses, the upper-layer length, next header 6) and `tcp`,
-/// before the final complement.
-fn tcp_sum_v6(src: Ipv6Addr, dst: Ipv6Addr, tcp: &[u8]) -> u16 {
-    checksum::combine(&[
-        checksum::data(&src.octets()),
-        checksum::data(&dst.octets()),
-        checksum::data(&(tcp.len() as u32).to_be_bytes()),
-        checksum::data(&[0, 0, 0, 6]),
-        checksum::data(tcp),
-    ])
 }
 
 fn v6(a: IpAddr) -> Ipv6Addr {
@@ -191,8 +175,8 @@ fn unframe_v4(packet: &[u8]) -> Result<Unframed<'_>, IpError> {
     let header = usize::from(ip.header_len());
     let total = usize::from(ip.total_len());
     let segment = &packet[header..total];
-    let tcp = TcpPacket::new_checked(segment).map_err(|_| IpError::Malformed)?;
-    if !tcp.verify_checksum(&src.into(), &dst.into()) {
+    TcpPacket::new_checked(segment).map_err(|_| IpError::Malformed)?;
+    if !checksum::verify(src, dst, segment) {
         return Err(IpError::BadChecksum);
     }
     Ok(Unframed {
@@ -221,9 +205,7 @@ fn unframe_v6(packet: &[u8]) -> Result<Unframed<'_>, IpError> {
         a
     };
     let (src, dst) = (Ipv6Addr::from(octets(8)), Ipv6Addr::from(octets(24)));
-    // Summing the pseudo-header and the segment, its checksum included,
-    // gives all ones when the checksum is right.
-    if tcp_sum_v6(src, dst, segment) != 0xffff {
+    if !checksum::verify_v6(src, dst, segment) {
         return Err(IpError::BadChecksum);
     }
     let first = u32::from_be_bytes([header[0], header[1], header[2], header[3]]);
