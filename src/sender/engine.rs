@@ -587,13 +587,8 @@ impl Sender {
         let mut t = earliest(self.rto_deadline, self.persist_deadline);
         t = earliest(t, self.fast_retransmit_at);
         t = earliest(t, self.tlp.deadline());
-        if self.pacer.is_some() {
-            t = earliest(t, self.pacing_wake_at());
-        }
-        if let Some(s) = &self.spreader {
-            t = earliest(t, s.wake_at());
-        }
-        t
+        t = earliest(t, self.pacing_wake_at());
+        earliest(t, self.spreader.as_ref().and_then(Spreader::wake_at))
     }
 
     /// Processes an acknowledgment.
