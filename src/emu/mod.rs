@@ -61,6 +61,7 @@
 //!   statistics and RED's average.
 
 mod cross;
+mod elide;
 mod error;
 mod event;
 pub(crate) mod host;

@@ -6,6 +6,7 @@
 //! grown to the largest number of packets ever in flight nothing is
 //! allocated per packet.
 
+use super::elide::Elided;
 use crate::time::Instant;
 
 /// What a packet is, for counting and for middlebox hooks.
@@ -32,7 +33,9 @@ pub(crate) enum Owner {
 
 #[derive(Debug)]
 pub(crate) struct Packet {
-    /// Encoded TCP segment in `buf[..len]` (unused for UDP).
+    /// Encoded TCP segment in `buf[..len]` (unused for UDP). Empty
+    /// until first used; it grows to what the slot has had to hold, which
+    /// for a slot that only carried ACKs and elided data is the headers.
     pub buf: Vec<u8>,
     pub len: usize,
     /// Size on links: segment plus per-packet overhead.
@@ -46,23 +49,23 @@ pub(crate) struct Packet {
     pub ce: bool,
     /// When the packet left its host.
     pub sent_at: Instant,
+    /// Payload left out of `buf` because it is the flows' pattern (see
+    /// [`super::elide`]); `buf[..len]` then holds the headers alone.
+    pub elided: Elided,
 }
 
 #[derive(Debug)]
 pub(crate) struct Pool {
     pub packets: Vec<Packet>,
     free: Vec<u32>,
-    buf_len: usize,
 }
 
 impl Pool {
-    /// A pool whose buffers hold `buf_len` bytes, enough for the largest
-    /// segment any connection of the run emits.
-    pub fn new(buf_len: usize) -> Pool {
+    /// An empty pool.
+    pub fn new() -> Pool {
         Pool {
             packets: Vec::new(),
             free: Vec::new(),
-            buf_len,
         }
     }
 
@@ -71,7 +74,7 @@ impl Pool {
             return i;
         }
         self.packets.push(Packet {
-            buf: vec![0; self.buf_len],
+            buf: Vec::new(),
             len: 0,
             wire_bytes: 0,
             owner: Owner::Cross(0),
@@ -80,6 +83,7 @@ impl Pool {
             ecn_capable: false,
             ce: false,
             sent_at: Instant::ZERO,
+            elided: Elided::NONE,
         });
         (self.packets.len() - 1) as u32
     }
@@ -128,7 +132,7 @@ mod tests {
 
     #[test]
     fn pool_recycles_slots() {
-        let mut p = Pool::new(100);
+        let mut p = Pool::new();
         let a = p.alloc();
         let b = p.alloc();
         p.release(a);

@@ -4,6 +4,7 @@
 //! a seed determine the result bit for bit.
 
 use super::cross::CrossSource;
+use super::elide;
 use super::event::{Event, EventQueue, PacketIdx};
 use super::host::{pattern, FlowState, CHUNK};
 use super::link::{Link, LinkCounters};
@@ -49,6 +50,13 @@ pub struct Simulator {
     pool: Pool,
     pattern: Vec<u8>,
     scratch: Vec<u8>,
+    /// Where a host writes the segment it sends and where an elided one
+    /// is rebuilt for its receiver: two buffers that stay in cache.
+    tx_scratch: Vec<u8>,
+    rx_scratch: Vec<u8>,
+    /// Whether data payloads that are the pattern travel as headers
+    /// alone ([`elide`]); off when a capture needs every byte.
+    elide: bool,
     /// Whether a link is handing over packets that arrive at the same
     /// instant, and the ends that wait to answer until all are in (kept
     /// between batches, so a batch does not allocate).
@@ -161,9 +169,12 @@ impl Simulator {
             media: scenario.media.iter().map(Medium::new).collect(),
             flows: scenario.flows.iter().map(FlowState::new).collect(),
             cross,
-            pool: Pool::new(buf_len),
+            pool: Pool::new(),
             pattern: pattern(),
             scratch: vec![0; CHUNK],
+            tx_scratch: vec![0; buf_len],
+            rx_scratch: Vec::with_capacity(buf_len),
+            elide: scenario.captures.is_empty(),
             gathering: false,
             arrived_together: Vec::new(),
             client_reads_batches: scenario.client_reads_batches,
@@ -639,7 +650,12 @@ impl Simulator {
             return;
         };
         let f = &mut self.flows[flow as usize];
-        let bytes = &pkt.buf[..pkt.len];
+        let bytes = elide::restore(
+            &pkt.buf[..pkt.len],
+            pkt.elided,
+            &self.pattern,
+            &mut self.rx_scratch,
+        );
         let ce = pkt.ce;
         #[cfg(feature = "quic")]
         if let Some(q) = f.quic.as_mut() {
@@ -706,18 +722,39 @@ impl Simulator {
                 _ => None,
             };
             let tcp = match smol {
-                Some(h) => h.poll_transmit(self.now, &mut pkt.buf),
-                None => conn.and_then(|c| c.poll_transmit(self.now, &mut pkt.buf)),
+                Some(h) => h.poll_transmit(self.now, &mut self.tx_scratch),
+                None => conn.and_then(|c| c.poll_transmit(self.now, &mut self.tx_scratch)),
+            };
+            // A TCP segment goes into the packet without its payload when
+            // that is the pattern; a QUIC datagram is written in place.
+            let mut store = |n: usize| {
+                let seg = &self.tx_scratch[..n];
+                let kind = classify(seg);
+                let (len, elided) =
+                    elide::store(seg, kind, &self.pattern, self.elide, &mut pkt.buf);
+                pkt.len = len;
+                pkt.elided = elided;
+                (n, kind)
             };
             #[cfg(feature = "quic")]
             let polled = match fl.quic.as_mut() {
-                Some(q) => q
-                    .poll_transmit(self.now, server, &mut pkt.buf)
-                    .map(|(n, class)| (n, quic_kind(class))),
-                None => tcp.map(|n| (n, classify(&pkt.buf[..n]))),
+                Some(q) => {
+                    // As large as any datagram of the run (the scratch's
+                    // size), once per slot.
+                    if pkt.buf.len() < self.tx_scratch.len() {
+                        pkt.buf.resize(self.tx_scratch.len(), 0);
+                    }
+                    q.poll_transmit(self.now, server, &mut pkt.buf)
+                        .map(|(n, class)| {
+                            pkt.len = n;
+                            pkt.elided = elide::Elided::NONE;
+                            (n, quic_kind(class))
+                        })
+                }
+                None => tcp.map(&mut store),
             };
             #[cfg(not(feature = "quic"))]
-            let polled = tcp.map(|n| (n, classify(&pkt.buf[..n])));
+            let polled = tcp.map(&mut store);
             let Some((n, kind)) = polled else {
                 self.pool.release(p);
                 return;
@@ -728,7 +765,6 @@ impl Simulator {
                 .unwrap_or(u32::MAX)
                 .saturating_add(self.overhead)
                 .saturating_add(udp);
-            pkt.len = n;
             pkt.wire_bytes = wire;
             pkt.kind = kind;
             pkt.owner = Owner::Flow {

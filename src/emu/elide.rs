@@ -1,0 +1,159 @@
+//! Payload elision: a data segment in flight keeps its headers and leaves
+//! its payload out when that payload is exactly the flows' pattern
+//! ([`super::host::pattern`]) from some phase on; the receiving host gets
+//! the segment rebuilt byte for byte.
+//!
+//! Why: between the sender and the receiver a packet spends a whole
+//! round trip in queues and delay lines. With the payload in it, every
+//! byte in flight is memory the simulator touches twice (written at the
+//! sender, read at the receiver, a round trip apart), so on a large
+//! window both ends miss the CPU's caches on every packet and the cost
+//! per packet grows with the window and with the number of flows. Kept
+//! out, a packet in flight is one cache line, the payload is written into
+//! and read from buffers that stay hot, and the run is the same: the
+//! receiver sees the very bytes the sender emitted (checksum included),
+//! so results are byte-identical.
+//!
+//! Nothing is taken on trust: a payload is left out only after it was
+//! compared with the pattern, and one that differs (an application that
+//! wrote something else, a sender that emitted the wrong bytes) travels
+//! whole, for the receiving application's content check to judge.
+//! Captures need every byte, so a run with a capture keeps payloads.
+
+use super::host::{CHUNK, PATTERN_PERIOD};
+use super::packet::PacketKind;
+
+/// A payload left out of a packet: its length and where in the pattern
+/// it starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Elided {
+    /// Payload bytes left out (0: the packet is whole).
+    pub bytes: u32,
+    /// Offset in the pattern of the payload's first byte.
+    pub phase: u8,
+}
+
+impl Elided {
+    /// Nothing left out.
+    pub const NONE: Elided = Elided { bytes: 0, phase: 0 };
+}
+
+/// Offset of a TCP segment's payload, from its data-offset field; `None`
+/// for something too short to be a segment.
+fn payload_offset(seg: &[u8]) -> Option<usize> {
+    let header = usize::from(*seg.get(12)? >> 4) * 4;
+    (header >= 20 && header <= seg.len()).then_some(header)
+}
+
+/// Copies the encoded segment `seg` into `buf`, leaving the payload out
+/// when `elide` allows it, `kind` is data and the payload is the pattern
+/// from some phase on. Returns the bytes written to `buf` and what was
+/// left out. `buf` grows to what it must hold, so a pool slot that only
+/// ever carried headers stays a few dozen bytes.
+pub(crate) fn store(
+    seg: &[u8],
+    kind: PacketKind,
+    pattern: &[u8],
+    elide: bool,
+    buf: &mut Vec<u8>,
+) -> (usize, Elided) {
+    if elide && kind == PacketKind::Data {
+        if let Some(h) = payload_offset(seg) {
+            let payload = &seg[h..];
+            let phase = payload.first().copied().unwrap_or(u8::MAX);
+            let start = usize::from(phase);
+            if start < PATTERN_PERIOD
+                && payload.len() <= CHUNK
+                && *payload == pattern[start..start + payload.len()]
+            {
+                fill(buf, &seg[..h]);
+                let bytes = u32::try_from(payload.len()).unwrap_or(u32::MAX);
+                return (h, Elided { bytes, phase });
+            }
+        }
+    }
+    fill(buf, seg);
+    (seg.len(), Elided::NONE)
+}
+
+/// Copies `bytes` to the front of `buf`, growing it if it is shorter.
+fn fill(buf: &mut Vec<u8>, bytes: &[u8]) {
+    if buf.len() < bytes.len() {
+        buf.resize(bytes.len(), 0);
+    }
+    buf[..bytes.len()].copy_from_slice(bytes);
+}
+
+/// The whole segment of a packet whose `stored` bytes are in the pool:
+/// `stored` itself when nothing was left out, else the headers followed by
+/// the pattern, rebuilt in `out`.
+pub(crate) fn restore<'a>(
+    stored: &'a [u8],
+    elided: Elided,
+    pattern: &[u8],
+    out: &'a mut Vec<u8>,
+) -> &'a [u8] {
+    if elided.bytes == 0 {
+        return stored;
+    }
+    let start = usize::from(elided.phase);
+    out.clear();
+    out.extend_from_slice(stored);
+    out.extend_from_slice(&pattern[start..start + elided.bytes as usize]);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::host::pattern;
+    use super::super::packet::classify;
+    use super::*;
+
+    /// A segment with a 32-byte header (12 bytes of options) and `payload`.
+    fn segment(payload: &[u8]) -> Vec<u8> {
+        let mut seg = vec![0xA5u8; 32];
+        seg[12] = 8 << 4;
+        seg[13] = 0x18; // PSH, ACK
+        seg.extend_from_slice(payload);
+        seg
+    }
+
+    #[test]
+    fn pattern_payloads_travel_as_headers_and_come_back_whole() {
+        let pat = pattern();
+        for (phase, len) in [(0usize, 1usize), (17, 1448), (250, 1448), (3, 9000)] {
+            let seg = segment(&pat[phase..phase + len]);
+            let kind = classify(&seg);
+            let mut buf = Vec::new();
+            let (n, e) = store(&seg, kind, &pat, true, &mut buf);
+            assert_eq!(n, 32, "phase {phase} len {len}");
+            assert_eq!(buf.len(), 32, "only the headers are held");
+            assert_eq!(e.bytes as usize, len);
+            let mut out = Vec::new();
+            assert_eq!(restore(&buf[..n], e, &pat, &mut out), &seg[..]);
+        }
+    }
+
+    #[test]
+    fn anything_else_travels_whole() {
+        let pat = pattern();
+        let mut other = pat[5..1453].to_vec();
+        other[700] ^= 1;
+        let cases = [
+            (segment(&other), true),         // one byte off the pattern
+            (segment(&[251u8; 10]), true),   // no phase starts with 251
+            (segment(&pat[5..1453]), false), // elision off (a capture)
+            (segment(&[]), true),            // no payload
+            (vec![0u8; 12], true),           // shorter than a header
+            (vec![0xF0u8; 30], true),        // data offset past the end
+        ];
+        for (i, (seg, elide)) in cases.iter().enumerate() {
+            // Claimed to be data, so only the checks on the bytes decide.
+            let mut buf = vec![7u8; 3];
+            let (n, e) = store(seg, PacketKind::Data, &pat, *elide, &mut buf);
+            assert_eq!((n, e), (seg.len(), Elided::NONE), "case {i}");
+            let mut out = Vec::new();
+            assert_eq!(restore(&buf[..n], e, &pat, &mut out), &seg[..], "case {i}");
+        }
+    }
+}
