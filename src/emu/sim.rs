@@ -48,7 +48,7 @@ pub struct Simulator {
     flows: Vec<FlowState>,
     cross: Vec<CrossSource>,
     pool: Pool,
-    pattern: Vec<u8>,
+    pattern: bytes::Bytes,
     scratch: Vec<u8>,
     /// Where a host writes the segment it sends and where an elided one
     /// is rebuilt for its receiver: two buffers that stay in cache.
@@ -170,7 +170,7 @@ impl Simulator {
             flows: scenario.flows.iter().map(FlowState::new).collect(),
             cross,
             pool: Pool::new(),
-            pattern: pattern(),
+            pattern: pattern().into(),
             scratch: vec![0; CHUNK],
             tx_scratch: vec![0; buf_len],
             rx_scratch: Vec::with_capacity(buf_len),
