@@ -22,6 +22,10 @@ const BLOCK_BYTES: usize = 64 * 1024;
 /// stays far below the kernel's 1 024 I/O vector entries.
 const MIN_SHARED_BYTES: usize = 2 * 1024;
 
+/// Chunks at the end of the list that [`SendBuffer::slices`] checks one
+/// by one before it searches the whole list.
+const RECENT_CHUNKS: usize = 4;
+
 /// A bounded byte queue addressed by stream offset (0 = first data byte).
 ///
 /// The bytes are a list of chunks: blocks that [`write`](Self::write)
@@ -185,13 +189,24 @@ impl SendBuffer {
         // In range, so the difference fits in `len` and therefore usize.
         let bytes = len.min((self.end() - offset) as usize);
         let tail_at = self.end() - self.tail.len() as u64;
-        // New data, the common case, is in the tail.
+        // New data, the common case, is in the tail or, after shared
+        // writes, in one of the last chunks: look there before searching
+        // a list that holds a whole window of them.
         let chunk = if offset >= tail_at {
             self.chunks.len()
         } else {
             // The last chunk starting at or before `offset`; the first
             // starts at `start`, so there is one.
-            self.chunks.partition_point(|&(at, _)| at <= offset) - 1
+            let recent = self
+                .chunks
+                .iter()
+                .rev()
+                .take(RECENT_CHUNKS)
+                .position(|&(at, _)| at <= offset);
+            match recent {
+                Some(back) => self.chunks.len() - 1 - back,
+                None => self.chunks.partition_point(|&(at, _)| at <= offset) - 1,
+            }
         };
         let at = self.chunks.get(chunk).map_or(tail_at, |&(at, _)| at);
         Some(Slices {
