@@ -833,6 +833,7 @@ impl Simulator {
         let p = self.pool.alloc();
         let pkt = self.pool.get_mut(p);
         pkt.len = 0;
+        pkt.elided = elide::Elided::NONE;
         pkt.wire_bytes = self.cross[i as usize].packet_bytes;
         pkt.kind = PacketKind::Udp;
         pkt.owner = Owner::Cross(i);
