@@ -20,8 +20,8 @@
 //! whole, for the receiving application's content check to judge.
 //! Captures need every byte, so a run with a capture keeps payloads.
 
-use super::host::{CHUNK, PATTERN_PERIOD};
-use super::packet::PacketKind;
+use super::host::pattern_at;
+use super::packet::{header_len, PacketKind};
 
 /// A payload left out of a packet: its length and where in the pattern
 /// it starts.
@@ -38,11 +38,10 @@ impl Elided {
     pub const NONE: Elided = Elided { bytes: 0, phase: 0 };
 }
 
-/// Offset of a TCP segment's payload, from its data-offset field; `None`
-/// for something too short to be a segment.
+/// Offset of a TCP segment's payload; `None` for something too short to
+/// be a segment or whose header would run past its end.
 fn payload_offset(seg: &[u8]) -> Option<usize> {
-    let header = usize::from(*seg.get(12)? >> 4) * 4;
-    (header >= 20 && header <= seg.len()).then_some(header)
+    header_len(seg).filter(|&h| h >= 20 && h <= seg.len())
 }
 
 /// Copies the encoded segment `seg` into `buf`, leaving the payload out
@@ -60,11 +59,13 @@ pub(crate) fn store(
     if elide && kind == PacketKind::Data {
         if let Some(h) = payload_offset(seg) {
             let payload = &seg[h..];
+            // The pattern's byte at offset `i` is `i` mod its period, so a
+            // payload that is the pattern starts at the phase its first
+            // byte names (and a first byte past the period matches none;
+            // nor does a payload longer than the pattern's longest slice).
             let phase = payload.first().copied().unwrap_or(u8::MAX);
-            let start = usize::from(phase);
-            if start < PATTERN_PERIOD
-                && payload.len() <= CHUNK
-                && *payload == pattern[start..start + payload.len()]
+            if !payload.is_empty()
+                && *payload == *pattern_at(pattern, u64::from(phase), payload.len())
             {
                 fill(buf, &seg[..h]);
                 let bytes = u32::try_from(payload.len()).unwrap_or(u32::MAX);
@@ -87,6 +88,7 @@ fn fill(buf: &mut Vec<u8>, bytes: &[u8]) {
 /// The whole segment of a packet whose `stored` bytes are in the pool:
 /// `stored` itself when nothing was left out, else the headers followed by
 /// the pattern, rebuilt in `out`.
+#[inline]
 pub(crate) fn restore<'a>(
     stored: &'a [u8],
     elided: Elided,
@@ -96,10 +98,13 @@ pub(crate) fn restore<'a>(
     if elided.bytes == 0 {
         return stored;
     }
-    let start = usize::from(elided.phase);
     out.clear();
     out.extend_from_slice(stored);
-    out.extend_from_slice(&pattern[start..start + elided.bytes as usize]);
+    out.extend_from_slice(pattern_at(
+        pattern,
+        u64::from(elided.phase),
+        elided.bytes as usize,
+    ));
     out
 }
 

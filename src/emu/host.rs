@@ -276,8 +276,7 @@ impl FlowState {
             let mut budget = c.write_budget().unwrap_or(u64::MAX);
             while self.written < self.bytes && budget > 0 {
                 let want = (self.bytes - self.written).min(CHUNK as u64).min(budget) as usize;
-                let start = (self.written % PATTERN_PERIOD as u64) as usize;
-                let n = c.write_shared(pattern.slice(start..start + want));
+                let n = c.write_shared(pattern.slice_ref(pattern_at(pattern, self.written, want)));
                 budget = budget.saturating_sub(n as u64);
                 if n == 0 {
                     break;

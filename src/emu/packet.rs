@@ -106,6 +106,12 @@ impl Pool {
     }
 }
 
+/// A TCP segment's header length in bytes, from its data-offset field
+/// (byte 12); `None` when the segment is too short to have that byte.
+pub(crate) fn header_len(seg: &[u8]) -> Option<usize> {
+    seg.get(12).map(|&b| usize::from(b >> 4) * 4)
+}
+
 /// Classifies an encoded TCP segment by peeking at its header: payload
 /// length from the data offset, flags from byte 13. Avoids a full parse
 /// per packet; a segment too short to have a header counts as control.
@@ -113,7 +119,7 @@ pub(crate) fn classify(seg: &[u8]) -> PacketKind {
     if seg.len() < 20 {
         return PacketKind::Control;
     }
-    let header = usize::from(seg[12] >> 4) * 4;
+    let header = header_len(seg).unwrap_or(0);
     let payload = seg.len().saturating_sub(header);
     // FIN 0x01, SYN 0x02, RST 0x04.
     let control = seg[13] & 0x07 != 0;
