@@ -288,6 +288,19 @@ pub struct Config {
     /// Needs SACK. On by default; off in [`Config::standard_tcp`], as
     /// ns-2's SACK sender has no such rule.
     pub loss_by_send_order: bool,
+    /// Early retransmit (RFC 5827): with fewer than four segments out and
+    /// no new one to send, a loss is found once all but one of them are
+    /// SACKed (or as many duplicate ACKs came), so a small window or the
+    /// tail of a transfer is repaired by fast retransmit rather than by
+    /// the timer. On by default; off in [`Config::standard_tcp`].
+    pub early_retransmit: bool,
+    /// The acknowledgment fixes postpone a fast retransmit only while
+    /// each requested ACK covers two or more segments: with an ACK asked
+    /// for every segment (a window of a few segments) there is no burst
+    /// to let drain, and waiting takes time from the repair before the
+    /// timer fires. On by default (ackwise's own); paper 003's AF waits
+    /// whatever the group.
+    pub af_waits_only_for_sparse_acks: bool,
     /// ACK nonces (see [`ack_nonce`](super::ack_nonce)): every data
     /// segment carries a nonce only a receiver holding it can echo, and
     /// ACKs without the right echo are ignored, so a receiver cannot
@@ -423,8 +436,9 @@ impl Default for Config {
             // ACK releases over the delivery rate, the receiver answers
             // requests, ACKs sparsely while a hole is open and gives
             // delayed ACKs to a sender that does not ask, byte counting
-            // follows the ACK group, and the acknowledgment fixes keep the
-            // low ACK rate safe in loss recovery. It held completion
+            // follows the ACK group, and the acknowledgment fixes (their
+            // fast-retransmit wait only while ACKs are sparse) and early
+            // retransmit keep the low ACK rate safe in loss recovery. It held completion
             // closest to ACK-every-segment's across the gauntlet's random
             // paths with the fewest ACKs (docs/results/gauntlet.md).
             request_acks: AckRequestConfig::Adaptive {
@@ -448,6 +462,8 @@ impl Default for Config {
             hystart: false,
             tail_loss_probe: true,
             loss_by_send_order: true,
+            early_retransmit: true,
+            af_waits_only_for_sparse_acks: true,
             ack_nonce: AckNonceMode::Offer,
             announce_window: false,
             nagle: true,
@@ -476,11 +492,11 @@ impl Config {
     /// The settings of a standard TCP end, as before ackwise's ACK economy:
     /// delayed ACKs (every second segment, 100 ms), no ACK requests asked
     /// for, RFC 3465 byte counting with L = 2, no acknowledgment fixes, no
-    /// tail loss probes (ns-2's agents, which the cross-checks compare
-    /// with, have none), no ACK-clock spreading and no ACK nonce (it is
-    /// ackwise's own option);
-    /// everything else as in [`Config::default`]. What tests and
-    /// cross-checks that model an unmodified stack start from.
+    /// tail loss probes and no early retransmit (ns-2's agents, which the
+    /// cross-checks compare with, have neither), no ACK-clock spreading
+    /// and no ACK nonce (it is ackwise's own option); everything else as
+    /// in [`Config::default`]. What tests and cross-checks that model an
+    /// unmodified stack start from.
     pub fn standard_tcp() -> Config {
         Config {
             request_acks: AckRequestConfig::None,
@@ -489,6 +505,8 @@ impl Config {
             ack_fixes: false,
             tail_loss_probe: false,
             loss_by_send_order: false,
+            early_retransmit: false,
+            af_waits_only_for_sparse_acks: false,
             ack_spreading: false,
             ack_nonce: AckNonceMode::Off,
             ..Config::default()

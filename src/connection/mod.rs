@@ -472,6 +472,8 @@ impl Connection {
             hystart: config.hystart,
             tail_loss_probe: config.tail_loss_probe,
             loss_by_send_order: config.loss_by_send_order,
+            early_retransmit: config.early_retransmit,
+            af_waits_only_for_sparse_acks: config.af_waits_only_for_sparse_acks,
         };
         let cc = config.congestion.build(u64::from(config.mss));
         let mut sender = Sender::new(params, cc, config.sack, 0);

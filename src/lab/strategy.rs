@@ -43,7 +43,10 @@ pub enum Base {
     W4af,
     /// `4w-adaptive`, ackwise's own: 4WAF that asks for up to 32 ACKs per
     /// window while the bottleneck queue is too short for 4 (see
-    /// `sender::AdaptivePerWindow`).
+    /// `sender::AdaptivePerWindow`), with tail loss probes, early
+    /// retransmit (RFC 5827), and AF's fast-retransmit wait only while
+    /// each requested ACK covers two or more segments
+    /// (`SenderParams::af_waits_only_for_sparse_acks`).
     W4Adaptive,
     /// `smart`: receiver-only smartacking (paper 004 sec. 3.2) against a
     /// plain sender (byte counting L = 1, no polling).
@@ -768,6 +771,11 @@ impl Strategy {
         // (ackwise's loss recovery; the ns-2 cross-checks use
         // `Config::standard_tcp` without it).
         config.loss_by_send_order = true;
+        // Early retransmit and AF waiting only for sparse ACKs are
+        // ackwise's own recovery, in its own base; the papers' senders
+        // had neither.
+        config.early_retransmit = self.base == Base::W4Adaptive;
+        config.af_waits_only_for_sparse_acks = self.base == Base::W4Adaptive;
         // Paper 004's NewReno counts ACKs in congestion avoidance; its ABC
         // (`dal2`) and paper 003's senders count bytes.
         config.congestion.ack_counting_avoidance = matches!(

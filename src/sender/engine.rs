@@ -85,6 +85,21 @@ pub struct SenderParams {
     /// last segments of a flight, lost during a recovery, are resent by the
     /// recovery instead of the timer. Acts only with SACK.
     pub loss_by_send_order: bool,
+    /// Early retransmit (RFC 5827): with fewer than four segments
+    /// outstanding and no new segment to send (all data out, or the
+    /// peer's window full), a loss is deemed found once all but one of
+    /// the outstanding segments are SACKed (or as many duplicate ACKs
+    /// came), rather than DupThresh. A small window or the tail of a
+    /// transfer cannot bring three duplicates; without it such a loss
+    /// waits for a tail loss probe and then the retransmission timer.
+    pub early_retransmit: bool,
+    /// AF's postponed fast retransmit (see [`ack_fixes`](Self::ack_fixes))
+    /// only while each requested ACK covers two or more segments. When
+    /// the receiver is asked for every segment, as in a window of a few
+    /// segments, no burst stands between the loss and the next ACK, and
+    /// waiting only takes time from the repair before the timer fires
+    /// (ackwise's own; paper 003 waits whatever the group).
+    pub af_waits_only_for_sparse_acks: bool,
 }
 
 /// One segment the sender wants on the wire.
@@ -652,7 +667,9 @@ impl Sender {
                 self.reno_departed = (self.reno_departed + self.mss).min(most);
             }
             if !self.in_recovery() && self.should_enter_recovery() {
-                let postpone = self.params.ack_fixes && self.fast_retransmit_at.is_none();
+                let postpone = self.params.ack_fixes
+                    && self.fast_retransmit_at.is_none()
+                    && self.acks_sparse_enough_to_wait();
                 match self.postponed_fast_retransmit(now) {
                     // AF: the burst the last cumulative ACK released is
                     // still ahead of a retransmission sent now; waiting
@@ -1010,6 +1027,43 @@ impl Sender {
         }
         self.dup_acks >= self.params.dup_thresh
             || (self.sack && self.board.is_lost(self.board.snd_una()))
+            || self.early_retransmit_due()
+    }
+
+    /// RFC 5827 section 3: fewer than four segments outstanding, none
+    /// new that could go out to draw more duplicates (cwnd does not
+    /// count: it opens again once the loss is repaired), and `oseg - 1`
+    /// of them reported above the first (SACKed segments, or duplicate
+    /// ACKs without SACK).
+    fn early_retransmit_due(&self) -> bool {
+        if !self.params.early_retransmit {
+            return false;
+        }
+        let oseg = self.board.segments_outstanding();
+        if !(2..4).contains(&oseg) {
+            return false;
+        }
+        let high = self.board.high_data();
+        let new_segment_possible = self.buffer.end() > high && self.window_edge > high;
+        if new_segment_possible {
+            return false;
+        }
+        let threshold = oseg - 1;
+        if self.sack {
+            self.board.sacked_segments() >= threshold
+        } else {
+            self.dup_acks as usize >= threshold
+        }
+    }
+
+    /// Whether AF may postpone a fast retransmit now (see
+    /// [`SenderParams::af_waits_only_for_sparse_acks`]).
+    fn acks_sparse_enough_to_wait(&self) -> bool {
+        !self.params.af_waits_only_for_sparse_acks
+            || self
+                .requests
+                .as_ref()
+                .is_some_and(|r| r.group_segments() >= 2)
     }
 
     /// Shortens some new segments by amounts the peer cannot predict

@@ -32,6 +32,8 @@ fn params(ack_fixes: bool) -> SenderParams {
         hystart: false,
         tail_loss_probe: false,
         loss_by_send_order: true,
+        early_retransmit: false,
+        af_waits_only_for_sparse_acks: false,
     }
 }
 
@@ -206,6 +208,8 @@ fn fin_follows_the_last_byte_and_is_retransmitted_with_it() {
         hystart: false,
         tail_loss_probe: false,
         loss_by_send_order: true,
+        early_retransmit: false,
+        af_waits_only_for_sparse_acks: false,
     };
     let mut s = Sender::new(
         params,
@@ -422,6 +426,111 @@ fn af_never_postpones_the_fast_retransmit_past_half_an_rtt() {
     }
     assert!(s.in_recovery());
     assert_eq!(s.counters().timeouts, 0);
+}
+
+/// A sender with SACK, IW 4, early retransmit as given and `bytes`
+/// written.
+fn early_retransmit_sender(early_retransmit: bool, initial_segments: u64, bytes: usize) -> Sender {
+    let mut reno = RenoConfig::new(MSS);
+    reno.initial_window = initial_segments * MSS;
+    let params = SenderParams {
+        early_retransmit,
+        ..params(false)
+    };
+    let mut s = Sender::new(params, Box::new(Reno::new(reno)), true, 1 << 20);
+    assert_eq!(s.write(&vec![7u8; bytes]), bytes);
+    s
+}
+
+/// RFC 5827 at the tail of a transfer: three segments out, the first
+/// lost, the other two SACKed. Two SACKed segments are one short of
+/// DupThresh, and nothing is left to send to draw a third; early
+/// retransmit repairs the loss on the second SACK instead of leaving it
+/// to a probe and the timer.
+#[test]
+fn early_retransmit_repairs_a_tail_loss_that_cannot_bring_three_duplicates() {
+    let run = |early: bool| {
+        let mut s = early_retransmit_sender(early, 4, 3 * MSS as usize);
+        assert_eq!(drain(&mut s, t(0)).len(), 3);
+        let first = ack(&mut s, t(100), 0, &[(MSS, 2 * MSS)]);
+        assert!(
+            first.duplicate && !first.entered_recovery,
+            "one SACKed of three"
+        );
+        let second = ack(&mut s, t(101), 0, &[(MSS, 3 * MSS)]);
+        (second.entered_recovery, drain(&mut s, t(101)))
+    };
+    let (entered, sent) = run(true);
+    assert!(entered);
+    assert_eq!(
+        sent.first().map(|x| (x.start, x.retransmission)),
+        Some((0, true)),
+        "{sent:?}"
+    );
+    let (entered, sent) = run(false);
+    assert!(
+        !entered && sent.is_empty(),
+        "DupThresh alone waits: {sent:?}"
+    );
+}
+
+/// Early retransmit only where no new segment can go out: a sender with
+/// data left and room in the peer's window sends it (limited transmit)
+/// and lets DupThresh decide, even with three segments outstanding.
+#[test]
+fn early_retransmit_leaves_the_decision_to_dupthresh_while_new_data_can_go() {
+    let mut s = early_retransmit_sender(true, 3, 100_000);
+    assert_eq!(drain(&mut s, t(0)).len(), 3);
+    ack(&mut s, t(100), 0, &[(MSS, 2 * MSS)]);
+    let e = ack(&mut s, t(101), 0, &[(MSS, 3 * MSS)]);
+    assert!(e.duplicate && !e.entered_recovery && !s.in_recovery());
+    let sent = drain(&mut s, t(101));
+    assert!(
+        !sent.is_empty() && sent.iter().all(|x| !x.retransmission),
+        "limited transmit sends new data: {sent:?}"
+    );
+}
+
+/// The acknowledgment fixes postpone a fast retransmit to let the burst
+/// before it drain; with `af_waits_only_for_sparse_acks` they do so only
+/// when each requested ACK covers two or more segments. Asked for an ACK
+/// of every segment, the sender repairs the loss at once; asked for two
+/// per window (groups of several segments), it still waits.
+#[test]
+fn af_postpones_the_fast_retransmit_only_when_acks_are_sparse() {
+    let run = |strategy: Box<dyn crate::sender::AckRequestStrategy>| {
+        let mut reno = RenoConfig::new(MSS);
+        reno.initial_window = 10 * MSS;
+        let params = SenderParams {
+            af_waits_only_for_sparse_acks: true,
+            ..params(true)
+        };
+        let mut s = Sender::new(params, Box::new(Reno::new(reno)), true, 1 << 20);
+        assert_eq!(s.write(&vec![7u8; 100_000]), 100_000);
+        s.set_ack_requests(Some(crate::sender::Requester::new(strategy, false)));
+        assert_eq!(drain(&mut s, t(0)).len(), 10);
+        // Two ACKs 10 ms apart time the ACK interval the wait uses.
+        ack(&mut s, t(100), MSS, &[]);
+        ack(&mut s, t(110), 2 * MSS, &[]);
+        drain(&mut s, t(110));
+        // Segment 2 is lost; three segments above it are SACKed.
+        for k in 0..3 {
+            ack(&mut s, t(200 + k), 2 * MSS, &[(3 * MSS, (4 + k) * MSS)]);
+            drain(&mut s, t(200 + k));
+        }
+        s
+    };
+    let every = run(Box::new(crate::sender::EveryN { segments: 1 }));
+    assert_eq!(every.ack_requests().map(|r| r.group_segments()), Some(1));
+    assert!(
+        every.in_recovery(),
+        "no burst to wait for: repaired at once"
+    );
+    let sparse = run(Box::new(crate::sender::PerWindow { acks: 2 }));
+    assert!(sparse.ack_requests().unwrap().group_segments() >= 2);
+    assert!(!sparse.in_recovery(), "sparse ACKs: AF waits");
+    let due = sparse.poll_timeout().unwrap();
+    assert!(due > t(202) && due < t(300), "{due:?}");
 }
 
 /// RFC 7661 section 4's side of the argument: an application that never

@@ -203,6 +203,17 @@ impl Scoreboard {
         self.dup_thresh
     }
 
+    /// Segments outstanding (RFC 5827's `oseg`): records between the
+    /// cumulative ACK point and the highest offset sent, SACKed or not.
+    pub fn segments_outstanding(&self) -> usize {
+        self.records.len()
+    }
+
+    /// Outstanding segments the receiver has SACKed.
+    pub fn sacked_segments(&self) -> usize {
+        self.records.iter().filter(|r| r.sacked).count()
+    }
+
     /// The cumulative ACK point, SND.UNA (RFC 6675 HighACK + 1).
     pub fn snd_una(&self) -> u64 {
         self.snd_una
