@@ -428,8 +428,8 @@ fn af_never_postpones_the_fast_retransmit_past_half_an_rtt() {
     assert_eq!(s.counters().timeouts, 0);
 }
 
-/// A sender with SACK, IW 4, early retransmit as given and `bytes`
-/// written.
+/// A sender with SACK, an initial window of `initial_segments`, early
+/// retransmit as given and `bytes` written.
 fn early_retransmit_sender(early_retransmit: bool, initial_segments: u64, bytes: usize) -> Sender {
     let mut reno = RenoConfig::new(MSS);
     reno.initial_window = initial_segments * MSS;
