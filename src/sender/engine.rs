@@ -1039,12 +1039,12 @@ impl Sender {
         if !self.params.early_retransmit {
             return false;
         }
-        let oseg = self.board.segments_outstanding();
+        let oseg = self.board.segment_count();
         if !(2..4).contains(&oseg) {
             return false;
         }
-        let high = self.board.high_data();
-        let new_segment_possible = self.buffer.end() > high && self.window_edge > high;
+        let new_segment_possible =
+            self.unsent_bytes() > 0 && self.window_edge > self.board.high_data();
         if new_segment_possible {
             return false;
         }

@@ -203,12 +203,6 @@ impl Scoreboard {
         self.dup_thresh
     }
 
-    /// Segments outstanding (RFC 5827's `oseg`): records between the
-    /// cumulative ACK point and the highest offset sent, SACKed or not.
-    pub fn segments_outstanding(&self) -> usize {
-        self.records.len()
-    }
-
     /// Outstanding segments the receiver has SACKed.
     pub fn sacked_segments(&self) -> usize {
         self.records.iter().filter(|r| r.sacked).count()
@@ -252,7 +246,8 @@ impl Scoreboard {
         self.records.is_empty()
     }
 
-    /// Number of segment records held.
+    /// Number of segment records held: the segments outstanding, SACKed
+    /// or not (RFC 5827's `oseg`).
     pub fn segment_count(&self) -> usize {
         self.records.len()
     }
