@@ -165,6 +165,7 @@ fn default() -> Preset {
             Strategy::W4,
             Strategy::W4AF,
             Strategy::W4_ADAPTIVE,
+            Strategy::DEFAULT,
         ],
         points,
     }

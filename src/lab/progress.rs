@@ -56,10 +56,13 @@ impl Progress {
             Progress::Quiet => {}
             Progress::Bar(bar) => bar.inc(1),
             Progress::Plain { done, total } => {
+                // Counted under stderr's lock, so that the lines of runs
+                // finishing together come out in order.
+                let mut err = std::io::stderr().lock();
                 let d = done.fetch_add(1, Ordering::Relaxed) + 1;
                 let step = (total / PLAIN_LINES).max(1);
                 if d == *total || d % step == 0 {
-                    let _ = writeln!(std::io::stderr().lock(), "{d}/{total} runs");
+                    let _ = writeln!(err, "{d}/{total} runs");
                 }
             }
         }

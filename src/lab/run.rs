@@ -620,12 +620,20 @@ pub fn table(records: &[RunRecord]) -> String {
         .first()
         .map(|r| r.params.keys().cloned().collect())
         .unwrap_or_default();
+    // The strategy column fits the longest name, so that the numbers
+    // stay under their headings.
+    let width = records
+        .iter()
+        .map(|r| r.strategy.len())
+        .chain([9])
+        .max()
+        .unwrap_or(9);
     let mut header = String::new();
     for p in &param_names {
         header.push_str(&format!("{p:>17} "));
     }
     header.push_str(&format!(
-        "{:<9} {:>5} {:>10} {:>9} {:>9} {:>6} {:>8} {:>8} {:>9} {:>6} {:>6} {:>5} {:>6}",
+        "{:<width$} {:>5} {:>10} {:>9} {:>9} {:>6} {:>8} {:>8} {:>9} {:>6} {:>6} {:>5} {:>6}",
         "strategy",
         "done",
         "mean_ct_s",
@@ -660,7 +668,7 @@ pub fn table(records: &[RunRecord]) -> String {
         let util = r.links.first().map_or(0.0, |l| l.utilization);
         let sum = |f: fn(&FlowRecord) -> u64| r.flows.iter().map(f).sum::<u64>();
         out.push_str(&format!(
-            "{:<9} {:>5} {:>10} {:>9} {:>9.3} {:>6.1} {:>8} {:>8} {:>9.1} {:>6} {:>6} {:>5} {:>6}\n",
+            "{:<width$} {:>5} {:>10} {:>9} {:>9.3} {:>6.1} {:>8} {:>8} {:>9.1} {:>6} {:>6} {:>5} {:>6}\n",
             r.strategy,
             format!("{finished}/{}", r.flows.len()),
             ct.map_or("-".to_string(), |c| format!("{c:.3}")),
@@ -791,6 +799,18 @@ mod tests {
             sample_interval,
             pcap_dir: None,
         }
+    }
+
+    #[test]
+    fn the_table_keeps_its_columns_under_long_strategy_names() {
+        let mut p = plan(None);
+        p.strategies = vec![Strategy::DAL2, Strategy::DEFAULT];
+        p.shard = None;
+        let records = run(&p, false).unwrap();
+        let table = table(&records);
+        let widths: Vec<usize> = table.lines().map(str::len).collect();
+        assert_eq!(widths.len(), 1 + records.len(), "{table}");
+        assert!(widths.iter().all(|&w| w == widths[0]), "{table}");
     }
 
     #[test]
