@@ -292,6 +292,34 @@ fn a_window_of_a_few_segments_repairs_losses_without_waiting() {
     );
 }
 
+/// A slow-start overshoot repaired without a second reduction. Gauntlet
+/// seed 5, case 54: one 3.5 MB flow at 108 Mbit/s, 25 ms, through a
+/// 25-packet buffer (0.11 BDP). Slow start overflows the buffer with every
+/// other segment lost; in the recovery each sparse ACK revealed two holes
+/// and released two resends and two new segments at once, twice what the
+/// path delivered, a segment sent in the recovery was lost and a second
+/// recovery halved the window again (57 to 28 segments): 1.37x AE's
+/// completion. With ACK-clock spreading acting in the recovery too, the
+/// default repairs it in one.
+#[test]
+fn an_overshoot_with_every_other_segment_lost_is_repaired_in_one_recovery() {
+    use ackwise::lab::gauntlet::{self, GauntletPlan};
+    let mut plan = GauntletPlan::new(5, 200);
+    plan.only_case = Some(54);
+    plan.strategies = vec![Strategy::DEFAULT];
+    let file = gauntlet::run(&plan).expect("gauntlet case runs");
+    let record = |name: &str| {
+        file.records
+            .iter()
+            .find(|r| r.strategy == name)
+            .unwrap_or_else(|| panic!("{name} record"))
+    };
+    let (ae, default) = (record("ae"), record(Strategy::DEFAULT_NAME));
+    let ratio = default.outcome.completion_s / ae.outcome.completion_s;
+    assert!(ratio < 1.05, "{ratio:.3}x ae's completion");
+    assert_eq!(default.outcome.rtos, 0);
+}
+
 /// Congestion avoidance's growth, segments per second, over the stretches
 /// where the window only grew in congestion avoidance (cwnd at or above
 /// ssthresh) for at least `min_samples` samples, weighted by length.

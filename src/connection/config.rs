@@ -391,9 +391,9 @@ pub struct Config {
     /// default, sends as fast as the window allows.
     pub pacing: Option<PacingConfig>,
     /// ACK-clock spreading (see [`Spreader`](crate::sender::Spreader)):
-    /// in congestion avoidance the data an ACK releases leaves at up to
-    /// 1.5 times the delivery rate measured between ACKs, not in one
-    /// burst. Meant for senders that ask for few ACKs per window
+    /// in congestion avoidance and loss recovery the data an ACK releases
+    /// leaves at up to 1.5 times the delivery rate measured between ACKs,
+    /// not in one burst. Meant for senders that ask for few ACKs per window
     /// ([`request_acks`](Self::request_acks)); on by default, as those
     /// are the default.
     pub ack_spreading: bool,

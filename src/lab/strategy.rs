@@ -327,9 +327,9 @@ pub struct Options {
     /// only).
     pub floor: bool,
     /// `+spread`: ACK-clock spreading (`sender::spread`): in congestion
-    /// avoidance the data an ACK releases leaves at up to 1.5 times the
-    /// delivery rate measured between ACKs (ackwise's own; polled bases
-    /// only).
+    /// avoidance and loss recovery the data an ACK releases leaves at up
+    /// to 1.5 times the delivery rate measured between ACKs (ackwise's
+    /// own; polled bases only).
     pub spread: bool,
     /// `+sparse-holes`: while a hole is open the polled receiver
     /// acknowledges at once only the arrival that opens it (and gap

@@ -1610,8 +1610,9 @@ impl Sender {
 
     /// Turns ACK-clock spreading on with `Some(burst)`, or off with
     /// `None` (see [`Spreader`](super::spread::Spreader)): in congestion
-    /// avoidance, the data an ACK releases leaves at up to 1.5 times the
-    /// delivery rate measured between ACKs instead of in one burst, on
+    /// avoidance and loss recovery, the data an ACK releases leaves at up
+    /// to 1.5 times the delivery rate measured between ACKs instead of in
+    /// one burst (the fast retransmit excepted), on
     /// windows of [`MIN_CWND_SEGMENTS`](super::spread::MIN_CWND_SEGMENTS)
     /// or more. `burst` is how late the driver's timers may wake this
     /// sender ([`Spreader::with_burst`]; zero for exact timers). For
@@ -1640,18 +1641,18 @@ impl Sender {
     ///
     /// With ACK-clock spreading on ([`set_ack_spreading`](Self::set_ack_spreading))
     /// it also returns `None` while the spreader holds data back, in
-    /// congestion avoidance outside recovery with a window of at least
+    /// congestion avoidance or loss recovery (the fast retransmit always
+    /// leaves at once) with a window of at least
     /// [`MIN_CWND_SEGMENTS`](super::spread::MIN_CWND_SEGMENTS), and `poll_timeout` includes
     /// the release instant.
     pub fn poll_transmit(&mut self, now: Instant, max_payload: usize) -> Option<TxSegment> {
         let urgent = self.retransmit_head && self.board.snd_una() < self.board.high_data();
         let cwnd = self.cc.window();
         let srtt = self.rtt.srtt();
-        // ACK-clock spreading acts in congestion avoidance outside loss
-        // recovery, on windows of `MIN_CWND_SEGMENTS` or more (see
-        // `sender::spread`).
+        // ACK-clock spreading acts in congestion avoidance and loss
+        // recovery, on windows of `MIN_CWND_SEGMENTS` or more, and never
+        // holds the fast retransmit (see `sender::spread`).
         let spreading = !urgent
-            && !self.in_recovery()
             && !self.cc.in_slow_start()
             && cwnd >= super::spread::MIN_CWND_SEGMENTS * self.mss;
         if !urgent {

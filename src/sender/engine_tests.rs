@@ -930,3 +930,76 @@ fn spreading_leaves_windows_under_its_floor_alone() {
         [103_000, 103_666, 104_333]
     );
 }
+
+/// Send instants (microseconds) and starts of the ten segments a
+/// 4-per-window sender in congestion avoidance releases when one ACK
+/// reveals five holes at once, as after a queue overflowed with every
+/// other segment lost: the window halves to 10 segments and, with 15
+/// SACKed and 5 lost, nothing is left in the pipe.
+fn recovery_releases(spread: bool) -> Vec<(u64, u64)> {
+    let mut reno = RenoConfig::new(MSS);
+    reno.initial_window = 20 * MSS;
+    reno.initial_ssthresh = 10 * MSS;
+    let mut s = Sender::new(params(false), Box::new(Reno::new(reno)), true, 1 << 20);
+    assert_eq!(s.write(&vec![7u8; 100_000]), 100_000);
+    s.set_ack_requests(Some(crate::sender::Requester::new(
+        Box::new(crate::sender::PerWindow { acks: 4 }),
+        false,
+    )));
+    s.set_ack_spreading(spread.then_some(Duration::ZERO));
+    assert_eq!(drain(&mut s, t(0)).len(), 20);
+    // Two groups of five come back 5 ms apart: a segment per ms.
+    ack(&mut s, t(100), 5 * MSS, &[]);
+    let mut now = t(100);
+    let mut sent = 20 + drain(&mut s, now).len();
+    ack(&mut s, t(105), 10 * MSS, &[]);
+    now = t(105);
+    while sent < 30 {
+        sent += drain(&mut s, now).len();
+        if sent < 30 {
+            now = s.poll_timeout().expect("a held segment asks for a wake-up");
+            assert!(now < t(110), "only {sent} sent");
+        }
+    }
+    assert!(now < t(110));
+    // Segments 10, 12, 14, 16 and 18 were lost; everything else arrived.
+    let holes = [
+        (11 * MSS, 12 * MSS),
+        (13 * MSS, 14 * MSS),
+        (15 * MSS, 16 * MSS),
+        (17 * MSS, 18 * MSS),
+        (19 * MSS, 30 * MSS),
+    ];
+    assert!(ack(&mut s, t(110), 10 * MSS, &holes).entered_recovery);
+    now = t(110);
+    let mut out = Vec::new();
+    while out.len() < 10 {
+        for seg in drain(&mut s, now) {
+            let at = now.saturating_duration_since(Instant::ZERO).as_micros() as u64;
+            out.push((at, seg.start));
+        }
+        if out.len() < 10 {
+            now = s.poll_timeout().expect("a held segment asks for a wake-up");
+            assert!(now < t(200), "stalled after {out:?}");
+        }
+    }
+    out
+}
+
+#[test]
+fn spreading_spaces_what_an_ack_releases_in_loss_recovery() {
+    // Unspread, the five resends and five new segments leave in one burst
+    // at the ACK's instant.
+    let burst = recovery_releases(false);
+    assert!(burst.iter().all(|&(at, _)| at == 110_000), "{burst:?}");
+    let starts: Vec<u64> = burst.iter().map(|&(_, s)| s / MSS).collect();
+    assert_eq!(starts, [10, 12, 14, 16, 18, 30, 31, 32, 33, 34]);
+    // Spread, the fast retransmit still leaves at once; what follows
+    // leaves at 1.5 segments per ms, the rate the ACKs showed.
+    let spread = recovery_releases(true);
+    assert_eq!(spread[0], (110_000, 10 * MSS), "{spread:?}");
+    assert!(spread.windows(2).all(|w| w[0].0 <= w[1].0), "{spread:?}");
+    let at_once = spread.iter().filter(|&&(at, _)| at == 110_000).count();
+    assert!(at_once <= 2, "{spread:?}");
+    assert!(spread[9].0 >= 110_000 + 5_000, "{spread:?}");
+}
