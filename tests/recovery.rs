@@ -270,26 +270,40 @@ fn timers_back_off_until_a_fresh_echo_arrives() {
 /// over five draws). Waiting only for sparse ACKs: 12 timeouts, 0.83x.
 #[test]
 fn a_window_of_a_few_segments_repairs_losses_without_waiting() {
+    let (ae, default) = ae_and_default_on_gauntlet_case(1, 47);
+    let ratio = default.completion_s / ae.completion_s;
+    assert!(ratio < 1.05, "{ratio:.3}x ae's completion");
+    assert!(
+        default.rtos <= ae.rtos,
+        "{} timeouts, ae {}",
+        default.rtos,
+        ae.rtos
+    );
+}
+
+/// One gauntlet case run with AE and the default strategy, once each:
+/// their outcomes.
+fn ae_and_default_on_gauntlet_case(
+    seed: u64,
+    case: u64,
+) -> (
+    ackwise::lab::gauntlet::metrics::Outcome,
+    ackwise::lab::gauntlet::metrics::Outcome,
+) {
     use ackwise::lab::gauntlet::{self, GauntletPlan};
-    let mut plan = GauntletPlan::new(1, 200);
-    plan.only_case = Some(47);
+    let mut plan = GauntletPlan::new(seed, 200);
+    plan.only_case = Some(case);
     plan.strategies = vec![Strategy::DEFAULT];
     let file = gauntlet::run(&plan).expect("gauntlet case runs");
-    let record = |name: &str| {
+    let outcome = |name: &str| {
         file.records
             .iter()
             .find(|r| r.strategy == name)
             .unwrap_or_else(|| panic!("{name} record"))
+            .outcome
+            .clone()
     };
-    let (ae, default) = (record("ae"), record(Strategy::DEFAULT_NAME));
-    let ratio = default.outcome.completion_s / ae.outcome.completion_s;
-    assert!(ratio < 1.05, "{ratio:.3}x ae's completion");
-    assert!(
-        default.outcome.rtos <= ae.outcome.rtos,
-        "{} timeouts, ae {}",
-        default.outcome.rtos,
-        ae.outcome.rtos
-    );
+    (outcome("ae"), outcome(Strategy::DEFAULT_NAME))
 }
 
 /// A slow-start overshoot repaired without a second reduction. Gauntlet
@@ -303,21 +317,10 @@ fn a_window_of_a_few_segments_repairs_losses_without_waiting() {
 /// default repairs it in one.
 #[test]
 fn an_overshoot_with_every_other_segment_lost_is_repaired_in_one_recovery() {
-    use ackwise::lab::gauntlet::{self, GauntletPlan};
-    let mut plan = GauntletPlan::new(5, 200);
-    plan.only_case = Some(54);
-    plan.strategies = vec![Strategy::DEFAULT];
-    let file = gauntlet::run(&plan).expect("gauntlet case runs");
-    let record = |name: &str| {
-        file.records
-            .iter()
-            .find(|r| r.strategy == name)
-            .unwrap_or_else(|| panic!("{name} record"))
-    };
-    let (ae, default) = (record("ae"), record(Strategy::DEFAULT_NAME));
-    let ratio = default.outcome.completion_s / ae.outcome.completion_s;
+    let (ae, default) = ae_and_default_on_gauntlet_case(5, 54);
+    let ratio = default.completion_s / ae.completion_s;
     assert!(ratio < 1.05, "{ratio:.3}x ae's completion");
-    assert_eq!(default.outcome.rtos, 0);
+    assert_eq!(default.rtos, 0);
 }
 
 /// Congestion avoidance's growth, segments per second, over the stretches

@@ -871,10 +871,10 @@ fn a_new_recovery_does_not_resend_a_retransmission_still_in_flight() {
     assert!(!sent.contains(&28_000), "{sent:?}");
 }
 
-/// Send instants (microseconds) of what a 4-per-window sender in
-/// congestion avoidance releases for its second ACK, with or without
-/// ACK-clock spreading; the sender is driven at every wake-up it asks for.
-fn release_instants_after_two_acks(spread: bool, window_segments: u64, group: u64) -> Vec<u64> {
+/// A 4-per-window SACK sender in congestion avoidance (ssthresh half its
+/// initial window of `window_segments`), with or without ACK-clock
+/// spreading, that has sent its first window at time 0.
+fn spreading_sender(spread: bool, window_segments: u64) -> Sender {
     let mut reno = RenoConfig::new(MSS);
     reno.initial_window = window_segments * MSS;
     reno.initial_ssthresh = window_segments / 2 * MSS;
@@ -886,6 +886,14 @@ fn release_instants_after_two_acks(spread: bool, window_segments: u64, group: u6
     )));
     s.set_ack_spreading(spread.then_some(Duration::ZERO));
     assert_eq!(drain(&mut s, t(0)).len() as u64, window_segments);
+    s
+}
+
+/// Send instants (microseconds) of what a 4-per-window sender in
+/// congestion avoidance releases for its second ACK, with or without
+/// ACK-clock spreading; the sender is driven at every wake-up it asks for.
+fn release_instants_after_two_acks(spread: bool, window_segments: u64, group: u64) -> Vec<u64> {
+    let mut s = spreading_sender(spread, window_segments);
     // One ACK gives no delivery rate yet: its group leaves at once.
     ack(&mut s, t(100), group * MSS, &[]);
     assert_eq!(drain(&mut s, t(100)).len() as u64, group);
@@ -937,17 +945,7 @@ fn spreading_leaves_windows_under_its_floor_alone() {
 /// other segment lost: the window halves to 10 segments and, with 15
 /// SACKed and 5 lost, nothing is left in the pipe.
 fn recovery_releases(spread: bool) -> Vec<(u64, u64)> {
-    let mut reno = RenoConfig::new(MSS);
-    reno.initial_window = 20 * MSS;
-    reno.initial_ssthresh = 10 * MSS;
-    let mut s = Sender::new(params(false), Box::new(Reno::new(reno)), true, 1 << 20);
-    assert_eq!(s.write(&vec![7u8; 100_000]), 100_000);
-    s.set_ack_requests(Some(crate::sender::Requester::new(
-        Box::new(crate::sender::PerWindow { acks: 4 }),
-        false,
-    )));
-    s.set_ack_spreading(spread.then_some(Duration::ZERO));
-    assert_eq!(drain(&mut s, t(0)).len(), 20);
+    let mut s = spreading_sender(spread, 20);
     // Two groups of five come back 5 ms apart: a segment per ms.
     ack(&mut s, t(100), 5 * MSS, &[]);
     let mut now = t(100);
