@@ -426,3 +426,45 @@ access_delay_spread = "2ms"
     assert!(a.contains("\"lost\":"));
     assert!(!a.contains("\"finished\": false"), "{a}");
 }
+
+#[test]
+fn compare_reads_two_gauntlet_runs_and_refuses_anything_else() {
+    let file = |name: &str, seed: &str| {
+        let path = temp(name);
+        let out = ackwise(&[
+            "lab",
+            "gauntlet",
+            "--cases",
+            "3",
+            "--seed",
+            seed,
+            "--strategies",
+            "dal2",
+            "--json",
+            path.to_str().unwrap(),
+            "--quiet",
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        path.to_string_lossy().into_owned()
+    };
+    let (a, b) = (file("cmp-a.json", "1"), file("cmp-b.json", "2"));
+    let out = ackwise(&["lab", "compare", &a, &a]);
+    assert!(out.status.success());
+    let table = String::from_utf8_lossy(&out.stdout);
+    let all = table
+        .lines()
+        .find(|l| l.starts_with("dal2"))
+        .unwrap_or_else(|| panic!("{table}"));
+    assert!(
+        all.contains("all paths") && all.contains("+0.00%"),
+        "{table}"
+    );
+    assert_one_line_error(&["lab", "compare", &a], "needs two gauntlet files");
+    assert_one_line_error(&["lab", "compare", &a, &b], "same draw");
+    let toml = scenario("not-gauntlet.json", "{}");
+    assert_one_line_error(&["lab", "compare", &a, &toml], "not a gauntlet file");
+}

@@ -12,6 +12,8 @@
 //!                                   # every strategy against AE on random paths
 //! ackwise lab merge PART.json... --json OUT.json
 //!                                   # gauntlet shards into one file
+//! ackwise lab compare BEFORE.json AFTER.json
+//!                                   # two gauntlet runs of one draw, case by case
 //! ackwise lab report gauntlet [--from MERGED.json] [--cases N] [--seed S] [--replicates R]
 //! ackwise lab crosscheck [--json F] [--ns2-stock]
 //!                                   # emulator and baseline TCP against ns-2
@@ -310,11 +312,11 @@ struct RecvArgs {
 #[derive(clap::Args)]
 struct LabArgs {
     /// A preset name, a scenario file (.toml), `list`, `bench`,
-    /// `crosscheck`, `report`, `gauntlet` or `merge`.
+    /// `crosscheck`, `report`, `gauntlet`, `merge` or `compare`.
     target: Option<String>,
     /// report: the page to write (`paper-003`, `gauntlet`, ...); merge:
-    /// the part files.
-    #[arg(value_name = "PAGE|PART.json")]
+    /// the part files; compare: the two gauntlet files, before and after.
+    #[arg(value_name = "PAGE|FILE.json")]
     page: Vec<String>,
     /// report: directory for the page and its plots.
     #[arg(long, value_name = "DIR", default_value = "docs/results")]
@@ -1213,6 +1215,24 @@ fn merge(args: &LabArgs) -> Result<ExitCode, LabError> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `lab compare BEFORE.json AFTER.json`.
+fn compare(args: &LabArgs) -> Result<ExitCode, LabError> {
+    let [before, after] = args.page.as_slice() else {
+        return Err(LabError::Field {
+            field: "lab compare".into(),
+            problem: format!(
+                "needs two gauntlet files, BEFORE.json AFTER.json (got {})",
+                args.page.len()
+            ),
+        });
+    };
+    let before = lab::gauntlet::GauntletFile::read(before)?;
+    let after = lab::gauntlet::GauntletFile::read(after)?;
+    let changes = lab::gauntlet::compare::compare(&before, &after)?;
+    print!("{}", lab::gauntlet::compare::table(&changes));
+    Ok(ExitCode::SUCCESS)
+}
+
 /// `lab report gauntlet [--from MERGED.json]`.
 fn gauntlet_report(args: &LabArgs) -> Result<ExitCode, LabError> {
     if let Some(extra) = args.page.get(1) {
@@ -1270,6 +1290,9 @@ fn lab_command(args: LabArgs) -> Result<ExitCode, LabError> {
     }
     if target == "merge" {
         return merge(&args);
+    }
+    if target == "compare" {
+        return compare(&args);
     }
     if target == "report" && args.page.first().map(String::as_str) == Some("gauntlet") {
         return gauntlet_report(&args);

@@ -961,14 +961,14 @@ fn recovery_releases(spread: bool) -> Vec<(u64, u64)> {
     }
     assert!(now < t(110));
     // Segments 10, 12, 14, 16 and 18 were lost; everything else arrived.
-    let holes = [
+    let arrived = [
         (11 * MSS, 12 * MSS),
         (13 * MSS, 14 * MSS),
         (15 * MSS, 16 * MSS),
         (17 * MSS, 18 * MSS),
         (19 * MSS, 30 * MSS),
     ];
-    assert!(ack(&mut s, t(110), 10 * MSS, &holes).entered_recovery);
+    assert!(ack(&mut s, t(110), 10 * MSS, &arrived).entered_recovery);
     now = t(110);
     let mut out = Vec::new();
     while out.len() < 10 {

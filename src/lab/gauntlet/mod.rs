@@ -21,6 +21,7 @@
 //! # Ok::<(), ackwise::lab::LabError>(())
 //! ```
 
+pub mod compare;
 pub mod draw;
 pub mod medium;
 pub mod merge;
