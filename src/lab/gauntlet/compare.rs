@@ -14,7 +14,7 @@
 //! no phase to draw, so a change shows there first.
 
 use super::draw::CaseParams;
-use super::metrics::replicate_means;
+use super::metrics::{replicate_means, WITHIN_RATIO};
 use super::GauntletFile;
 use crate::lab::LabError;
 use std::collections::BTreeMap;
@@ -22,10 +22,6 @@ use std::collections::BTreeMap;
 /// A case moves by more than this factor either way to count as faster
 /// or slower.
 pub const MOVE: f64 = 1.02;
-
-/// The completion ratio to AE that counts as "within" in the gauntlet's
-/// targets.
-const WITHIN: f64 = 1.05;
 
 /// The kinds of path the comparison groups cases by.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -77,7 +73,7 @@ pub struct GroupChange {
     pub faster: usize,
     /// Cases more than [`MOVE`] slower after.
     pub slower: usize,
-    /// Cases within 1.05x of AE's completion before.
+    /// Cases within [`WITHIN_RATIO`] of AE's completion before.
     pub within_before: usize,
     /// The same after.
     pub within_after: usize,
@@ -204,8 +200,8 @@ fn group(kind: Option<PathKind>, pairs: &[(PathKind, f64, f64)]) -> GroupChange 
         standard_error,
         faster: logs.iter().filter(|&&x| x < -limit).count(),
         slower: logs.iter().filter(|&&x| x > limit).count(),
-        within_before: pairs.iter().filter(|p| p.1 <= WITHIN).count(),
-        within_after: pairs.iter().filter(|p| p.2 <= WITHIN).count(),
+        within_before: pairs.iter().filter(|p| p.1 <= WITHIN_RATIO).count(),
+        within_after: pairs.iter().filter(|p| p.2 <= WITHIN_RATIO).count(),
     }
 }
 

@@ -345,6 +345,10 @@ pub fn percentile(xs: &[f64], q: f64) -> Option<f64> {
     (n > 0).then(|| v[((q * n as f64).ceil() as usize).clamp(1, n) - 1])
 }
 
+/// A completion ratio to AE at or below this counts as keeping up with
+/// AE (the gauntlet's "within 1.05x" target).
+pub const WITHIN_RATIO: f64 = 1.05;
+
 /// A strategy's figures over all cases.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StrategySummary {
@@ -414,7 +418,7 @@ fn summary(strategy: &str, rel: &[&Relative]) -> StrategySummary {
             p(&completion, 0.9),
             p(&completion, 1.0),
         ],
-        within_105: frac(completion.iter().filter(|&&c| c <= 1.05).count(), n),
+        within_105: frac(completion.iter().filter(|&&c| c <= WITHIN_RATIO).count(), n),
         above_125: frac(completion.iter().filter(|&&c| c > 1.25).count(), n),
         acks: [p(&acks, 0.5), p(&acks, 0.9)],
         rto_free_paths: free.len(),

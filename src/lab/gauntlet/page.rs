@@ -334,7 +334,11 @@ fn replicates_note(out: &mut String, file: &GauntletFile, floor: Option<&Strateg
         .filter(|(a, b)| (a / b - 1.0).abs() > 0.05)
         .count();
     let within = |pick: fn(&(f64, f64)) -> f64| {
-        pairs.iter().filter(|p| pick(p) <= 1.05).count() as f64 / pairs.len().max(1) as f64
+        pairs
+            .iter()
+            .filter(|p| pick(p) <= metrics::WITHIN_RATIO)
+            .count() as f64
+            / pairs.len().max(1) as f64
     };
     let _ = writeln!(
         out,
