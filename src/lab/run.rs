@@ -622,12 +622,7 @@ pub fn table(records: &[RunRecord]) -> String {
         .unwrap_or_default();
     // The strategy column fits the longest name, so that the numbers
     // stay under their headings.
-    let width = records
-        .iter()
-        .map(|r| r.strategy.len())
-        .chain([9])
-        .max()
-        .unwrap_or(9);
+    let width = records.iter().map(|r| r.strategy.len()).fold(9, usize::max);
     let mut header = String::new();
     for p in &param_names {
         header.push_str(&format!("{p:>17} "));

@@ -209,12 +209,7 @@ fn group(kind: Option<PathKind>, pairs: &[(PathKind, f64, f64)]) -> GroupChange 
 /// percentage of the geometric mean of the completion ratios
 /// (`exp(mean) - 1`), with its standard error.
 pub fn table(changes: &[StrategyChange]) -> String {
-    let width = changes
-        .iter()
-        .map(|c| c.strategy.len())
-        .chain([8])
-        .max()
-        .unwrap_or(8);
+    let width = changes.iter().map(|c| c.strategy.len()).fold(8, usize::max);
     let mut out = format!(
         "{:<width$}  {:<16} {:>5} {:>8} {:>6} {:>7} {:>7}  within 1.05x of ae\n",
         "strategy", "paths", "cases", "change", "SE", "faster", "slower"
