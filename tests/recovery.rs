@@ -323,6 +323,24 @@ fn an_overshoot_with_every_other_segment_lost_is_repaired_in_one_recovery() {
     assert_eq!(default.rtos, 0);
 }
 
+/// A recovery whose ACKs queue on a slow reverse link does not time out.
+/// Gauntlet seed 5, case 183: one 2.5 MB flow at 19 Mbit/s, 154 ms, RED
+/// with 0.95 BDP of buffer, the reverse link at 1/89 of the forward rate
+/// (212 kbit/s). The slow-start overshoot loses 409 segments; the
+/// recovery's ACKs fill the reverse link, and the cumulative ACK of the
+/// fast retransmit arrives more than the RTO measured before the loss
+/// (0.45 s) after it left. The timer fired 0.45 s into the recovery while
+/// SACKs were still arriving every 3 ms, and the go-back-N restart from
+/// one segment took the flow to 1.6x AE's completion. Samples from the
+/// SACKs grow the RTO with the ACK path's queue, and the timer keeps to it.
+#[test]
+fn a_recovery_whose_acks_queue_on_a_slow_reverse_link_does_not_time_out() {
+    let (ae, default) = ae_and_default_on_gauntlet_case(5, 183);
+    let ratio = default.completion_s / ae.completion_s;
+    assert!(ratio < 1.1, "{ratio:.3}x ae's completion");
+    assert_eq!(default.rtos, 0);
+}
+
 /// Congestion avoidance's growth, segments per second, over the stretches
 /// where the window only grew in congestion avoidance (cwnd at or above
 /// ssthresh) for at least `min_samples` samples, weighted by length.

@@ -420,8 +420,11 @@ fn af_never_postpones_the_fast_retransmit_past_half_an_rtt() {
     }
     if !s.in_recovery() {
         let due = s.poll_timeout().unwrap();
-        // SRTT is 100 ms (every sample is): at most 50 ms of waiting.
-        assert!(due <= t(2_202 + 50), "postponed to {due:?}");
+        // SRTT is about 100 ms (the SACKs of the duplicates time their
+        // segments at 100-102 ms): at most half of it of waiting.
+        let srtt = s.rtt().srtt().unwrap();
+        assert!(srtt < Duration::from_millis(103), "{srtt:?}");
+        assert!(due <= t(2_202) + srtt / 2, "postponed to {due:?}");
         s.handle_timeout(due);
     }
     assert!(s.in_recovery());
@@ -573,6 +576,45 @@ fn resending_the_head_restarts_the_retransmission_timer() {
     }
     assert!(s.in_recovery());
     assert_eq!(s.poll_timeout(), Some(t(252) + s.rtt().rto()));
+}
+
+/// In a recovery, ACKs that SACK segments sent once are RTT samples, and
+/// the timer started by the fast retransmit keeps to the RTO they give:
+/// ACKs queued on a slow reverse link arrive later and later, and the
+/// timer must not fire while they still come.
+#[test]
+fn sacks_in_recovery_time_the_path_and_move_the_timer() {
+    let mut s = sender(true);
+    drain(&mut s, t(0));
+    ack(&mut s, t(100), MSS, &[]);
+    let sent_at_100 = drain(&mut s, t(100));
+    let last = sent_at_100.last().expect("slow start sends").start / MSS;
+    for k in 0..3 {
+        ack(&mut s, t(250 + k), MSS, &[(2 * MSS, (3 + k) * MSS)]);
+        drain(&mut s, t(250 + k));
+    }
+    assert!(s.in_recovery());
+    let srtt_before = s.rtt().srtt().expect("sampled");
+    let deadline_before = s.poll_timeout().expect("timer runs");
+    // The SACK of the last segment sent at 100 ms comes 600 ms later.
+    ack(&mut s, t(700), MSS, &[(2 * MSS, (last + 1) * MSS)]);
+    assert!(s.rtt().srtt().expect("sampled") > srtt_before);
+    let deadline = s.poll_timeout().expect("timer runs");
+    assert!(
+        deadline > deadline_before,
+        "{deadline:?} <= {deadline_before:?}"
+    );
+    assert_eq!(deadline, t(252) + s.rtt().rto());
+    // A SACK of the resent head is no sample (Karn's rule).
+    let srtt = s.rtt().srtt();
+    let e = ack(
+        &mut s,
+        t(900),
+        MSS,
+        &[(MSS, 2 * MSS), (2 * MSS, (last + 1) * MSS)],
+    );
+    assert!(e.newly_acked == 0 && s.in_recovery());
+    assert_eq!(s.rtt().srtt(), srtt);
 }
 
 /// RFC 3168 section 6.1.2: the window is reduced once per loss episode.

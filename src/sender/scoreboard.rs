@@ -37,6 +37,8 @@
 
 use std::collections::VecDeque;
 
+use crate::time::Instant;
+
 #[cfg(test)]
 mod tests;
 
@@ -51,6 +53,11 @@ pub struct AckOutcome {
     pub acked_previously_sacked: u64,
     /// The highest SACKed offset moved up.
     pub highest_sack_advanced: bool,
+    /// The latest send time among the records this ACK newly SACKed that
+    /// were sent only once: where an RTT sample from the SACK starts.
+    /// Retransmitted records give none (Karn's rule, RFC 6298 section 3:
+    /// which transmission arrived is unknown).
+    pub newest_sacked_sent_at: Option<Instant>,
 }
 
 /// One transmitted segment, `[start, end)` with `start < end`.
@@ -66,6 +73,9 @@ struct Record {
     xmit_seq: u64,
     /// Its retransmission was found lost and it was not sent again since.
     relost: bool,
+    /// When it was first sent; while `retransmitted` is unset, its only
+    /// transmission.
+    sent_at: Instant,
 }
 
 impl Record {
@@ -252,8 +262,8 @@ impl Scoreboard {
         self.records.len()
     }
 
-    /// Records a transmission of `[start, end)` (RFC 6675 section 5 steps
-    /// (C.1) to (C.4) bookkeeping).
+    /// Records a transmission of `[start, end)` at `now` (RFC 6675
+    /// section 5 steps (C.1) to (C.4) bookkeeping).
     ///
     /// * `start == high_data()`: new data, appended as one record.
     /// * Inside `[snd_una(), high_data())`: a retransmission. Overlapping
@@ -265,7 +275,7 @@ impl Scoreboard {
     ///
     /// Bytes below `snd_una()` are ignored (already acknowledged); empty,
     /// reversed or gapped (`start > high_data()`) ranges are ignored.
-    pub fn on_transmit(&mut self, start: u64, end: u64) {
+    pub fn on_transmit(&mut self, start: u64, end: u64, now: Instant) {
         let start = start.max(self.snd_una);
         if end <= start || start > self.high_data {
             return;
@@ -286,6 +296,7 @@ impl Scoreboard {
                 retransmitted: false,
                 xmit_seq: self.xmit_count,
                 relost: false,
+                sent_at: now,
             });
             self.high_data = end;
         }
@@ -814,6 +825,12 @@ impl Scoreboard {
             // avoids the same ambiguity with timestamps).
             if !r.retransmitted || r.start < self.dupthresh_lost_end {
                 self.delivered_xmit_seq = self.delivered_xmit_seq.max(r.xmit_seq);
+            }
+            if !r.retransmitted {
+                let newest = out
+                    .newest_sacked_sent_at
+                    .map_or(r.sent_at, |t| t.max(r.sent_at));
+                out.newest_sacked_sent_at = Some(newest);
             }
             let len = r.len();
             if r.retransmitted {

@@ -6,12 +6,14 @@ use super::*;
 use proptest::prelude::*;
 
 const MSS: u64 = 1000;
+/// Send time of records whose time the test does not look at.
+const T0: Instant = Instant::ZERO;
 
 /// `n` back-to-back MSS-sized segments starting at offset 0.
 fn board(n: u64) -> Scoreboard {
     let mut sb = Scoreboard::new(MSS as usize, 3);
     for i in 0..n {
-        sb.on_transmit(i * MSS, (i + 1) * MSS);
+        sb.on_transmit(i * MSS, (i + 1) * MSS, T0);
     }
     sb
 }
@@ -121,9 +123,9 @@ fn two_sacked_segments_are_not_enough() {
 fn byte_criterion_with_large_records() {
     // Two SACKed records above, but 5000 > (3 - 1) * 1000 SACKed bytes.
     let mut sb = Scoreboard::new(MSS as usize, 3);
-    sb.on_transmit(0, 1000);
-    sb.on_transmit(1000, 3500);
-    sb.on_transmit(3500, 6000);
+    sb.on_transmit(0, 1000, T0);
+    sb.on_transmit(1000, 3500, T0);
+    sb.on_transmit(3500, 6000, T0);
     sb.on_ack(0, &[(1000, 6000)]);
     assert!(sb.is_lost(0));
     assert_eq!(sb.next_lost(), Some((0, 1000)));
@@ -134,8 +136,8 @@ fn byte_criterion_with_large_records() {
     assert_eq!(sb.pipe(), MSS);
     // A record with a single large SACKed record above: lost by bytes only.
     let mut sb = Scoreboard::new(MSS as usize, 3);
-    sb.on_transmit(0, 1000);
-    sb.on_transmit(1000, 4000);
+    sb.on_transmit(0, 1000, T0);
+    sb.on_transmit(1000, 4000, T0);
     sb.on_ack(0, &[(1000, 4000)]);
     assert!(sb.is_lost(500));
 }
@@ -145,7 +147,7 @@ fn pipe_counts_retransmissions_once_more() {
     // No SACK: NewReno-style retransmission of the first segment.
     let mut sb = board(10);
     sb.begin_recovery();
-    sb.on_transmit(0, MSS);
+    sb.on_transmit(0, MSS, T0);
     assert_eq!(sb.high_rxt(), MSS);
     assert_eq!(sb.retransmitted_bytes(), MSS);
     assert_eq!(sb.pipe(), 11 * MSS);
@@ -158,7 +160,7 @@ fn pipe_counts_retransmissions_once_more() {
     assert_eq!(sb.pipe(), 4 * MSS);
     let mut sent = Vec::new();
     while let Some((s, e)) = sb.next_lost() {
-        sb.on_transmit(s, e);
+        sb.on_transmit(s, e, T0);
         sent.push((s, e));
         assert_eq!(sb.pipe(), rfc_literal_pipe(&sb));
     }
@@ -172,16 +174,16 @@ fn pipe_counts_retransmissions_once_more() {
     assert_eq!(sb.pipe(), 4 * MSS, "1 and 2 resent, 8 and 9 in flight");
     assert_eq!(sb.pipe(), rfc_literal_pipe(&sb));
     while let Some((s, e)) = sb.next_lost() {
-        sb.on_transmit(s, e);
+        sb.on_transmit(s, e, T0);
     }
     assert_eq!(sb.pipe(), 6 * MSS);
     assert_eq!(sb.pipe(), rfc_literal_pipe(&sb));
     // Retransmitting a segment that is not lost counts it twice.
-    sb.on_transmit(8 * MSS, 9 * MSS);
+    sb.on_transmit(8 * MSS, 9 * MSS, T0);
     assert_eq!(sb.pipe(), 7 * MSS);
     assert_eq!(sb.pipe(), rfc_literal_pipe(&sb));
     // Retransmitting the same range again does not count it a third time.
-    sb.on_transmit(8 * MSS, 9 * MSS);
+    sb.on_transmit(8 * MSS, 9 * MSS, T0);
     assert_eq!(sb.pipe(), 7 * MSS);
     // A SACK for a retransmitted segment removes both counts.
     sb.on_ack(MSS, &[(3 * MSS, 6 * MSS), (8 * MSS, 9 * MSS)]);
@@ -254,6 +256,30 @@ fn highest_sack_advance_is_reported() {
 }
 
 #[test]
+fn sacks_report_when_the_latest_segment_sent_once_left() {
+    let mut sb = Scoreboard::new(MSS as usize, 3);
+    let at = |i: u64| Instant::from_millis(10 * i);
+    for i in 0..8 {
+        sb.on_transmit(i * MSS, (i + 1) * MSS, at(i));
+    }
+    // Segment 2 is resent: a SACK of it cannot say which copy arrived.
+    sb.on_transmit(2 * MSS, 3 * MSS, at(20));
+    let (two, three, four) = (seg(2), seg(3), seg(4));
+    let out = sb.on_ack(0, &[(two.0, four.1)]);
+    assert_eq!(out.newest_sacked_sent_at, Some(at(4)));
+    // Nothing newly SACKed, nothing to time.
+    assert_eq!(
+        sb.on_ack(0, &[(three.0, four.1)]).newest_sacked_sent_at,
+        None
+    );
+    sb.on_transmit(5 * MSS, 6 * MSS, at(21));
+    assert_eq!(sb.on_ack(0, &[seg(5)]).newest_sacked_sent_at, None);
+    assert_eq!(sb.on_ack(0, &[seg(6)]).newest_sacked_sent_at, Some(at(6)));
+    // A cumulative ACK alone is timed by the caller (timestamps).
+    assert_eq!(sb.on_ack(2 * MSS, &[]).newest_sacked_sent_at, None);
+}
+
+#[test]
 fn nextseg_rule1_rule3_and_rescue() {
     let mut sb = board(10);
     sb.on_ack(0, &[seg(1), seg(2)]);
@@ -262,7 +288,7 @@ fn nextseg_rule1_rule3_and_rescue() {
     // rule 3 offers the hole.
     assert_eq!(sb.next_lost(), None);
     assert_eq!(sb.next_unsacked_rule3(), Some(seg(0)));
-    sb.on_transmit(0, MSS);
+    sb.on_transmit(0, MSS, T0);
     assert_eq!(sb.next_unsacked_rule3(), None, "nothing else below the top");
     // Three more SACKed segments: 3 and 4 become lost (three SACKed above
     // them); 6 (two above) and 8 (one) do not. Below the highest SACKed
@@ -272,13 +298,13 @@ fn nextseg_rule1_rule3_and_rescue() {
     assert!(!sb.is_lost(6 * MSS) && !sb.is_lost(8 * MSS));
     let mut rule1 = Vec::new();
     while let Some((s, e)) = sb.next_lost() {
-        sb.on_transmit(s, e);
+        sb.on_transmit(s, e, T0);
         rule1.push(s / MSS);
     }
     assert_eq!(rule1, vec![3, 4], "segment 0 was already retransmitted");
     let mut rule3 = Vec::new();
     while let Some((s, e)) = sb.next_unsacked_rule3() {
-        sb.on_transmit(s, e);
+        sb.on_transmit(s, e, T0);
         rule3.push(s / MSS);
     }
     assert_eq!(rule3, vec![6, 8]);
@@ -305,16 +331,16 @@ fn rescue_prefers_highest_unsacked_above_sacks() {
 #[test]
 fn retransmission_of_part_of_a_record_splits_it() {
     let mut sb = Scoreboard::new(MSS as usize, 3);
-    sb.on_transmit(0, 3000);
-    sb.on_transmit(3000, 6000);
+    sb.on_transmit(0, 3000, T0);
+    sb.on_transmit(3000, 6000, T0);
     sb.begin_recovery();
-    sb.on_transmit(1000, 2000);
+    sb.on_transmit(1000, 2000, T0);
     assert_eq!(sb.segment_count(), 4);
     assert_eq!(sb.retransmitted_bytes(), 1000);
     assert_eq!(sb.pipe(), 7000);
     assert_eq!(sb.high_rxt(), 2000);
     // Spanning a record boundary splits both ends.
-    sb.on_transmit(2500, 3500);
+    sb.on_transmit(2500, 3500, T0);
     assert_eq!(sb.segment_count(), 6);
     assert_eq!(sb.retransmitted_bytes(), 2000);
     assert_eq!(sb.high_rxt(), 3500);
@@ -324,7 +350,7 @@ fn retransmission_of_part_of_a_record_splits_it() {
 fn transmit_straddling_high_data_is_split() {
     let mut sb = board(10);
     sb.begin_recovery();
-    sb.on_transmit(9 * MSS, 12 * MSS);
+    sb.on_transmit(9 * MSS, 12 * MSS, T0);
     assert_eq!(sb.high_data(), 12 * MSS);
     assert_eq!(sb.high_rxt(), 10 * MSS);
     assert_eq!(sb.retransmitted_bytes(), MSS);
@@ -334,26 +360,26 @@ fn transmit_straddling_high_data_is_split() {
 #[test]
 fn odd_inputs_do_not_panic() {
     let mut sb = board(4);
-    sb.on_transmit(10 * MSS, 11 * MSS); // gap
-    sb.on_transmit(2 * MSS, 2 * MSS); // empty
-    sb.on_transmit(3 * MSS, MSS); // reversed
+    sb.on_transmit(10 * MSS, 11 * MSS, T0); // gap
+    sb.on_transmit(2 * MSS, 2 * MSS, T0); // empty
+    sb.on_transmit(3 * MSS, MSS, T0); // reversed
     assert_eq!(sb.high_data(), 4 * MSS);
     assert_eq!(sb.retransmitted_bytes(), 0);
     sb.on_ack(2 * MSS, &[]);
-    sb.on_transmit(0, MSS); // entirely acknowledged
+    sb.on_transmit(0, MSS, T0); // entirely acknowledged
     assert_eq!(sb.retransmitted_bytes(), 0);
-    sb.on_transmit(0, 3 * MSS); // clipped to [2000, 3000)
+    sb.on_transmit(0, 3 * MSS, T0); // clipped to [2000, 3000)
     assert_eq!(sb.retransmitted_bytes(), MSS);
     sb.on_rescue_retransmit(9 * MSS, 10 * MSS);
     sb.on_rescue_retransmit(u64::MAX, 0);
-    sb.on_transmit(4 * MSS, u64::MAX);
+    sb.on_transmit(4 * MSS, u64::MAX, T0);
     assert_eq!(sb.high_data(), u64::MAX);
     sb.on_ack(u64::MAX, &[(0, u64::MAX)]);
     assert!(sb.is_empty());
     assert!(!sb.is_lost(u64::MAX));
     let mut z = Scoreboard::new(0, 0);
-    z.on_transmit(0, 1);
-    z.on_transmit(1, 2);
+    z.on_transmit(0, 1, T0);
+    z.on_transmit(1, 2, T0);
     z.on_ack(0, &[(1, 2)]);
     assert!(
         z.is_lost(0),
@@ -383,7 +409,7 @@ fn rto_clears_sack_and_retransmission_marks() {
     sb.on_ack(MSS, &[(4 * MSS, 8 * MSS)]);
     sb.begin_recovery();
     let (s, e) = sb.next_lost().unwrap();
-    sb.on_transmit(s, e);
+    sb.on_transmit(s, e, T0);
     sb.on_rescue_retransmit(9 * MSS, 10 * MSS);
     sb.on_retransmission_timeout();
     assert!(!sb.has_sacked());
@@ -463,6 +489,7 @@ impl Model {
                 retransmitted: false,
                 xmit_seq: self.xmit_count,
                 relost: false,
+                sent_at: T0,
             });
             self.high_data = end;
         }
@@ -784,12 +811,12 @@ proptest! {
             match op {
                 Op::Send(len) => {
                     let s = sb.high_data();
-                    sb.on_transmit(s, s + len);
+                    sb.on_transmit(s, s + len, T0);
                     model.transmit(s, s + len);
                 }
                 Op::Transmit(a, b) => {
                     let (a, b) = (a.at(&sb), b.at(&sb));
-                    sb.on_transmit(a, b);
+                    sb.on_transmit(a, b, T0);
                     model.transmit(a, b);
                 }
                 Op::Ack(c, blocks) => {
@@ -840,7 +867,7 @@ proptest! {
                 }
                 Op::NextSeg => {
                     if let Some((s, e)) = sb.next_lost().or(sb.next_unsacked_rule3()) {
-                        sb.on_transmit(s, e);
+                        sb.on_transmit(s, e, T0);
                         model.transmit(s, e);
                         prop_assert!(sb.high_rxt() >= e);
                     }
@@ -868,11 +895,11 @@ fn retransmission_overtaken_by_later_data_is_lost_again() {
     sb.begin_recovery();
     sb.on_ack(0, &[(MSS, 4 * MSS)]);
     assert_eq!(sb.next_lost(), Some(seg(0)));
-    sb.on_transmit(0, MSS);
+    sb.on_transmit(0, MSS, T0);
     assert_eq!(sb.next_lost(), None, "retransmitted once");
     // Four new segments go out after the retransmission.
     for i in 10..14 {
-        sb.on_transmit(i * MSS, (i + 1) * MSS);
+        sb.on_transmit(i * MSS, (i + 1) * MSS, T0);
     }
     // Two of them arrive: not yet enough to rule out reordering.
     sb.on_ack(0, &[(MSS, 4 * MSS), (10 * MSS, 12 * MSS)]);
@@ -884,9 +911,9 @@ fn retransmission_overtaken_by_later_data_is_lost_again() {
     assert_eq!(sb.next_lost(), Some(seg(0)), "offered again");
     assert!(sb.pipe() < pipe_before, "no longer counted in flight");
     // Segments 4..10 are lost as well now, and come after it, once each.
-    sb.on_transmit(0, MSS);
+    sb.on_transmit(0, MSS, T0);
     assert_eq!(sb.next_lost(), Some(seg(4)));
-    sb.on_transmit(4 * MSS, 5 * MSS);
+    sb.on_transmit(4 * MSS, 5 * MSS, T0);
     assert_eq!(sb.next_lost(), Some(seg(5)));
 }
 
@@ -896,7 +923,7 @@ fn data_sent_before_a_retransmission_does_not_condemn_it() {
     let mut sb = board(10);
     sb.begin_recovery();
     sb.on_ack(0, &[(MSS, 4 * MSS)]);
-    sb.on_transmit(0, MSS);
+    sb.on_transmit(0, MSS, T0);
     // Segments 4..10 were all sent before the retransmission.
     sb.on_ack(0, &[(MSS, 10 * MSS)]);
     assert_eq!(sb.retransmitted_bytes(), MSS);
@@ -921,7 +948,7 @@ fn later_retransmissions_reveal_a_lost_fast_retransmit() {
     sb.on_ack(0, &blocks);
     let mut order = Vec::new();
     while let Some((s, e)) = sb.next_lost() {
-        sb.on_transmit(s, e);
+        sb.on_transmit(s, e, T0);
         order.push(s / MSS);
     }
     assert_eq!(order, vec![0, 2, 4, 6, 8]);
@@ -949,10 +976,10 @@ fn an_ack_up_to_a_retransmission_does_not_deliver_it() {
     let blocks = [(MSS, 2 * MSS), (3 * MSS, 6 * MSS), (7 * MSS, 12 * MSS)];
     sb.on_ack(0, &blocks);
     // 6 is resent first, then two new segments, then 2.
-    sb.on_transmit(6 * MSS, 7 * MSS);
-    sb.on_transmit(20 * MSS, 21 * MSS);
-    sb.on_transmit(21 * MSS, 22 * MSS);
-    sb.on_transmit(2 * MSS, 3 * MSS);
+    sb.on_transmit(6 * MSS, 7 * MSS, T0);
+    sb.on_transmit(20 * MSS, 21 * MSS, T0);
+    sb.on_transmit(21 * MSS, 22 * MSS, T0);
+    sb.on_transmit(2 * MSS, 3 * MSS, T0);
     assert_eq!(sb.retransmitted_bytes(), 2 * MSS);
     // The original of 0 arrives late: the ACK stops at 2, delivering
     // nothing sent after 6's retransmission.
@@ -975,7 +1002,7 @@ fn retransmissions_delivered_after_the_last_segment_show_it_lost() {
     sb.begin_recovery();
     let mut sent = Vec::new();
     while let Some((s, e)) = sb.next_lost() {
-        sb.on_transmit(s, e);
+        sb.on_transmit(s, e, T0);
         sent.push(s / MSS);
     }
     assert_eq!(sent, vec![0, 1, 2]);
@@ -989,6 +1016,6 @@ fn retransmissions_delivered_after_the_last_segment_show_it_lost() {
     assert!(sb.is_lost(9 * MSS));
     assert_eq!(sb.next_lost(), Some(seg(9)));
     assert_eq!(sb.pipe(), 0);
-    sb.on_transmit(9 * MSS, 10 * MSS);
+    sb.on_transmit(9 * MSS, 10 * MSS, T0);
     assert_eq!(sb.pipe(), MSS, "resent, counted once");
 }
