@@ -288,6 +288,14 @@ pub struct Config {
     /// Needs SACK. On by default; off in [`Config::standard_tcp`], as
     /// ns-2's SACK sender has no such rule.
     pub loss_by_send_order: bool,
+    /// In loss recovery, an ACK that SACKs segments sent only once is an
+    /// RTT sample, and the running retransmission timer keeps to the RTO
+    /// the samples give (see `Sender::on_sack_rtt`): a recovery whose ACKs
+    /// queue on a slow reverse link then does not time out while they are
+    /// still arriving. Needs SACK. On by default; off in
+    /// [`Config::standard_tcp`], as ns-2's SACK sender times only
+    /// cumulative ACKs.
+    pub sack_rtt_samples: bool,
     /// Early retransmit (RFC 5827): with fewer than four segments out and
     /// no new one to send, a loss is found once all but one of them are
     /// SACKed (or as many duplicate ACKs came), so a small window or the
@@ -462,6 +470,7 @@ impl Default for Config {
             hystart: false,
             tail_loss_probe: true,
             loss_by_send_order: true,
+            sack_rtt_samples: true,
             early_retransmit: true,
             af_waits_only_for_sparse_acks: true,
             ack_nonce: AckNonceMode::Offer,
@@ -505,6 +514,7 @@ impl Config {
             ack_fixes: false,
             tail_loss_probe: false,
             loss_by_send_order: false,
+            sack_rtt_samples: false,
             early_retransmit: false,
             af_waits_only_for_sparse_acks: false,
             ack_spreading: false,

@@ -472,6 +472,7 @@ impl Connection {
             hystart: config.hystart,
             tail_loss_probe: config.tail_loss_probe,
             loss_by_send_order: config.loss_by_send_order,
+            sack_rtt_samples: config.sack_rtt_samples,
             early_retransmit: config.early_retransmit,
             af_waits_only_for_sparse_acks: config.af_waits_only_for_sparse_acks,
         };

@@ -85,6 +85,10 @@ pub struct SenderParams {
     /// last segments of a flight, lost during a recovery, are resent by the
     /// recovery instead of the timer. Acts only with SACK.
     pub loss_by_send_order: bool,
+    /// In loss recovery, ACKs that SACK segments sent once are RTT
+    /// samples and the running timer keeps to the RTO they give (see
+    /// `Sender::on_sack_rtt`). Acts only with SACK.
+    pub sack_rtt_samples: bool,
     /// Early retransmit (RFC 5827): with fewer than four segments
     /// outstanding and no new segment to send (all data out, or the
     /// peer's window full), a loss is deemed found once all but one of
@@ -1051,7 +1055,10 @@ impl Sender {
         let Some(sent_at) = sent_at else {
             return;
         };
-        if !self.in_recovery() || self.board.snd_una() < self.rewound_to {
+        if !self.params.sack_rtt_samples
+            || !self.in_recovery()
+            || self.board.snd_una() < self.rewound_to
+        {
             return;
         }
         self.take_rtt_sample(now, now.saturating_duration_since(sent_at));

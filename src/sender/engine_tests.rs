@@ -32,6 +32,7 @@ fn params(ack_fixes: bool) -> SenderParams {
         hystart: false,
         tail_loss_probe: false,
         loss_by_send_order: true,
+        sack_rtt_samples: true,
         early_retransmit: false,
         af_waits_only_for_sparse_acks: false,
     }
@@ -208,6 +209,7 @@ fn fin_follows_the_last_byte_and_is_retransmitted_with_it() {
         hystart: false,
         tail_loss_probe: false,
         loss_by_send_order: true,
+        sack_rtt_samples: true,
         early_retransmit: false,
         af_waits_only_for_sparse_acks: false,
     };
@@ -760,6 +762,7 @@ fn probing_params() -> SenderParams {
     SenderParams {
         tail_loss_probe: true,
         loss_by_send_order: true,
+        sack_rtt_samples: true,
         ..params(false)
     }
 }
