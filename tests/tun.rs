@@ -532,9 +532,13 @@ fn tshark_warnings(path: &std::path::Path) -> std::collections::BTreeMap<String,
 fn captures_decode_in_tshark_with_only_the_expected_warnings() {
     // A download to a smartacking receiver and an upload from the default
     // sender, each over 5 ms each way, read by tshark: its TCP analysis
-    // follows both and warns of nothing but the kernel's receive window
-    // filling up under the upload (the sender fills what the receiver
-    // offers).
+    // follows both and warns of nothing but a receive window filling up,
+    // the kernel's under the upload (the sender fills what the receiver
+    // offers) and, now and then, ackwise's under the download, when this
+    // test's own reading loop falls behind the kernel sender while the
+    // binary's other tests share the cores (2 of 49 runs of this binary on
+    // 2 cores, once in CI; ackwise only receives there): flow control at
+    // work, not a fault.
     let Some((mut host, kernel)) = link(9) else {
         return;
     };
@@ -574,7 +578,10 @@ fn captures_decode_in_tshark_with_only_the_expected_warnings() {
     assert!(receiver.join().unwrap() == data);
 
     const WINDOW_FULL: &str = "TCP window specified by the receiver is now completely full";
-    for (path, expected) in [(&download, &[][..]), (&upload, &[WINDOW_FULL][..])] {
+    for (path, expected) in [
+        (&download, &[WINDOW_FULL][..]),
+        (&upload, &[WINDOW_FULL][..]),
+    ] {
         let warnings = tshark_warnings(path);
         eprintln!("{}: {warnings:?}", path.display());
         let unexpected: Vec<_> = warnings
