@@ -289,10 +289,11 @@ pub struct Config {
     /// ns-2's SACK sender has no such rule.
     pub loss_by_send_order: bool,
     /// In loss recovery, an ACK that SACKs segments sent only once is an
-    /// RTT sample, and the running retransmission timer keeps to the RTO
-    /// the samples give (see `Sender::on_sack_rtt`): a recovery whose ACKs
-    /// queue on a slow reverse link then does not time out while they are
-    /// still arriving. Needs SACK. On by default; off in
+    /// RTT sample (from the latest of them; Karn's rule leaves resent ones
+    /// out), and the running retransmission timer keeps to the RTO the
+    /// samples give, never firing earlier than it would have: a recovery
+    /// whose ACKs queue on a slow reverse link then does not time out
+    /// while they are still arriving. Needs SACK. On by default; off in
     /// [`Config::standard_tcp`], as ns-2's SACK sender times only
     /// cumulative ACKs.
     pub sack_rtt_samples: bool,

@@ -86,8 +86,9 @@ pub struct SenderParams {
     /// recovery instead of the timer. Acts only with SACK.
     pub loss_by_send_order: bool,
     /// In loss recovery, ACKs that SACK segments sent once are RTT
-    /// samples and the running timer keeps to the RTO they give (see
-    /// `Sender::on_sack_rtt`). Acts only with SACK.
+    /// samples and the running timer keeps to the RTO they give
+    /// ([`Config::sack_rtt_samples`](crate::connection::Config::sack_rtt_samples)).
+    /// Acts only with SACK.
     pub sack_rtt_samples: bool,
     /// Early retransmit (RFC 5827): with fewer than four segments
     /// outstanding and no new segment to send (all data out, or the
