@@ -268,16 +268,33 @@ fn timers_back_off_until_a_fresh_echo_arrives() {
 /// burst to wait for, and the repair often came too late for the timer:
 /// 39 timeouts to AE's 16 and 1.21x AE's completion in this run (1.29x
 /// over five draws). Waiting only for sparse ACKs: 12 timeouts, 0.83x.
+/// Timeouts on this path swing between draws (5 to 35 for either
+/// strategy: the reverse link drops ACKs too), so the check is on the
+/// means over five draws, as the gauntlet judges: 18.6 timeouts to AE's
+/// 23.2, 0.97x AE's completion, when timeouts came to keep SACK marks.
 #[test]
 fn a_window_of_a_few_segments_repairs_losses_without_waiting() {
-    let (ae, default) = ae_and_default_on_gauntlet_case(1, 47);
-    let ratio = default.completion_s / ae.completion_s;
+    use ackwise::lab::gauntlet::{self, GauntletPlan};
+    let mut plan = GauntletPlan::new(1, 200);
+    plan.only_case = Some(47);
+    plan.replicates = 5;
+    plan.strategies = vec![Strategy::DEFAULT];
+    let file = gauntlet::run(&plan).expect("gauntlet case runs");
+    let means = |name: &str| {
+        let runs: Vec<_> = file.records.iter().filter(|r| r.strategy == name).collect();
+        assert_eq!(runs.len(), 5, "{name}: five draws");
+        let n = runs.len() as f64;
+        let completion: f64 = runs.iter().map(|r| r.outcome.completion_s).sum::<f64>() / n;
+        let rtos: f64 = runs.iter().map(|r| r.outcome.rtos as f64).sum::<f64>() / n;
+        (completion, rtos)
+    };
+    let (ae_s, ae_rtos) = means("ae");
+    let (default_s, default_rtos) = means(Strategy::DEFAULT_NAME);
+    let ratio = default_s / ae_s;
     assert!(ratio < 1.05, "{ratio:.3}x ae's completion");
     assert!(
-        default.rtos <= ae.rtos,
-        "{} timeouts, ae {}",
-        default.rtos,
-        ae.rtos
+        default_rtos <= ae_rtos,
+        "{default_rtos} timeouts, ae {ae_rtos} (means over five draws)"
     );
 }
 

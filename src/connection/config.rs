@@ -297,6 +297,15 @@ pub struct Config {
     /// [`Config::standard_tcp`], as ns-2's SACK sender times only
     /// cumulative ACKs.
     pub sack_rtt_samples: bool,
+    /// A retransmission timeout keeps what the receiver SACKed, as Linux
+    /// does: every unSACKed segment then outstanding is lost and resent in
+    /// order against RFC 6675's `pipe`, skipping the SACKed ones, while the
+    /// window slow-starts from one segment; going back to SND.UNA instead
+    /// (RFC 5681's go-back-N) resends the SACKed data too. The marks are
+    /// dropped when the receiver has reneged on them (it acknowledged up
+    /// to SACKed data and no further). Needs SACK. On by default; off in
+    /// [`Config::standard_tcp`], as ns-2's SACK sender goes back.
+    pub timeout_keeps_sacks: bool,
     /// Early retransmit (RFC 5827): with fewer than four segments out and
     /// no new one to send, a loss is found once all but one of them are
     /// SACKed (or as many duplicate ACKs came), so a small window or the
@@ -472,6 +481,7 @@ impl Default for Config {
             tail_loss_probe: true,
             loss_by_send_order: true,
             sack_rtt_samples: true,
+            timeout_keeps_sacks: true,
             early_retransmit: true,
             af_waits_only_for_sparse_acks: true,
             ack_nonce: AckNonceMode::Offer,
@@ -516,6 +526,7 @@ impl Config {
             tail_loss_probe: false,
             loss_by_send_order: false,
             sack_rtt_samples: false,
+            timeout_keeps_sacks: false,
             early_retransmit: false,
             af_waits_only_for_sparse_acks: false,
             ack_spreading: false,

@@ -473,6 +473,7 @@ impl Connection {
             tail_loss_probe: config.tail_loss_probe,
             loss_by_send_order: config.loss_by_send_order,
             sack_rtt_samples: config.sack_rtt_samples,
+            timeout_keeps_sacks: config.timeout_keeps_sacks,
             early_retransmit: config.early_retransmit,
             af_waits_only_for_sparse_acks: config.af_waits_only_for_sparse_acks,
         };

@@ -771,8 +771,10 @@ impl Strategy {
         // (ackwise's loss recovery; the ns-2 cross-checks use
         // `Config::standard_tcp` without it).
         config.loss_by_send_order = true;
-        // And samples SACKs in recovery (ackwise's; not ns-2's either).
+        // And samples SACKs in recovery and keeps them at a timeout
+        // (ackwise's; not ns-2's either).
         config.sack_rtt_samples = true;
+        config.timeout_keeps_sacks = true;
         // Early retransmit and AF waiting only for sparse ACKs are
         // ackwise's own recovery, in its own base; the papers' senders
         // had neither.

@@ -90,6 +90,11 @@ pub struct SenderParams {
     /// ([`Config::sack_rtt_samples`](crate::connection::Config::sack_rtt_samples)).
     /// Acts only with SACK.
     pub sack_rtt_samples: bool,
+    /// A retransmission timeout keeps what the receiver SACKed: the
+    /// unSACKed data is resent, hole by hole, while the window
+    /// slow-starts ([`Config::timeout_keeps_sacks`](crate::connection::Config::timeout_keeps_sacks)).
+    /// Acts only with SACK.
+    pub timeout_keeps_sacks: bool,
     /// Early retransmit (RFC 5827): with fewer than four segments
     /// outstanding and no new segment to send (all data out, or the
     /// peer's window full), a loss is deemed found once all but one of
@@ -197,6 +202,12 @@ enum Recovery {
     /// Fast recovery until the cumulative ACK reaches `point`;
     /// `partial_acks` counts the partial ACKs so far.
     Fast { point: u64, partial_acks: u32 },
+    /// After a retransmission timeout that kept the SACK marks, until the
+    /// cumulative ACK reaches `point` (HighData at the timeout): the holes
+    /// are resent by NextSeg against `pipe` while the window slow-starts
+    /// from the loss window (Linux's loss state; see
+    /// [`SenderParams::timeout_keeps_sacks`]).
+    AfterTimeout { point: u64 },
 }
 
 /// The sending half of a connection.
@@ -581,6 +592,12 @@ impl Sender {
         matches!(self.recovery, Recovery::Fast { .. })
     }
 
+    /// The holes are resent by RFC 6675's NextSeg against `pipe`: in fast
+    /// recovery with SACK, or after a timeout that kept the SACK marks.
+    fn repairing_by_sack(&self) -> bool {
+        self.sack && !matches!(self.recovery, Recovery::Open)
+    }
+
     /// Bytes in flight as RFC 6675 `pipe` estimates them.
     pub fn pipe(&self) -> u64 {
         self.board.pipe().saturating_sub(self.reno_departed)
@@ -591,7 +608,7 @@ impl Sender {
     /// segments stay counted, so that limited transmit, not the SACKs,
     /// decides how much new data duplicate ACKs release.
     fn in_flight(&self) -> u64 {
-        if self.in_recovery() {
+        if self.in_recovery() || self.repairing_by_sack() {
             self.pipe()
         } else {
             self.board.outstanding()
@@ -991,6 +1008,15 @@ impl Sender {
                     self.retransmit_head = true;
                 }
             }
+            Recovery::AfterTimeout { point } => {
+                // The window slow-starts from the loss window as after a
+                // go-back-N timeout; only what is resent differs.
+                self.cc.on_ack(now, counted);
+                if input.ack >= point {
+                    self.recovery = Recovery::Open;
+                    tracing::debug!(ack = input.ack, "timeout recovery complete");
+                }
+            }
             Recovery::Open => {
                 let counted = match &self.hystart {
                     Some(h) if self.cc.in_slow_start() => {
@@ -1373,10 +1399,21 @@ impl Sender {
         self.reno_departed = 0;
         self.retransmit_head = false;
         self.rtt_probe = None;
-        // Go back to the cumulative ACK point (RFC 5681 3.1, RFC 6675 5.1).
-        let una = self.board.snd_una();
         self.rewound_to = self.rewound_to.max(self.max_sent);
-        self.board.reset_to(una);
+        if self.sack && self.params.timeout_keeps_sacks && !self.board.sacks_reneged() {
+            // Resend the holes only, as Linux does (its SACK marks survive
+            // a timeout unless the receiver reneged); `recover` still holds
+            // off a new fast recovery until RecoveryPoint (RFC 6675 5.1).
+            self.board.on_retransmission_timeout_keeping_sacks();
+            self.recovery = Recovery::AfterTimeout {
+                point: self.board.high_data(),
+            };
+        } else {
+            // Go back to the cumulative ACK point (RFC 5681 3.1, RFC 6675
+            // 5.1), forgetting SACKs the receiver may have reneged on.
+            let una = self.board.snd_una();
+            self.board.reset_to(una);
+        }
         if let Some(r) = self.requests.as_mut() {
             r.restart();
         }
@@ -1403,7 +1440,7 @@ impl Sender {
                 return Some(seg);
             }
         }
-        if self.in_recovery() && self.sack {
+        if self.repairing_by_sack() {
             if self.cc.window().saturating_sub(self.pipe()) < self.mss {
                 return None;
             }
@@ -1729,7 +1766,9 @@ impl Sender {
             && !self.cc.in_slow_start()
             && cwnd >= super::spread::MIN_CWND_SEGMENTS * self.mss;
         if !urgent {
-            let has_work = self.board.high_data() < self.stream_end() || self.in_recovery();
+            let has_work = self.board.high_data() < self.stream_end()
+                || self.in_recovery()
+                || self.repairing_by_sack();
             if let Some(p) = self.pacer.as_mut() {
                 if !p.may_send(now, cwnd, srtt, has_work) {
                     return None;

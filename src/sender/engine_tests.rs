@@ -33,6 +33,7 @@ fn params(ack_fixes: bool) -> SenderParams {
         tail_loss_probe: false,
         loss_by_send_order: true,
         sack_rtt_samples: true,
+        timeout_keeps_sacks: true,
         early_retransmit: false,
         af_waits_only_for_sparse_acks: false,
     }
@@ -182,6 +183,116 @@ fn timeout_goes_back_to_una_with_one_segment_and_backs_off() {
     assert_eq!(s.snd_una(), 3 * MSS);
 }
 
+/// A receiver that holds `got` (segment numbers) and answers each
+/// arrival at once: the cumulative ACK and the runs above it as SACK
+/// blocks.
+fn receiver_ack(got: &std::collections::BTreeSet<u64>) -> (u64, Vec<(u64, u64)>) {
+    let cum = (0..).find(|i| !got.contains(i)).unwrap();
+    let mut blocks: Vec<(u64, u64)> = Vec::new();
+    for &i in got.range(cum..) {
+        match blocks.last_mut() {
+            Some(b) if b.1 == i * MSS => b.1 += MSS,
+            _ => blocks.push((i * MSS, (i + 1) * MSS)),
+        }
+    }
+    (cum * MSS, blocks)
+}
+
+/// The segments resent after a timeout that strikes with segments 3, 5
+/// and 7 SACKed and 2, 4, 6, 8 and 9 lost (2's fast retransmit too),
+/// until everything up to 10 is acknowledged with no further loss.
+fn resent_after_a_timeout(keep_sacks: bool) -> Vec<u64> {
+    let mut s = sender_from(
+        true,
+        SenderParams {
+            timeout_keeps_sacks: keep_sacks,
+            ..params(false)
+        },
+    );
+    s.write(&[7u8; 10 * MSS as usize]);
+    let mut got = std::collections::BTreeSet::new();
+    assert_eq!(drain(&mut s, t(0)).len(), 4);
+    got.extend([0, 1]);
+    ack(&mut s, t(100), 2 * MSS, &[]);
+    assert_eq!(drain(&mut s, t(100)).len(), 4, "segments 4 to 7");
+    for (i, seg) in [3, 5, 7].into_iter().enumerate() {
+        got.insert(seg);
+        let (cum, blocks) = receiver_ack(&got);
+        ack(&mut s, t(200 + i as u64), cum, &blocks);
+        // Limited transmit's 8 and 9, then the fast retransmit of 2: lost.
+        drain(&mut s, t(200 + i as u64));
+    }
+    assert!(s.in_recovery());
+    let rto = s.poll_timeout().unwrap();
+    assert!(s.handle_timeout(rto));
+    let mut resent = Vec::new();
+    let mut now = rto;
+    while s.snd_una() < 10 * MSS {
+        let tx = drain(&mut s, now);
+        assert!(!tx.is_empty(), "stalled at {}", s.snd_una());
+        now += Duration::from_millis(100);
+        for seg in tx {
+            if seg.retransmission {
+                resent.push(seg.start / MSS);
+            }
+            got.insert(seg.start / MSS);
+            let (cum, blocks) = receiver_ack(&got);
+            ack(&mut s, now, cum, &blocks);
+        }
+    }
+    resent
+}
+
+/// A receiver that discards what it SACKed (reneging, RFC 2018 section
+/// 8) still gets everything: the next timeout finds the cumulative ACK
+/// stuck at SACKed data and goes back to SND.UNA. Trusting the marks
+/// there would leave nothing to resend and no timer running.
+#[test]
+fn a_timeout_after_reneging_goes_back_to_the_cumulative_ack() {
+    let mut s = sender(true);
+    let mut got = std::collections::BTreeSet::new();
+    let tx = drain(&mut s, t(0));
+    assert_eq!(tx.len(), 4);
+    // 0 is lost; 1 to 3 are SACKed, and the fast retransmit of 0 is lost.
+    for i in 1..4 {
+        got.insert(i);
+        let (cum, blocks) = receiver_ack(&got);
+        ack(&mut s, t(100 + i), cum, &blocks);
+        drain(&mut s, t(100 + i));
+    }
+    // The receiver drops what it held above the hole.
+    got.clear();
+    let mut now = s.poll_timeout().unwrap();
+    let mut timeouts = 0;
+    while s.snd_una() < 10 * MSS {
+        let tx = drain(&mut s, now);
+        if tx.is_empty() {
+            now = s.poll_timeout().expect("a timer runs while data is out");
+            assert!(s.handle_timeout(now));
+            timeouts += 1;
+            assert!(timeouts < 4, "no progress at {}", s.snd_una());
+            continue;
+        }
+        now += Duration::from_millis(100);
+        for seg in tx {
+            got.insert(seg.start / MSS);
+            let (cum, blocks) = receiver_ack(&got);
+            ack(&mut s, now, cum, &blocks);
+        }
+    }
+}
+
+#[test]
+fn a_timeout_resends_the_holes_and_not_what_was_sacked() {
+    assert_eq!(resent_after_a_timeout(true), [2, 4, 6, 8, 9]);
+    // Going back to SND.UNA resends SACKed data too.
+    let go_back_n = resent_after_a_timeout(false);
+    assert!(
+        go_back_n.contains(&5) && go_back_n.contains(&7),
+        "{go_back_n:?}"
+    );
+}
+
 #[test]
 fn acks_for_data_never_sent_are_ignored() {
     let mut s = sender(true);
@@ -210,6 +321,7 @@ fn fin_follows_the_last_byte_and_is_retransmitted_with_it() {
         tail_loss_probe: false,
         loss_by_send_order: true,
         sack_rtt_samples: true,
+        timeout_keeps_sacks: true,
         early_retransmit: false,
         af_waits_only_for_sparse_acks: false,
     };
@@ -763,6 +875,7 @@ fn probing_params() -> SenderParams {
         tail_loss_probe: true,
         loss_by_send_order: true,
         sack_rtt_samples: true,
+        timeout_keeps_sacks: true,
         ..params(false)
     }
 }

@@ -114,6 +114,11 @@ pub struct Scoreboard {
     /// transmission (see [`Scoreboard::on_ack`]); `lost_end` is never below
     /// it. Only rises until a timeout or [`Scoreboard::reset_to`].
     sent_order_lost_end: u64,
+    /// Every unSACKed record below this offset was outstanding at the
+    /// last retransmission timeout that kept the SACK marks, and is lost
+    /// (see [`Scoreboard::on_retransmission_timeout_keeping_sacks`]);
+    /// `lost_end` is never below it.
+    timeout_lost_end: u64,
     /// The boundary by RFC 6675's criteria alone. A cumulative ACK or SACK
     /// of a resent record counts its latest transmission as delivered only
     /// below it: there the first transmission is lost beyond doubt, while
@@ -184,6 +189,7 @@ impl Scoreboard {
             rxt_bytes: 0,
             lost_end: offset,
             sent_order_lost_end: offset,
+            timeout_lost_end: offset,
             dupthresh_lost_end: offset,
             sacked_above_lost: 0,
             recovery_point: offset,
@@ -413,8 +419,12 @@ impl Scoreboard {
                 _ => break,
             }
         }
-        let pos = proved;
-        self.sent_order_lost_end = pos;
+        self.sent_order_lost_end = proved;
+        self.raise_lost_end(proved);
+    }
+
+    /// Raises the lost boundary to `pos` if it lies higher.
+    fn raise_lost_end(&mut self, pos: u64) {
         if pos > self.lost_end {
             self.lost_end = pos;
             self.sacked_above_lost = self
@@ -643,6 +653,7 @@ impl Scoreboard {
         self.rxt_bytes = 0;
         self.lost_end = offset;
         self.sent_order_lost_end = offset;
+        self.timeout_lost_end = offset;
         self.dupthresh_lost_end = offset;
         self.sacked_above_lost = 0;
         self.recovery_point = offset;
@@ -679,6 +690,7 @@ impl Scoreboard {
         self.high_rxt = self.snd_una;
         self.lost_end = self.snd_una;
         self.sent_order_lost_end = self.snd_una;
+        self.timeout_lost_end = self.snd_una;
         self.dupthresh_lost_end = self.snd_una;
         self.sacked_above_lost = 0;
         self.recovery_point = self.high_data;
@@ -686,6 +698,40 @@ impl Scoreboard {
         self.relost_from = None;
         self.rxt_sent.clear();
         self.rxt_overtaken.clear();
+    }
+
+    /// Retransmission timeout with the SACK marks kept, as Linux does
+    /// unless the receiver reneged (`tcp_timeout_mark_lost`): every
+    /// unSACKed record is lost, none is retransmitted, HighRxt = SND.UNA
+    /// and RecoveryPoint = HighData (RFC 6675 section 5.1). NextSeg then
+    /// resends the holes in order and skips what the receiver holds,
+    /// where going back to SND.UNA would send the SACKed data again. Not
+    /// for a receiver that reneged: see
+    /// [`sacks_reneged`](Self::sacks_reneged). O(records).
+    pub fn on_retransmission_timeout_keeping_sacks(&mut self) {
+        for r in &mut self.records {
+            r.retransmitted = false;
+            r.relost = false;
+        }
+        self.rxt_bytes = 0;
+        self.high_rxt = self.snd_una;
+        self.lost_end = self.high_data;
+        self.timeout_lost_end = self.high_data;
+        self.dupthresh_lost_end = self.high_data;
+        self.sacked_above_lost = 0;
+        self.recovery_point = self.high_data;
+        self.rescue_rxt = None;
+        self.relost_from = None;
+        self.rxt_sent.clear();
+        self.rxt_overtaken.clear();
+    }
+
+    /// The record at SND.UNA is marked SACKed: the receiver acknowledged
+    /// up to data it had SACKed and no further, so it discarded what it
+    /// had SACKed (reneging, RFC 2018 section 8), and the marks above can
+    /// no longer be trusted (Linux's test in `tcp_timeout_mark_lost`).
+    pub fn sacks_reneged(&self) -> bool {
+        self.records.front().is_some_and(|r| r.sacked)
     }
 
     /// Removes records below `cum` (`snd_una < cum <= high_data`).
@@ -910,8 +956,15 @@ impl Scoreboard {
     /// records down from the highest one until either IsLost criterion is
     /// met; that record's start is the boundary. Only SACKed records are
     /// visited (runs let the walk jump over the holes), at most DupThresh of
-    /// them unless they are smaller than SMSS.
+    /// them unless they are smaller than SMSS. A timeout's losses stand
+    /// whatever the SACKs since say (`timeout_lost_end`).
     fn recompute_lost_boundary(&mut self) {
+        self.count_lost_boundary();
+        self.dupthresh_lost_end = self.dupthresh_lost_end.max(self.timeout_lost_end);
+        self.raise_lost_end(self.timeout_lost_end);
+    }
+
+    fn count_lost_boundary(&mut self) {
         self.lost_end = self.snd_una;
         self.dupthresh_lost_end = self.snd_una;
         self.sacked_above_lost = self.sacked_bytes;

@@ -443,6 +443,9 @@ struct Model {
     /// Every unSACKed record below it is lost by the order of
     /// transmission.
     sent_order_lost_end: u64,
+    /// Every unSACKed record below it was outstanding at a timeout that
+    /// kept the SACK marks.
+    timeout_lost_end: u64,
 }
 
 impl Model {
@@ -589,7 +592,10 @@ impl Model {
                 let above = self.recs[i + 1..].iter().filter(|r| r.sacked);
                 let count = above.clone().count() as u64;
                 let bytes: u64 = above.map(Record::len).sum();
-                !self.recs[i].sacked && (count >= dup_thresh || bytes > (dup_thresh - 1) * MSS)
+                !self.recs[i].sacked
+                    && (count >= dup_thresh
+                        || bytes > (dup_thresh - 1) * MSS
+                        || self.recs[i].start < self.timeout_lost_end)
             })
             .collect()
     }
@@ -610,8 +616,18 @@ impl Model {
 
     fn rto(&mut self) {
         self.sent_order_lost_end = self.snd_una;
+        self.timeout_lost_end = self.snd_una;
         for r in &mut self.recs {
             r.sacked = false;
+            r.retransmitted = false;
+            r.relost = false;
+        }
+    }
+
+    fn rto_keeping_sacks(&mut self) {
+        self.sent_order_lost_end = self.high_data;
+        self.timeout_lost_end = self.high_data;
+        for r in &mut self.recs {
             r.retransmitted = false;
             r.relost = false;
         }
@@ -630,6 +646,7 @@ fn brute_lost(sb: &Scoreboard, i: usize) -> bool {
     count >= u64::from(sb.dup_thresh)
         || bytes > u64::from(sb.dup_thresh - 1) * sb.mss
         || r.start < sb.sent_order_lost_end
+        || r.start < sb.timeout_lost_end
 }
 
 fn check_invariants(sb: &Scoreboard) {
@@ -740,6 +757,8 @@ enum Op {
     SackRecords(u64),
     BeginRecovery,
     Rto,
+    /// A timeout that keeps the SACK marks.
+    RtoKeepingSacks,
     Rescue,
     /// Retransmit what NextSeg rule 1 or rule 3 offers.
     NextSeg,
@@ -786,6 +805,7 @@ fn op() -> impl Strategy<Value = Op> {
         3 => any::<u64>().prop_map(Op::SackRecords),
         1 => Just(Op::BeginRecovery),
         1 => Just(Op::Rto),
+        1 => Just(Op::RtoKeepingSacks),
         1 => Just(Op::Rescue),
         2 => Just(Op::NextSeg),
     ]
@@ -858,6 +878,11 @@ proptest! {
                     sb.on_retransmission_timeout();
                     model.rto();
                 }
+                Op::RtoKeepingSacks => {
+                    sb.on_retransmission_timeout_keeping_sacks();
+                    model.rto_keeping_sacks();
+                    prop_assert_eq!(sb.pipe(), 0, "everything out is SACKed or lost");
+                }
                 Op::Rescue => {
                     if let Some((s, e)) = sb.rescue_candidate() {
                         sb.on_rescue_retransmit(s, e);
@@ -881,6 +906,43 @@ proptest! {
             prop_assert_eq!(lost, model.lost_flags());
             check_invariants(&sb);
         }
+    }
+}
+
+#[test]
+fn rto_keeping_sacks_resends_only_the_holes() {
+    for by_order in [true, false] {
+        let mut sb = board(10).with_loss_by_send_order(by_order);
+        // Segments 2-3 and 6-7 arrived; 0, 1, 4, 5, 8 and 9 did not, and
+        // 0 was resent once already.
+        sb.on_ack(0, &[seg(2), seg(3), seg(6), seg(7)]);
+        sb.begin_recovery();
+        sb.on_transmit(0, MSS, T0);
+        sb.on_retransmission_timeout_keeping_sacks();
+        assert!(!sb.sacks_reneged());
+        assert_eq!(sb.sacked_bytes(), 4 * MSS);
+        assert_eq!(sb.retransmitted_bytes(), 0);
+        assert_eq!(sb.pipe(), 0, "all unSACKed data is lost");
+        assert_eq!(sb.recovery_point(), 10 * MSS);
+        // NextSeg walks the holes in order, the tail above the highest
+        // SACK included, and never offers SACKed data.
+        let mut resent = Vec::new();
+        while let Some((s, e)) = sb.next_lost() {
+            sb.on_transmit(s, e, T0);
+            resent.push(s / MSS);
+            if s == 4 * MSS {
+                // A later SACK recomputes RFC 6675's boundary (below 8
+                // and 9 now); the timeout's losses stand.
+                sb.on_ack(0, &[(2 * MSS, 4 * MSS), (6 * MSS, 8 * MSS)]);
+                assert!(sb.is_lost(9 * MSS), "by order {by_order}");
+            }
+        }
+        assert_eq!(resent, [0, 1, 4, 5, 8, 9], "by order {by_order}");
+        assert_eq!(sb.pipe(), 6 * MSS);
+        // The receiver acknowledges up to SACKed data and no further: it
+        // reneged.
+        sb.on_ack(2 * MSS, &[]);
+        assert!(sb.sacks_reneged());
     }
 }
 
