@@ -13,6 +13,7 @@
 
 use super::queue::uniform;
 use rand_core::RngCore;
+use std::time::Duration;
 
 /// How a link loses packets on the wire.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -25,15 +26,26 @@ pub enum LossModel {
         /// Loss probability per packet, in [0, 1].
         p: f64,
     },
-    /// A two-state Markov chain (Gilbert 1960, Elliott 1963). The state
-    /// advances once per packet on the link, then the packet is lost with
-    /// the new state's loss probability. With `loss_good = 0` and
-    /// `loss_bad = 1` (Gilbert's model) losses come in bursts whose length
-    /// is geometric with mean `1 / p_bad_to_good` packets.
+    /// A two-state Markov chain (Gilbert 1960, Elliott 1963) in slotted
+    /// time: the state advances once per *packet time*, the time the link
+    /// takes to serialise a 1500-byte packet ([`SLOT_BYTES`]), whether a
+    /// packet is sent in it or not. A packet is lost with the state's loss
+    /// probability after the chain has advanced one slot for it and one
+    /// for each whole packet time the transmitter stood idle before it. On
+    /// a busy link that is one step per packet, and with `loss_good = 0`
+    /// and `loss_bad = 1` (Gilbert's model) losses come in bursts whose
+    /// length is geometric with mean `1 / p_bad_to_good` packets. A burst
+    /// is a stretch of time, like a fade on a radio link: a lone
+    /// retransmission seconds after a loss finds the chain near its
+    /// long-run state, not still inside the burst (a chain stepped per
+    /// packet only kept a flow left alone on a link in the bad state
+    /// across a dozen backed-off timeouts, hundreds of seconds).
     GilbertElliott {
-        /// Per-packet probability of moving from the good to the bad state.
+        /// Probability per packet time of moving from the good to the bad
+        /// state.
         p_good_to_bad: f64,
-        /// Per-packet probability of moving from the bad to the good state.
+        /// Probability per packet time of moving from the bad to the good
+        /// state.
         p_bad_to_good: f64,
         /// Loss probability in the good state.
         loss_good: f64,
@@ -45,10 +57,10 @@ pub enum LossModel {
 impl LossModel {
     /// A Gilbert model (no loss when good, every packet lost when bad)
     /// with a long-run loss rate of `mean_loss` and loss bursts of
-    /// `mean_burst_packets` on average (at least 1: a shorter mean burst
-    /// is taken as 1, i.e. no burstiness beyond chance).
+    /// `mean_burst_packets` on average on a busy link (at least 1: a
+    /// shorter mean burst is taken as 1, i.e. no burstiness beyond chance).
     ///
-    /// The bad state lasts `1 / p_bad_to_good` packets on average and is
+    /// The bad state lasts `1 / p_bad_to_good` packet times on average and is
     /// occupied a fraction `p_gb / (p_gb + p_bg)` of the time, which is
     /// set to `mean_loss`. A `mean_loss` of 1 or more (or a non-finite
     /// value) gives a model [`validate`](Self::validate) rejects.
@@ -131,6 +143,10 @@ impl LossModel {
     }
 }
 
+/// Bytes of the packet whose serialisation time is one slot of a
+/// Gilbert-Elliott chain (see [`LossModel::GilbertElliott`]).
+pub const SLOT_BYTES: u64 = 1500;
+
 /// A link's loss process: the model and, for Gilbert-Elliott, the
 /// current state. Every chain starts in the good state.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -145,8 +161,10 @@ impl LossProcess {
     }
 
     /// Decides the fate of one packet leaving the transmitter: `true` if
-    /// it is lost. Draws from `rng` only when there is a model.
-    pub(crate) fn lose(&mut self, rng: &mut dyn RngCore) -> bool {
+    /// it is lost. `idle` is how long the transmitter, serialising at
+    /// `rate_bps`, stood idle before it (zero when sent back to back).
+    /// Draws from `rng` only when there is a model.
+    pub(crate) fn lose(&mut self, idle: Duration, rate_bps: u64, rng: &mut dyn RngCore) -> bool {
         match self.model {
             LossModel::None => false,
             LossModel::Bernoulli { p } => uniform(rng) < p,
@@ -160,10 +178,17 @@ impl LossProcess {
                 // stream does not depend on the state.
                 let flip = uniform(rng);
                 let lose = uniform(rng);
-                let leave = if self.bad {
-                    p_bad_to_good
+                let idle_slots = idle_slots(idle, rate_bps);
+                let leave = if idle_slots == 0 {
+                    // One step: the per-slot probability itself (the
+                    // closed form below rounds differently).
+                    if self.bad {
+                        p_bad_to_good
+                    } else {
+                        p_good_to_bad
+                    }
                 } else {
-                    p_good_to_bad
+                    leave_within(p_good_to_bad, p_bad_to_good, self.bad, idle_slots + 1)
                 };
                 if flip < leave {
                     self.bad = !self.bad;
@@ -174,16 +199,50 @@ impl LossProcess {
     }
 }
 
+/// Whole packet times ([`SLOT_BYTES`] at `rate_bps`) in `idle`.
+fn idle_slots(idle: Duration, rate_bps: u64) -> u64 {
+    let slot_bits = u128::from(SLOT_BYTES * 8);
+    let bits = idle.as_nanos() * u128::from(rate_bps) / 1_000_000_000;
+    u64::try_from(bits / slot_bits).unwrap_or(u64::MAX)
+}
+
+/// Probability that a two-state chain with per-step moves `p` (good to
+/// bad) and `q` (bad to good) is in the other state after `steps` steps:
+/// `(1 - r^steps)` times the other state's long-run share, with
+/// `r = 1 - p - q`.
+fn leave_within(p: f64, q: f64, bad: bool, steps: u64) -> f64 {
+    let moves = p + q;
+    if moves == 0.0 {
+        return 0.0;
+    }
+    let r = 1.0 - moves;
+    // |r| <= 1; past 2^20 steps r^steps is 0 unless |r| = 1 (p = q = 1:
+    // the chain alternates), where only the parity counts.
+    let steps = if steps > 1 << 20 {
+        (1 << 20) + (steps & 1)
+    } else {
+        steps
+    };
+    let mixed = 1.0 - r.powi(steps as i32);
+    let other_share = if bad { q / moves } else { p / moves };
+    (other_share * mixed).clamp(0.0, 1.0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use rand_chacha::ChaCha8Rng;
     use rand_core::SeedableRng;
 
+    /// 12 Mbit/s: a slot (1500 bytes) is 1 ms.
+    const RATE: u64 = 12_000_000;
+
     fn losses(model: LossModel, seed: u64, n: usize) -> Vec<bool> {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let mut p = LossProcess::new(model);
-        (0..n).map(|_| p.lose(&mut rng)).collect()
+        (0..n)
+            .map(|_| p.lose(Duration::ZERO, RATE, &mut rng))
+            .collect()
     }
 
     /// Lengths of the runs of consecutive losses.
@@ -209,7 +268,7 @@ mod tests {
         let mut rng = ChaCha8Rng::seed_from_u64(1);
         let before = rng.clone();
         let mut p = LossProcess::new(LossModel::default());
-        assert!((0..1000).all(|_| !p.lose(&mut rng)));
+        assert!((0..1000).all(|_| !p.lose(Duration::from_secs(1), RATE, &mut rng)));
         assert_eq!(rng, before, "no model, no draw");
     }
 
@@ -251,6 +310,61 @@ mod tests {
         let b = bursts(&losses(LossModel::Bernoulli { p: 0.01 }, 3, n));
         let avg = b.iter().sum::<usize>() as f64 / b.len() as f64;
         assert!(avg < 1.05, "{avg}");
+    }
+
+    /// A packet after a long silence finds the chain in its long-run
+    /// state: losses of packets a second apart are independent with the
+    /// mean rate, where back to back they come in bursts.
+    #[test]
+    fn gilbert_elliott_bursts_are_stretches_of_time() {
+        let model = LossModel::gilbert_elliott_bursty(0.05, 10.0);
+        let n = 200_000;
+        let mut rng = ChaCha8Rng::seed_from_u64(5);
+        let mut p = LossProcess::new(model);
+        let sparse: Vec<bool> = (0..n)
+            .map(|_| p.lose(Duration::from_secs(1), RATE, &mut rng))
+            .collect();
+        let rate = sparse.iter().filter(|&&l| l).count() as f64 / n as f64;
+        let sd = (0.05 * 0.95 / n as f64).sqrt();
+        assert!((rate - 0.05).abs() < 5.0 * sd, "{rate}");
+        let b = bursts(&sparse);
+        let avg = b.iter().sum::<usize>() as f64 / b.len() as f64;
+        // Independent losses at 5%: runs average 1 / 0.95.
+        assert!(avg < 1.1, "sparse packets: bursts of {avg}");
+        // Half a slot of silence is no step of its own; ten slots mix a
+        // chain whose bursts last ten packets only partly.
+        let mut rng = ChaCha8Rng::seed_from_u64(5);
+        let mut p = LossProcess::new(model);
+        let half: Vec<bool> = (0..n)
+            .map(|_| p.lose(Duration::from_micros(500), RATE, &mut rng))
+            .collect();
+        assert_eq!(half, losses(model, 5, n), "under a slot idle: per packet");
+        let mut rng = ChaCha8Rng::seed_from_u64(5);
+        let mut p = LossProcess::new(model);
+        let tens: Vec<bool> = (0..n)
+            .map(|_| p.lose(Duration::from_millis(9), RATE, &mut rng))
+            .collect();
+        let b = bursts(&tens);
+        let avg = b.iter().sum::<usize>() as f64 / b.len() as f64;
+        assert!(avg > 1.3 && avg < 3.0, "ten slots apart: bursts of {avg}");
+    }
+
+    #[test]
+    fn leaving_within_steps_matches_the_chain() {
+        let (p, q) = (0.02, 0.3);
+        // One step: the per-step probabilities.
+        assert!((leave_within(p, q, false, 1) - p).abs() < 1e-15);
+        assert!((leave_within(p, q, true, 1) - q).abs() < 1e-15);
+        // Two steps by hand: good -> bad -> bad or good -> good -> bad.
+        let two = p * (1.0 - q) + (1.0 - p) * p;
+        assert!((leave_within(p, q, false, 2) - two).abs() < 1e-15);
+        // Many steps: the long-run share of the other state.
+        assert!((leave_within(p, q, false, u64::MAX) - p / (p + q)).abs() < 1e-12);
+        assert!((leave_within(p, q, true, 1 << 40) - q / (p + q)).abs() < 1e-12);
+        // A chain that alternates, and one that never moves.
+        assert_eq!(leave_within(1.0, 1.0, true, (1 << 40) + 1), 1.0);
+        assert_eq!(leave_within(1.0, 1.0, true, 1 << 40), 0.0);
+        assert_eq!(leave_within(0.0, 0.0, false, 99), 0.0);
     }
 
     #[test]

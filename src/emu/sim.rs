@@ -552,6 +552,7 @@ impl Simulator {
         let now = self.now;
         let pkt = self.pool.get(p);
         let link = &mut self.links[l];
+        let idle = now.saturating_duration_since(link.busy_until);
         let arrive = link.start_tx(now, pkt.wire_bytes);
         // pcap frames TCP; QUIC datagrams are left out of captures.
         let tcp = match pkt.owner {
@@ -583,7 +584,7 @@ impl Simulator {
         // Loss on the wire: the packet used the transmitter (and was
         // captured) but never reaches the far end. Decided here, in event
         // order, so the run's RNG stream stays deterministic.
-        if link.loss.lose(&mut self.rng) {
+        if link.loss.lose(idle, link.rate_bps, &mut self.rng) {
             link.counters.lost += 1;
             self.pool.release(p);
             return;

@@ -241,7 +241,7 @@ fn ranges(out: &mut String, file: &GauntletFile) {
             draw::RED_THRESHOLDS.1
         ),
         format!(
-            "random loss on the forward bottleneck: {} of paths none, the rest {}-{}% log-uniform, a third of those in Gilbert-Elliott bursts of {}-{} packets on average;",
+            "random loss on the forward bottleneck: {} of paths none, the rest {}-{}% log-uniform, a third of those in Gilbert-Elliott bursts of {}-{} packet times on average (the chain also steps while the link is idle);",
             pct(draw::LOSS_FREE_SHARE),
             draw::LOSS.0 * 100.0,
             draw::LOSS.1 * 100.0,
