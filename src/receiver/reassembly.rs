@@ -584,8 +584,16 @@ const INITIAL_RING_BYTES: usize = 8 * 1024;
 /// Ring slot of the byte `offset` bytes past the ring's base; `capacity`
 /// must be non-zero.
 fn ring_index(capacity: usize, offset: u64) -> usize {
-    // The remainder is below `capacity`, so it fits in usize.
-    (offset % capacity as u64) as usize
+    let capacity = capacity as u64;
+    // The ring restarts at its base whenever it empties, so an
+    // application that keeps up reads and writes below `capacity`: no
+    // 64-bit division there (tens of cycles, twice per segment). Either
+    // way the slot is below `capacity`, so it fits in usize.
+    if offset < capacity {
+        offset as usize
+    } else {
+        (offset % capacity) as usize
+    }
 }
 
 /// Converts an in-segment distance to a slice index. The distance is at
