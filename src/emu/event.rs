@@ -53,10 +53,19 @@ impl PartialOrd for Entry {
         Some(self.cmp(other))
     }
 }
+impl Entry {
+    /// Time then serial as one number, the order of the pair: one wide
+    /// comparison per step of the heap instead of two with a branch.
+    #[inline]
+    fn key(&self) -> u128 {
+        (u128::from(self.at.as_nanos()) << 64) | u128::from(self.serial)
+    }
+}
 impl Ord for Entry {
     /// Reversed so that the max-heap pops the earliest event first.
+    #[inline]
     fn cmp(&self, other: &Self) -> Ordering {
-        (other.at, other.serial).cmp(&(self.at, self.serial))
+        other.key().cmp(&self.key())
     }
 }
 
