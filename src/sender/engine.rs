@@ -1756,6 +1756,21 @@ impl Sender {
     /// [`MIN_CWND_SEGMENTS`](super::spread::MIN_CWND_SEGMENTS), and `poll_timeout` includes
     /// the release instant.
     pub fn poll_transmit(&mut self, now: Instant, max_payload: usize) -> Option<TxSegment> {
+        // A driver polls after every event, and most polls find nothing to
+        // send: everything written is out, no recovery (fast or after a
+        // timeout), no probe and no resend of the head is due. The answer
+        // is then `None` whatever the window, so give it before the
+        // arithmetic below. Only a pacer must still be told (its hold is
+        // cleared when a release is due); the spreader records nothing
+        // without work.
+        if !self.retransmit_head
+            && self.pacer.is_none()
+            && !self.tlp.is_due()
+            && matches!(self.recovery, Recovery::Open)
+            && self.board.high_data() >= self.stream_end()
+        {
+            return None;
+        }
         let urgent = self.retransmit_head && self.board.snd_una() < self.board.high_data();
         let cwnd = self.cc.window();
         let srtt = self.rtt.srtt();
