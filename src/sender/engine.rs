@@ -628,6 +628,10 @@ impl Sender {
 
     /// The earliest sender timer (retransmission or persist), or the
     /// pacer's release instant when a paced segment is waiting.
+    ///
+    /// Inlined into the connection's, its one caller: both run after
+    /// every event, and the call was about an eighth of their cost.
+    #[inline]
     pub fn poll_timeout(&self) -> Option<Instant> {
         // Asked after every event, so written out rather than as an
         // iterator over the six.
