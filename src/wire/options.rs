@@ -437,9 +437,11 @@ impl Options {
     }
 
     /// Parses the option area of a TCP header (everything between the fixed
-    /// 20 bytes and the data offset). The rules are in the [`Options`] docs.
-    pub(super) fn parse(bytes: &[u8]) -> Result<Options, WireError> {
-        let mut opts = Options::default();
+    /// 20 bytes and the data offset) into `self`, which starts out as
+    /// `Options::default()` (on an error it holds what came before). The
+    /// rules are in the [`Options`] docs.
+    pub(super) fn parse_into(&mut self, bytes: &[u8]) -> Result<(), WireError> {
+        let opts = self;
         let mut i = 0;
         // Aligned timestamps first (`NOP NOP TS`, what ackwise and most
         // stacks put on every segment after the SYN): taken in one step,
@@ -557,7 +559,7 @@ impl Options {
             }
             i += len;
         }
-        Ok(opts)
+        Ok(())
     }
 }
 
