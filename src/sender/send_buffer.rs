@@ -8,6 +8,7 @@
 
 use crate::buffer_limit::BufferLimit;
 use bytes::{Buf, Bytes, BytesMut};
+use std::cell::Cell;
 use std::collections::VecDeque;
 
 /// Size of the blocks that copied writes fill: large enough that a block
@@ -53,6 +54,13 @@ pub struct SendBuffer {
     limit: BufferLimit,
     /// Stream offset of the first byte held.
     start: u64,
+    /// Index of the chunk the last [`slices`](Self::slices) began in: a
+    /// sender reads its buffer a segment at a time in stream order, so the
+    /// next lookup usually lands in the same chunk or the next one (or,
+    /// after acknowledged chunks left the front, one index lower), where
+    /// the data sent is a window behind the end and a search of the whole
+    /// list would be needed otherwise. A hint only; every use is checked.
+    last_chunk: Cell<usize>,
 }
 
 impl SendBuffer {
@@ -66,6 +74,7 @@ impl SendBuffer {
             capacity: capacity_bytes,
             limit: BufferLimit::new(capacity_bytes),
             start: 0,
+            last_chunk: Cell::new(0),
         }
     }
 
@@ -194,6 +203,8 @@ impl SendBuffer {
         // a list that holds a whole window of them.
         let chunk = if offset >= tail_at {
             self.chunks.len()
+        } else if let Some(near) = self.near_last_chunk(offset, tail_at) {
+            near
         } else {
             // The last chunk starting at or before `offset`; the first
             // starts at `start`, so there is one.
@@ -208,6 +219,7 @@ impl SendBuffer {
                 None => self.chunks.partition_point(|&(at, _)| at <= offset) - 1,
             }
         };
+        self.last_chunk.set(chunk);
         let at = self.chunks.get(chunk).map_or(tail_at, |&(at, _)| at);
         Some(Slices {
             buffer: self,
@@ -215,6 +227,20 @@ impl SendBuffer {
             skip: (offset - at) as usize,
             left: bytes,
         })
+    }
+
+    /// The chunk holding `offset` (below `tail_at`, the tail's first
+    /// offset) if it is the one the last lookup began in or a neighbour.
+    fn near_last_chunk(&self, offset: u64, tail_at: u64) -> Option<usize> {
+        let holds = |i: usize| {
+            let &(at, _) = self.chunks.get(i)?;
+            let next = self.chunks.get(i + 1).map_or(tail_at, |&(at, _)| at);
+            (at <= offset && offset < next).then_some(i)
+        };
+        let last = self.last_chunk.get();
+        holds(last)
+            .or_else(|| holds(last + 1))
+            .or_else(|| holds(last.checked_sub(1)?))
     }
 
     /// Drops bytes below stream offset `offset` because they were
@@ -396,6 +422,42 @@ mod tests {
             let release = rng.next_u64() % (b.len() as u64 + 1);
             b.release_to(b.start() + release);
             assert!(b.len() <= cap);
+        }
+    }
+
+    #[test]
+    fn reads_in_stream_order_find_their_chunks_while_the_front_is_released() {
+        // A sender's pattern: a segment at a time in order, far behind the
+        // end, while acknowledged chunks leave the front, and now and then
+        // a resend of the first bytes: lookups near the last one's chunk,
+        // and ones far from it.
+        let mut b = SendBuffer::new(64 * BLOCK_BYTES);
+        let mut written = 0u64;
+        let mut rng = crate::testing::TestRng::seed_from_u64(11);
+        while written < 40 * BLOCK_BYTES as u64 {
+            let n = MIN_SHARED_BYTES + (rng.next_u64() % 70_000) as usize;
+            let data = pattern(written, n);
+            let took = if rng.next_u64().is_multiple_of(2) {
+                b.write(&data)
+            } else {
+                b.write_shared(Bytes::from(data))
+            };
+            written += took as u64;
+        }
+        let mut sent = b.start();
+        while sent < b.end() {
+            let got = read(&b, sent, 1448);
+            assert_eq!(got, pattern(sent, got.len()), "at {sent}");
+            sent += got.len() as u64;
+            if rng.next_u64().is_multiple_of(8) {
+                let acked = b.start() + rng.next_u64() % (sent - b.start() + 1);
+                b.release_to(acked);
+            }
+            if rng.next_u64().is_multiple_of(50) {
+                let from = b.start();
+                let got = read(&b, from, 1448);
+                assert_eq!(got, pattern(from, got.len()), "resend at {from}");
+            }
         }
     }
 
