@@ -681,23 +681,15 @@ impl Scoreboard {
     pub fn on_retransmission_timeout(&mut self) {
         for r in &mut self.records {
             r.sacked = false;
-            r.retransmitted = false;
-            r.relost = false;
         }
         self.runs.clear();
         self.sacked_bytes = 0;
-        self.rxt_bytes = 0;
-        self.high_rxt = self.snd_una;
+        self.forget_retransmissions_at_timeout();
         self.lost_end = self.snd_una;
         self.sent_order_lost_end = self.snd_una;
         self.timeout_lost_end = self.snd_una;
         self.dupthresh_lost_end = self.snd_una;
         self.sacked_above_lost = 0;
-        self.recovery_point = self.high_data;
-        self.rescue_rxt = None;
-        self.relost_from = None;
-        self.rxt_sent.clear();
-        self.rxt_overtaken.clear();
     }
 
     /// Retransmission timeout with the SACK marks kept, as Linux does
@@ -709,16 +701,23 @@ impl Scoreboard {
     /// for a receiver that reneged: see
     /// [`sacks_reneged`](Self::sacks_reneged). O(records).
     pub fn on_retransmission_timeout_keeping_sacks(&mut self) {
+        self.forget_retransmissions_at_timeout();
+        self.lost_end = self.high_data;
+        self.timeout_lost_end = self.high_data;
+        self.dupthresh_lost_end = self.high_data;
+        self.sacked_above_lost = 0;
+    }
+
+    /// What every timeout resets: no record counts as retransmitted (or
+    /// as a lost retransmission), HighRxt = SND.UNA, RecoveryPoint =
+    /// HighData, RescueRxt undefined (RFC 6675 section 5.1).
+    fn forget_retransmissions_at_timeout(&mut self) {
         for r in &mut self.records {
             r.retransmitted = false;
             r.relost = false;
         }
         self.rxt_bytes = 0;
         self.high_rxt = self.snd_una;
-        self.lost_end = self.high_data;
-        self.timeout_lost_end = self.high_data;
-        self.dupthresh_lost_end = self.high_data;
-        self.sacked_above_lost = 0;
         self.recovery_point = self.high_data;
         self.rescue_rxt = None;
         self.relost_from = None;
