@@ -28,8 +28,8 @@ pub enum LossModel {
     },
     /// A two-state Markov chain (Gilbert 1960, Elliott 1963) in slotted
     /// time: the state advances once per *packet time*, the time the link
-    /// takes to serialise a 1500-byte packet ([`SLOT_BYTES`]), whether a
-    /// packet is sent in it or not. A packet is lost with the state's loss
+    /// takes to serialise a 1500-byte packet, whether a packet is sent in
+    /// it or not. A packet is lost with the state's loss
     /// probability after the chain has advanced one slot for it and one
     /// for each whole packet time the transmitter stood idle before it. On
     /// a busy link that is one step per packet, and with `loss_good = 0`
@@ -145,7 +145,7 @@ impl LossModel {
 
 /// Bytes of the packet whose serialisation time is one slot of a
 /// Gilbert-Elliott chain (see [`LossModel::GilbertElliott`]).
-pub const SLOT_BYTES: u64 = 1500;
+pub(crate) const SLOT_BYTES: u64 = 1500;
 
 /// A link's loss process: the model and, for Gilbert-Elliott, the
 /// current state. Every chain starts in the good state.
