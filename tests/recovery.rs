@@ -274,12 +274,7 @@ fn timers_back_off_until_a_fresh_echo_arrives() {
 /// 23.2, 0.97x AE's completion, when timeouts came to keep SACK marks.
 #[test]
 fn a_window_of_a_few_segments_repairs_losses_without_waiting() {
-    use ackwise::lab::gauntlet::{self, GauntletPlan};
-    let mut plan = GauntletPlan::new(1, 200);
-    plan.only_case = Some(47);
-    plan.replicates = 5;
-    plan.strategies = vec![Strategy::DEFAULT];
-    let file = gauntlet::run(&plan).expect("gauntlet case runs");
+    let file = default_on_gauntlet_case(1, 47, 5);
     let means = |name: &str| {
         let runs: Vec<_> = file.records.iter().filter(|r| r.strategy == name).collect();
         assert_eq!(runs.len(), 5, "{name}: five draws");
@@ -298,6 +293,21 @@ fn a_window_of_a_few_segments_repairs_losses_without_waiting() {
     );
 }
 
+/// One gauntlet case run with the default strategy (and AE beside it,
+/// as the gauntlet always runs it), `replicates` draws each.
+fn default_on_gauntlet_case(
+    seed: u64,
+    case: u64,
+    replicates: u32,
+) -> ackwise::lab::gauntlet::GauntletFile {
+    use ackwise::lab::gauntlet::{self, GauntletPlan};
+    let mut plan = GauntletPlan::new(seed, 200);
+    plan.only_case = Some(case);
+    plan.replicates = replicates;
+    plan.strategies = vec![Strategy::DEFAULT];
+    gauntlet::run(&plan).expect("gauntlet case runs")
+}
+
 /// One gauntlet case run with AE and the default strategy, once each:
 /// their outcomes.
 fn ae_and_default_on_gauntlet_case(
@@ -307,11 +317,7 @@ fn ae_and_default_on_gauntlet_case(
     ackwise::lab::gauntlet::metrics::Outcome,
     ackwise::lab::gauntlet::metrics::Outcome,
 ) {
-    use ackwise::lab::gauntlet::{self, GauntletPlan};
-    let mut plan = GauntletPlan::new(seed, 200);
-    plan.only_case = Some(case);
-    plan.strategies = vec![Strategy::DEFAULT];
-    let file = gauntlet::run(&plan).expect("gauntlet case runs");
+    let file = default_on_gauntlet_case(seed, case, 1);
     let outcome = |name: &str| {
         file.records
             .iter()

@@ -604,11 +604,11 @@ impl Sender {
     }
 
     /// What the window is compared against: RFC 6675's `pipe` during fast
-    /// recovery, FlightSize (RFC 5681) otherwise. Outside recovery SACKed
+    /// recovery and a timeout's repair, FlightSize (RFC 5681) otherwise. Outside recovery SACKed
     /// segments stay counted, so that limited transmit, not the SACKs,
     /// decides how much new data duplicate ACKs release.
     fn in_flight(&self) -> u64 {
-        if self.in_recovery() || self.repairing_by_sack() {
+        if !matches!(self.recovery, Recovery::Open) {
             self.pipe()
         } else {
             self.board.outstanding()
@@ -1786,8 +1786,7 @@ impl Sender {
             && cwnd >= super::spread::MIN_CWND_SEGMENTS * self.mss;
         if !urgent {
             let has_work = self.board.high_data() < self.stream_end()
-                || self.in_recovery()
-                || self.repairing_by_sack();
+                || !matches!(self.recovery, Recovery::Open);
             if let Some(p) = self.pacer.as_mut() {
                 if !p.may_send(now, cwnd, srtt, has_work) {
                     return None;
