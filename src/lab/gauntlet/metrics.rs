@@ -173,6 +173,10 @@ pub struct ReplicateMean<'a> {
     /// Mean completion, seconds; each run counts an unfinished test flow
     /// as finishing at the horizon, so a stall weighs in the mean too.
     pub completion_s: f64,
+    /// Sample variance of the completion over the replicates, seconds
+    /// squared (zero with one replicate, where nothing says how far the
+    /// draw moves it).
+    pub completion_var: f64,
     /// Mean pure ACKs of the test flows.
     pub ack_packets: f64,
     /// Mean RTOs of the test flows; kept fractional, so one RTO in five
@@ -218,10 +222,21 @@ pub fn replicate_means(records: &[GauntletRecord]) -> Vec<ReplicateMean<'_>> {
                 group.iter().map(|r| get(&r.outcome)).sum::<f64>() / n
             };
             let shares: Vec<f64> = group.iter().filter_map(|r| r.outcome.share).collect();
+            let completion_s = mean(&|o| o.completion_s);
+            let completion_var = if group.len() > 1 {
+                group
+                    .iter()
+                    .map(|r| (r.outcome.completion_s - completion_s).powi(2))
+                    .sum::<f64>()
+                    / (n - 1.0)
+            } else {
+                0.0
+            };
             Some(ReplicateMean {
                 first,
                 replicates: group.len() as u32,
-                completion_s: mean(&|o| o.completion_s),
+                completion_s,
+                completion_var,
                 ack_packets: mean(&|o| o.ack_packets as f64),
                 rtos: mean(&|o| o.rtos as f64),
                 retransmissions: mean(&|o| o.retransmissions as f64),
@@ -286,6 +301,10 @@ pub struct Relative {
     pub strategy: String,
     /// Completion over AE's.
     pub completion_ratio: f64,
+    /// Standard error of `completion_ratio` from the spread of both
+    /// sides' replicates (see [`ratio_standard_error`]); zero with one
+    /// replicate.
+    pub completion_ratio_se: f64,
     /// Test-flow ACKs over AE's (`None` if AE sent none).
     pub ack_ratio: Option<f64>,
     /// Share over AE's share in the same place (shared paths only).
@@ -321,6 +340,7 @@ pub fn relatives(records: &[GauntletRecord]) -> Vec<Relative> {
                 case: r.case,
                 strategy: r.strategy.clone(),
                 completion_ratio: ratio(m.completion_s, b.completion_s).unwrap_or(1.0),
+                completion_ratio_se: ratio_standard_error(m, b),
                 ack_ratio: ratio(m.ack_packets, b.ack_packets),
                 share_ratio: m.share.zip(b.share).and_then(|(s, a)| ratio(s, a)),
                 rtos: m.rtos,
@@ -335,6 +355,36 @@ pub fn relatives(records: &[GauntletRecord]) -> Vec<Relative> {
 
 fn ratio(x: f64, base: f64) -> Option<f64> {
     (base > 0.0).then(|| x / base)
+}
+
+/// Standard error of the ratio of two replicate means, `m` over `base`,
+/// by the delta method: the relative errors of the two means add in
+/// quadrature. The two sides ran on the same emulator seeds, but their
+/// runs part ways at the first packet that differs, so they are taken as
+/// independent (which overstates the error if anything). Zero when
+/// either side has a single replicate or a zero mean.
+pub fn ratio_standard_error(m: &ReplicateMean, base: &ReplicateMean) -> f64 {
+    if m.replicates < 2 || base.replicates < 2 || m.completion_s <= 0.0 || base.completion_s <= 0.0
+    {
+        return 0.0;
+    }
+    let rel_var =
+        |x: &ReplicateMean| x.completion_var / f64::from(x.replicates) / x.completion_s.powi(2);
+    m.completion_s / base.completion_s * (rel_var(m) + rel_var(base)).sqrt()
+}
+
+/// How many standard errors above [`WITHIN_RATIO`] a completion ratio
+/// must lie to be [`clearly_above`] it.
+pub const CLEARLY_STANDARD_ERRORS: f64 = 2.0;
+
+/// Whether a case's completion ratio exceeds [`WITHIN_RATIO`] by more than
+/// [`CLEARLY_STANDARD_ERRORS`] standard errors: slower than AE beyond what
+/// the replicates' spread explains. On a path without randomness every
+/// replicate is the same run, the error is zero, and any ratio above
+/// 1.05 counts; on a lossy path a ratio of 1.3 from five widely spread
+/// draws may not.
+pub fn clearly_above(r: &Relative) -> bool {
+    r.completion_ratio - CLEARLY_STANDARD_ERRORS * r.completion_ratio_se > WITHIN_RATIO
 }
 
 /// Nearest-rank percentile `q` (0..=1) of `xs`; `None` when empty.
@@ -362,6 +412,8 @@ pub struct StrategySummary {
     pub within_105: f64,
     /// Fraction of cases with a completion ratio > 1.25.
     pub above_125: f64,
+    /// Cases whose completion ratio is [`clearly_above`] 1.05.
+    pub clearly_above_105: usize,
     /// ACK ratio: median, 90th percentile.
     pub acks: [f64; 2],
     /// Loss-free single-flow paths with >= 0.5 BDP buffer.
@@ -420,6 +472,7 @@ fn summary(strategy: &str, rel: &[&Relative]) -> StrategySummary {
         ],
         within_105: frac(completion.iter().filter(|&&c| c <= WITHIN_RATIO).count(), n),
         above_125: frac(completion.iter().filter(|&&c| c > 1.25).count(), n),
+        clearly_above_105: rel.iter().filter(|r| clearly_above(r)).count(),
         acks: [p(&acks, 0.5), p(&acks, 0.9)],
         rto_free_paths: free.len(),
         rtos_on_free_paths: free.iter().map(|r| r.rtos).sum(),
@@ -552,6 +605,52 @@ pub(crate) mod tests {
         assert_eq!(percentile(&xs, 0.1), Some(1.0));
         assert_eq!(percentile(&xs, 1.0), Some(5.0));
         assert_eq!(percentile(&[], 0.5), None);
+    }
+
+    #[test]
+    fn a_ratio_is_clearly_above_only_beyond_two_standard_errors_of_the_draws() {
+        // Case 0: every replicate the same run, 11 s against AE's 10 s.
+        // Case 1: the same means (1.1x), the strategy's draws 6 and 16 s
+        // and AE's 8 and 12 s. Case 2: the means 1.2x with a small spread.
+        let mut records = Vec::new();
+        for (case, mine, ae) in [
+            (0, [11.0, 11.0], [10.0, 10.0]),
+            (1, [6.0, 16.0], [8.0, 12.0]),
+            (2, [11.9, 12.1], [9.9, 10.1]),
+        ] {
+            for r in 0..2 {
+                for (strategy, c) in [("4w", mine[r]), ("ae", ae[r])] {
+                    records.push(GauntletRecord {
+                        replicate: r as u32,
+                        ..record(case, strategy, c, 100, 0, None)
+                    });
+                }
+            }
+        }
+        let rel: Vec<Relative> = relatives(&records)
+            .into_iter()
+            .filter(|r| r.strategy == "4w")
+            .collect();
+        let se: Vec<f64> = rel.iter().map(|r| r.completion_ratio_se).collect();
+        assert_eq!(se[0], 0.0);
+        // Case 1: variances 50 and 8 over two runs, means 11 and 10:
+        // 1.1 * sqrt(50 / 2 / 121 + 8 / 2 / 100).
+        let expected = 1.1 * (25.0_f64 / 121.0 + 0.04).sqrt();
+        assert!((se[1] - expected).abs() < 1e-12, "{se:?}");
+        assert!(se[2] > 0.0 && se[2] < 0.02, "{se:?}");
+        let clearly: Vec<bool> = rel.iter().map(clearly_above).collect();
+        assert_eq!(clearly, [true, false, true]);
+        let summary = summarise(&records, &["ae".into(), "4w".into()]);
+        assert_eq!(summary[0].clearly_above_105, 2);
+        assert_eq!(summary[0].within_105, 0.0);
+        // A single replicate has no spread: every ratio above 1.05 counts.
+        let single: Vec<GauntletRecord> = records
+            .iter()
+            .filter(|r| r.replicate == 0)
+            .cloned()
+            .collect();
+        let summary = summarise(&single, &["ae".into(), "4w".into()]);
+        assert_eq!(summary[0].clearly_above_105, 2);
     }
 
     #[test]

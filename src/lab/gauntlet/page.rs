@@ -144,11 +144,11 @@ pub fn page(
     );
     let _ = writeln!(
         out,
-        "| strategy | cases | completion p50 | p90 | worst | <= 1.05x | > 1.25x | ACKs p50 | ACKs p90 | RTOs on RTO-free paths (ae) | shared paths with more RTOs than ae | share p10 | p50 | worst | share in 0.9-1.1 | unfinished |"
+        "| strategy | cases | completion p50 | p90 | worst | <= 1.05x | clearly > 1.05x | > 1.25x | ACKs p50 | ACKs p90 | RTOs on RTO-free paths (ae) | shared paths with more RTOs than ae | share p10 | p50 | worst | share in 0.9-1.1 | unfinished |"
     );
     let _ = writeln!(
         out,
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
     );
     for s in summaries.iter().chain(&floor) {
         let share = s.share.map_or(["-".into(), "-".into(), "-".into()], |v| {
@@ -156,13 +156,14 @@ pub fn page(
         });
         let _ = writeln!(
             out,
-            "| `{}` | {} | {} | {} | {} | {} | {} | {} | {} | {} ({}) on {} | {} of {} | {} | {} | {} | {} | {} |",
+            "| `{}` | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} ({}) on {} | {} of {} | {} | {} | {} | {} | {} |",
             s.strategy,
             s.cases,
             f3(s.completion[0]),
             f3(s.completion[1]),
             f3(s.completion[2]),
             pct(s.within_105),
+            s.clearly_above_105,
             pct(s.above_125),
             f3(s.acks[0]),
             f3(s.acks[1]),
@@ -365,6 +366,25 @@ fn replicates_note(out: &mut String, file: &GauntletFile, floor: Option<&Strateg
         pct(within(|p| p.0)),
         pct(within(|p| p.1)),
     );
+    let clearly: Vec<String> = metrics::relatives(&file.records)
+        .into_iter()
+        .filter(|r| r.strategy == target && metrics::clearly_above(r))
+        .map(|r| r.case.to_string())
+        .collect();
+    let _ = writeln!(
+        out,
+        "A mean over a few draws still carries the draw's noise, so the column \"clearly > 1.05x\" counts the cases whose ratio exceeds 1.05 \
+         by more than {} standard errors, the error taken from the spread of the replicates on both sides (their relative errors added in quadrature): \
+         slower than AE beyond what the draws explain. On a path without randomness every replicate is the same run, the error is zero and any ratio \
+         above 1.05 counts. These are the cases where the strategy's mechanism, not the draw, costs time: for `{target}` {} ({}).\n",
+        metrics::CLEARLY_STANDARD_ERRORS,
+        clearly.len(),
+        if clearly.is_empty() {
+            "none".to_string()
+        } else {
+            format!("cases {}", clearly.join(", "))
+        },
+    );
 }
 
 /// What the row of AE's second draw measures and what it means for the
@@ -450,7 +470,16 @@ fn target_rows(s: &StrategySummary) -> [(String, String, bool); 6] {
     [
         (
             "completion within 1.05x of ae's on >= 95% of cases".to_string(),
-            pct(s.within_105),
+            format!(
+                "{} ({} {} clearly above 1.05x)",
+                pct(s.within_105),
+                s.clearly_above_105,
+                if s.clearly_above_105 == 1 {
+                    "case"
+                } else {
+                    "cases"
+                }
+            ),
             s.within_105 >= 0.95,
         ),
         (
@@ -642,7 +671,12 @@ fn worst_cases(out: &mut String, file: &GauntletFile) {
     let _ = writeln!(out, "## The ten worst cases per strategy\n");
     let _ = writeln!(
         out,
-        "By completion ratio against AE; each line's command replays the case (AE is always run beside it).\n"
+        "By completion ratio against AE{}; each line's command replays the case (AE is always run beside it).\n",
+        if file.replicates > 1 {
+            " (+- its standard error, as for \"clearly > 1.05x\" above)"
+        } else {
+            ""
+        }
     );
     let rel = metrics::relatives(&file.records);
     let params = |case: u64| {
@@ -668,9 +702,14 @@ fn worst_cases(out: &mut String, file: &GauntletFile) {
         for r in mine.iter().take(10) {
             let _ = writeln!(
                 out,
-                "| {} | {}{} | {} | {} ({}) | {} | `ackwise lab gauntlet --seed {} --case {} --strategies {s}{replicates}` |",
+                "| {} | {}{}{} | {} | {} ({}) | {} | `ackwise lab gauntlet --seed {} --case {} --strategies {s}{replicates}` |",
                 r.case,
                 f3(r.completion_ratio),
+                if file.replicates > 1 {
+                    format!(" +- {}", f3(r.completion_ratio_se))
+                } else {
+                    String::new()
+                },
                 if r.unfinished > 0 { " (unfinished)" } else { "" },
                 r.ack_ratio.map_or("-".into(), f3),
                 metrics::count_text(r.rtos),
@@ -773,6 +812,15 @@ mod tests {
             TARGET_STRATEGY.name()
         );
         assert!(text.contains(&target), "{text}");
+        // Nor clearly above it, and the page says which cases would be.
+        assert!(
+            text.contains(&format!("for `{}` 0 (none)", TARGET_STRATEGY.name())),
+            "{text}"
+        );
+        assert!(
+            text.contains("| 100% (0 cases clearly above 1.05x) |"),
+            "{text}"
+        );
 
         let single = page(&file(1), "cmd", &[], &[]);
         assert!(!single.contains(NOISE_FLOOR));
