@@ -177,6 +177,11 @@ pub struct ReplicateMean<'a> {
     /// squared (zero with one replicate, where nothing says how far the
     /// draw moves it).
     pub completion_var: f64,
+    /// On shared paths, the mean over the replicates of when the path's
+    /// last flow, competitors included, finished (seconds from the start
+    /// of the run, an unfinished flow at the horizon); `None` on other
+    /// paths or without per-flow figures.
+    pub all_flows_end_s: Option<f64>,
     /// Mean pure ACKs of the test flows.
     pub ack_packets: f64,
     /// Mean RTOs of the test flows; kept fractional, so one RTO in five
@@ -223,6 +228,17 @@ pub fn replicate_means(records: &[GauntletRecord]) -> Vec<ReplicateMean<'_>> {
             };
             let shares: Vec<f64> = group.iter().filter_map(|r| r.outcome.share).collect();
             let completion_s = mean(&|o| o.completion_s);
+            let horizon_s = first.params.horizon_us as f64 / 1e6;
+            let all_flows_end_s = (first.params.competitors() > 0
+                && group.iter().all(|r| !r.outcome.flows.is_empty()))
+            .then(|| {
+                mean(&|o| {
+                    o.flows
+                        .iter()
+                        .map(|f| f.finish_s.unwrap_or(horizon_s))
+                        .fold(0.0, f64::max)
+                })
+            });
             let completion_var = if group.len() > 1 {
                 group
                     .iter()
@@ -237,6 +253,7 @@ pub fn replicate_means(records: &[GauntletRecord]) -> Vec<ReplicateMean<'_>> {
                 replicates: group.len() as u32,
                 completion_s,
                 completion_var,
+                all_flows_end_s,
                 ack_packets: mean(&|o| o.ack_packets as f64),
                 rtos: mean(&|o| o.rtos as f64),
                 retransmissions: mean(&|o| o.retransmissions as f64),
@@ -305,6 +322,11 @@ pub struct Relative {
     /// sides' replicates (see [`ratio_standard_error`]); zero with one
     /// replicate.
     pub completion_ratio_se: f64,
+    /// On shared paths, when the last of all the path's flows finished
+    /// over the same with AE in the test flows' place: a completion ratio
+    /// above 1 beside a path ratio near 1 means the same work ended at
+    /// the same time, the competitors first.
+    pub path_ratio: Option<f64>,
     /// Test-flow ACKs over AE's (`None` if AE sent none).
     pub ack_ratio: Option<f64>,
     /// Share over AE's share in the same place (shared paths only).
@@ -341,6 +363,10 @@ pub fn relatives(records: &[GauntletRecord]) -> Vec<Relative> {
                 strategy: r.strategy.clone(),
                 completion_ratio: ratio(m.completion_s, b.completion_s).unwrap_or(1.0),
                 completion_ratio_se: ratio_standard_error(m, b),
+                path_ratio: m
+                    .all_flows_end_s
+                    .zip(b.all_flows_end_s)
+                    .and_then(|(x, base)| ratio(x, base)),
                 ack_ratio: ratio(m.ack_packets, b.ack_packets),
                 share_ratio: m.share.zip(b.share).and_then(|(s, a)| ratio(s, a)),
                 rtos: m.rtos,
@@ -651,6 +677,58 @@ pub(crate) mod tests {
             .collect();
         let summary = summarise(&single, &["ae".into(), "4w".into()]);
         assert_eq!(summary[0].clearly_above_105, 2);
+    }
+
+    #[test]
+    fn on_a_shared_path_the_last_of_all_flows_is_compared_too() {
+        // The test flow ends at 12 s against AE's 10 s in its place, but the
+        // competitor ends at 12 s against 15 s: the path's last flow ends
+        // at 12 s against 15 s. An unfinished competitor counts at the
+        // horizon.
+        let flow = |test: bool, finish_s: Option<f64>| FlowOutcome {
+            strategy: if test { "4w" } else { "ae" }.into(),
+            test,
+            finished: finish_s.is_some(),
+            finish_s,
+            delivered_bytes: 1,
+            goodput_bps: 1.0,
+            data_packets: 1,
+            ack_packets: 1,
+            retransmissions: 0,
+            rtos: 0,
+        };
+        let with_flows = |strategy: &str, mine: f64, theirs: Option<f64>| {
+            let mut r = record(0, strategy, mine, 100, 0, Some(0.5));
+            r.outcome.flows = vec![flow(true, Some(mine)), flow(false, theirs)];
+            r
+        };
+        let records = [
+            with_flows("4w", 12.0, Some(12.0)),
+            with_flows("ae", 10.0, Some(15.0)),
+        ];
+        let rel = relatives(&records);
+        let mine = rel.iter().find(|r| r.strategy == "4w").unwrap();
+        assert!((mine.completion_ratio - 1.2).abs() < 1e-12);
+        assert!((mine.path_ratio.unwrap() - 0.8).abs() < 1e-12);
+        let horizon_s = records[0].params.horizon_us as f64 / 1e6;
+        let records = [
+            with_flows("4w", 12.0, None),
+            with_flows("ae", 10.0, Some(15.0)),
+        ];
+        let rel = relatives(&records);
+        let mine = rel.iter().find(|r| r.strategy == "4w").unwrap();
+        assert!((mine.path_ratio.unwrap() - horizon_s / 15.0).abs() < 1e-12);
+        // Not on a path without competitors, nor without per-flow figures.
+        let alone = [
+            record(0, "4w", 12.0, 100, 0, None),
+            record(0, "ae", 10.0, 100, 0, None),
+        ];
+        assert!(relatives(&alone).iter().all(|r| r.path_ratio.is_none()));
+        let bare = [
+            record(0, "4w", 12.0, 100, 0, Some(0.5)),
+            record(0, "ae", 10.0, 100, 0, Some(0.5)),
+        ];
+        assert!(relatives(&bare).iter().all(|r| r.path_ratio.is_none()));
     }
 
     #[test]

@@ -366,24 +366,36 @@ fn replicates_note(out: &mut String, file: &GauntletFile, floor: Option<&Strateg
         pct(within(|p| p.0)),
         pct(within(|p| p.1)),
     );
-    let clearly: Vec<String> = metrics::relatives(&file.records)
+    let clearly: Vec<Relative> = metrics::relatives(&file.records)
         .into_iter()
         .filter(|r| r.strategy == target && metrics::clearly_above(r))
-        .map(|r| r.case.to_string())
+        .collect();
+    let same_work = |r: &Relative| r.path_ratio.is_some_and(|p| p <= metrics::WITHIN_RATIO);
+    let listed: Vec<String> = clearly
+        .iter()
+        .map(|r| match r.path_ratio {
+            Some(p) => format!("{} (all flows {})", r.case, f3(p)),
+            None => r.case.to_string(),
+        })
         .collect();
     let _ = writeln!(
         out,
         "A mean over a few draws still carries the draw's noise, so the column \"clearly > 1.05x\" counts the cases whose ratio exceeds 1.05 \
          by more than {} standard errors, the error taken from the spread of the replicates on both sides (their relative errors added in quadrature): \
          slower than AE beyond what the draws explain. On a path without randomness every replicate is the same run, the error is zero and any ratio \
-         above 1.05 counts. These are the cases where the strategy's mechanism, not the draw, costs time: for `{target}` {} ({}).\n",
+         above 1.05 counts. These are the cases where the strategy's mechanism, not the draw, costs time: for `{target}` {} ({}). \
+         On a shared path \"all flows\" is when the last of the path's flows, competitors included, finished, over the same with AE in the test flows' place: \
+         at or below 1.05 the path carried the same work in the same time and the competitors finished first \
+         ({} of the {} cases; the share columns judge that split).\n",
         metrics::CLEARLY_STANDARD_ERRORS,
         clearly.len(),
         if clearly.is_empty() {
             "none".to_string()
         } else {
-            format!("cases {}", clearly.join(", "))
+            format!("cases {}", listed.join(", "))
         },
+        clearly.iter().filter(|r| same_work(r)).count(),
+        clearly.len(),
     );
 }
 
@@ -827,6 +839,55 @@ mod tests {
         assert!(!single.contains("--replicates"));
         assert!(!single.contains("replicate"));
         assert!(!single.contains(AE_REDRAW));
+    }
+
+    #[test]
+    fn cases_clearly_above_are_named_with_when_the_whole_path_finished() {
+        // Case 2 becomes a shared path where the target takes 12 s in
+        // both draws against AE's 10 s, while the path's competitor ends
+        // at 12 s against 15 s with AE in the target's place.
+        let mut f = file(2);
+        let target = TARGET_STRATEGY.name();
+        for r in f.records.iter_mut().filter(|r| r.case == 2) {
+            let ae = r.strategy == "ae";
+            let shared = record(
+                2,
+                &r.strategy,
+                if ae { 10.0 } else { 12.0 },
+                100,
+                0,
+                Some(0.5),
+            );
+            r.params = shared.params;
+            r.outcome = shared.outcome;
+            let theirs = if ae { 15.0 } else { 12.0 };
+            r.outcome.flows = [(true, r.outcome.completion_s), (false, theirs)]
+                .into_iter()
+                .map(|(test, end)| metrics::FlowOutcome {
+                    strategy: r.strategy.clone(),
+                    test,
+                    finished: true,
+                    finish_s: Some(end),
+                    delivered_bytes: 1,
+                    goodput_bps: 1.0,
+                    data_packets: 1,
+                    ack_packets: 1,
+                    retransmissions: 0,
+                    rtos: 0,
+                })
+                .collect();
+        }
+        let text = page(&f, "cmd", &[], &[]);
+        assert!(
+            text.contains(&format!("for `{target}` 1 (cases 2 (all flows 0.800))")),
+            "{text}"
+        );
+        assert!(text.contains("(1 of the 1 cases;"), "{text}");
+        assert!(
+            text.contains("| 75% (1 case clearly above 1.05x) |"),
+            "{text}"
+        );
+        assert!(text.contains("| 2 | 1.200 +- 0.000 |"), "{text}");
     }
 
     #[test]
