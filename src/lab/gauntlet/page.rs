@@ -163,7 +163,12 @@ pub fn page(
             f3(s.completion[1]),
             f3(s.completion[2]),
             pct(s.within_105),
-            s.clearly_above_105,
+            // One draw against one has no spread to judge by.
+            if s.strategy == metrics::NOISE_FLOOR {
+                "-".to_string()
+            } else {
+                s.clearly_above_105.to_string()
+            },
             pct(s.above_125),
             f3(s.acks[0]),
             f3(s.acks[1]),
@@ -831,6 +836,12 @@ mod tests {
         );
         assert!(
             text.contains("| 100% (0 cases clearly above 1.05x) |"),
+            "{text}"
+        );
+        assert!(
+            text.contains(&format!(
+                "| `{NOISE_FLOOR}` | 4 | 1.000 | 1.300 | 1.300 | 75% | - |"
+            )),
             "{text}"
         );
 
