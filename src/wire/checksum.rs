@@ -5,12 +5,12 @@
 //! TUN carrier (`wire::ip`) also over IPv6's (RFC 8200 section 8.1).
 //!
 //! Every data segment is summed twice, once by its sender and once by its
-//! receiver, so the sum is written for speed: 16 independent 32-bit
-//! accumulators over 32-byte blocks, a loop the compiler turns into
-//! vector adds on any x86-64 or AArch64 without unsafe code or CPU
-//! detection (RFC 1071 section 2: the sum may be taken in any order and
-//! in either byte order, with the carries folded back at the end). It is
-//! about a fifth faster than a loop over one accumulator.
+//! receiver, so the sum is written for speed: eight 32-bit lanes over
+//! 32-byte blocks, each lane keeping two sums (see [`words_sum`]), a loop
+//! the compiler turns into vector adds on any x86-64 or AArch64 without
+//! unsafe code or CPU detection (RFC 1071 section 2: the sum may be taken
+//! in any order and in either byte order, with the carries folded back at
+//! the end).
 
 use std::net::{Ipv4Addr, Ipv6Addr};
 
@@ -78,21 +78,37 @@ fn pseudo_v6(src: Ipv6Addr, dst: Ipv6Addr, len: usize) -> [u8; 40] {
 
 /// Sum of `data` as native-order 16-bit words, a trailing odd byte padded
 /// with zero; not folded.
+///
+/// The bytes are read as 32-bit words, eight lanes per 32-byte block,
+/// each word holding two 16-bit words `low + (high << 16)`. A lane keeps
+/// two sums: of the high halves (`x >> 16`), and of the whole words
+/// modulo 2^32. The sum of the low halves is then the second minus the
+/// first shifted left by 16, modulo 2^32; and it is exact as long as it
+/// stays below 2^32, which a run of at most 65 536 blocks guarantees.
+/// Per 16 bytes that is a load, two adds and a shift, where widening each
+/// 16-bit word to 32 bits took a load, two unpacks, two copies and two
+/// adds; the loop stays one the compiler vectorizes on its own.
 fn words_sum(data: &[u8]) -> u64 {
     let (blocks, rest) = data.as_chunks::<32>();
     let mut total = 0u64;
-    // A lane adds one word of at most 65 535 per block: over a run of
-    // 32 768 blocks (1 MiB) that stays below 2^31, so 32-bit lanes never
-    // overflow within a run. A segment is one run.
+    // Per lane, a run adds one low half of at most 65 535 per block: over
+    // 32 768 blocks (1 MiB) that stays below 2^31, so the low halves'
+    // sum is recovered exactly. A segment is one run.
     for run in blocks.chunks(1 << 15) {
-        let mut lanes = [0u32; 16];
+        let mut whole = [0u32; 8];
+        let mut high = [0u32; 8];
         for block in run {
-            let (words, _) = block.as_chunks::<2>();
-            for (lane, word) in lanes.iter_mut().zip(words) {
-                *lane += u32::from(u16::from_ne_bytes(*word));
+            let (words, _) = block.as_chunks::<4>();
+            for ((w, h), word) in whole.iter_mut().zip(high.iter_mut()).zip(words) {
+                let x = u32::from_ne_bytes(*word);
+                *w = w.wrapping_add(x);
+                *h += x >> 16;
             }
         }
-        total += lanes.iter().map(|&l| u64::from(l)).sum::<u64>();
+        for (w, h) in whole.into_iter().zip(high) {
+            let low = w.wrapping_sub(h << 16);
+            total += u64::from(low) + u64::from(h);
+        }
     }
     let (words, odd) = rest.as_chunks::<2>();
     for word in words {
