@@ -79,8 +79,16 @@ pub fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
     }
 }
 
-fn duration_nanos_saturating(d: Duration) -> u64 {
-    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+/// `d` in nanoseconds, `u64::MAX` when it does not fit. Exactly
+/// `u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)`, but in 64-bit
+/// arithmetic: `as_nanos` widens to `u128`, and this runs for every
+/// deadline the stack computes (several per segment).
+#[inline]
+pub(crate) fn duration_nanos_saturating(d: Duration) -> u64 {
+    d.as_secs()
+        .checked_mul(1_000_000_000)
+        .and_then(|n| n.checked_add(u64::from(d.subsec_nanos())))
+        .unwrap_or(u64::MAX)
 }
 
 impl Add<Duration> for Instant {
@@ -146,5 +154,29 @@ mod tests {
             Instant::from_nanos(u64::MAX)
         );
         assert_eq!(format!("{t:?}"), "0.005000000s");
+    }
+
+    #[test]
+    fn duration_nanos_saturate_as_the_wide_conversion_does() {
+        let wide = |d: Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
+        let max_secs = u64::MAX / 1_000_000_000;
+        let max_subsec = (u64::MAX % 1_000_000_000) as u32;
+        for d in [
+            Duration::ZERO,
+            Duration::from_nanos(1),
+            Duration::new(3, 999_999_999),
+            Duration::from_secs(120),
+            Duration::new(max_secs, max_subsec),
+            Duration::new(max_secs, max_subsec + 1),
+            Duration::new(max_secs + 1, 0),
+            Duration::from_secs(u64::MAX),
+            Duration::MAX,
+        ] {
+            assert_eq!(duration_nanos_saturating(d), wide(d), "{d:?}");
+        }
+        assert_eq!(
+            duration_nanos_saturating(Duration::new(max_secs, max_subsec)),
+            u64::MAX
+        );
     }
 }
