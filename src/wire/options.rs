@@ -430,9 +430,8 @@ impl Options {
         }
         // EOL (zero) padding to a multiple of four.
         let len = w.pos.next_multiple_of(4);
-        if let Some(padding) = w.out.and_then(|out| out.get_mut(w.pos..len)) {
-            padding.fill(0);
-        }
+        let pad = len - w.pos;
+        fill_short(w.reserve(pad), KIND_EOL);
         len
     }
 
@@ -590,33 +589,53 @@ struct Writer<'b> {
     packing: Packing,
 }
 
+/// Sets the bytes of `dst` (alignment NOPs or EOL padding, at most three)
+/// to `byte`, one store each: a `fill` of a length unknown at compile time
+/// is a call to `memset`, several times the cost for so few bytes.
+fn fill_short(dst: Option<&mut [u8]>, byte: u8) {
+    match dst {
+        Some([a]) => *a = byte,
+        Some([a, b]) => [*a, *b] = [byte; 2],
+        Some([a, b, c]) => [*a, *b, *c] = [byte; 3],
+        Some(longer) => longer.fill(byte),
+        None => {}
+    }
+}
+
 impl Writer<'_> {
+    /// The `n` bytes from the current position, if they are being written
+    /// and fit; the position moves past them either way. Every write below
+    /// goes through one such range check (the layouts are laid out a few
+    /// bytes at a time for every segment sent).
+    fn reserve(&mut self, n: usize) -> Option<&mut [u8]> {
+        let at = self.pos;
+        self.pos += n;
+        self.out.as_deref_mut()?.get_mut(at..at + n)
+    }
+
     /// Appends raw bytes.
     fn put(&mut self, bytes: &[u8]) {
-        let end = self.pos + bytes.len();
-        if let Some(dst) = self
-            .out
-            .as_deref_mut()
-            .and_then(|out| out.get_mut(self.pos..end))
-        {
+        if let Some(dst) = self.reserve(bytes.len()) {
             dst.copy_from_slice(bytes);
         }
-        self.pos = end;
     }
 
     /// Appends one option: kind, length (two more than `data`), data.
     fn option(&mut self, kind: u8, data: &[u8]) {
         // Options are at most 40 bytes, so the length fits a byte.
-        self.put(&[kind, (2 + data.len()) as u8]);
-        self.put(data);
+        let len = 2 + data.len();
+        if let Some(dst) = self.reserve(len) {
+            dst[0] = kind;
+            dst[1] = len as u8;
+            dst[2..].copy_from_slice(data);
+        }
     }
 
     /// In the aligned layout, NOPs until the position is `residue` mod 4.
     fn align(&mut self, residue: usize) {
         if self.packing == Packing::Aligned {
-            while self.pos % 4 != residue {
-                self.put(&[KIND_NOP]);
-            }
+            let nops = (residue + 4 - self.pos % 4) % 4;
+            fill_short(self.reserve(nops), KIND_NOP);
         }
     }
 }
