@@ -78,6 +78,11 @@ pub(crate) struct Link {
     /// far end, kept sorted (non-decreasing; equal times in sending
     /// order). Without jitter every packet goes to the back.
     pub in_flight: VecDeque<(Instant, u32)>,
+    /// The last [`transmission_time`] computed, with the size and rate it
+    /// was for: a link carries runs of packets of one size (full data
+    /// segments one way, ACKs the other), and the division behind each
+    /// is among the slowest single instructions of a packet's path.
+    last_tx_time: (u32, u64, Duration),
 }
 
 impl Link {
@@ -96,6 +101,7 @@ impl Link {
             per_frame_overhead: Duration::ZERO,
             capture: None,
             in_flight: VecDeque::new(),
+            last_tx_time: (0, spec.rate_bps, transmission_time(0, spec.rate_bps)),
         }
     }
 
@@ -126,7 +132,15 @@ impl Link {
     /// Starts serialising a packet of `bytes` at `now` (plus the per-frame
     /// overhead on a shared medium); returns when it reaches the far end.
     pub fn start_tx(&mut self, now: Instant, bytes: u32) -> Instant {
-        let tx = self.per_frame_overhead + transmission_time(bytes, self.rate_bps);
+        let (last_bytes, last_rate, last_time) = self.last_tx_time;
+        let time = if (last_bytes, last_rate) == (bytes, self.rate_bps) {
+            last_time
+        } else {
+            let time = transmission_time(bytes, self.rate_bps);
+            self.last_tx_time = (bytes, self.rate_bps, time);
+            time
+        };
+        let tx = self.per_frame_overhead + time;
         self.busy_until = now + tx;
         let c = &mut self.counters;
         c.packets += 1;
@@ -151,6 +165,39 @@ mod tests {
         );
         // Rounds up: 1 byte at 3 bit/s is 2.666.. s.
         assert_eq!(transmission_time(1, 3), Duration::from_nanos(2_666_666_667));
+    }
+
+    #[test]
+    fn start_tx_times_every_packet_as_its_size_and_the_rate_say() {
+        let spec = LinkSpec {
+            name: "l".into(),
+            rate_bps: 1_000_000,
+            delay: Duration::from_millis(1),
+            queue: crate::emu::QueueSpec::drop_tail(10),
+            loss: crate::emu::LossModel::None,
+            jitter: None,
+        };
+        let mut l = Link::new(&spec);
+        let mut now = Instant::ZERO;
+        // Repeats, changes of size, a zero-byte frame and a rate change:
+        // the remembered time must never stand in for another packet's.
+        for (bytes, rate) in [
+            (1_052, 1_000_000),
+            (1_052, 1_000_000),
+            (52, 1_000_000),
+            (0, 1_000_000),
+            (1_052, 1_000_000),
+            (1_052, 3_000_000),
+            (52, 3_000_000),
+            (52, 1_000_000),
+        ] {
+            l.rate_bps = rate;
+            let arrival = l.start_tx(now, bytes);
+            let tx = transmission_time(bytes, rate);
+            assert_eq!(l.busy_until, now + tx, "{bytes} bytes at {rate} bit/s");
+            assert_eq!(arrival, now + tx + spec.delay);
+            now = l.busy_until;
+        }
     }
 
     #[test]
