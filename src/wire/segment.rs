@@ -23,6 +23,8 @@ pub const MAX_OPTIONS_LEN: usize = 40;
 /// Offset of the byte holding the control bits CWR to FIN (RFC 9293
 /// section 3.1 with RFC 3168's ECE and CWR).
 const FLAGS_BYTE: usize = 13;
+/// Offset of the byte whose high nibble is the data offset.
+const DATA_OFFSET_BYTE: usize = 12;
 
 /// TCP control bits, at the bit positions they have on the wire.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
@@ -293,8 +295,14 @@ impl<'a> SegmentRepr<'a> {
         // The fixed header's unused fields (urgent pointer, reserved bits,
         // and for `Checksum::Ignore` the checksum) are zero.
         buf[..HEADER_LEN].fill(0);
-        // One byte for all eight control bits (see `parse`); the data
-        // offset written below shares the 16-bit field and keeps it.
+        // One byte for all eight control bits (see `parse`), and the data
+        // offset in 32-bit words in the high nibble of the byte before
+        // (header_len <= 60: the options take at most MAX_OPTIONS_LEN);
+        // the low nibble (reserved bits) stays zero. Both stored as
+        // bytes: reading the 16-bit field back to merge the offset in,
+        // right after these stores, stalls the processor's store
+        // forwarding on every segment.
+        buf[DATA_OFFSET_BYTE] = (header_len as u8 / 4) << 4;
         buf[FLAGS_BYTE] = self.flags.0;
 
         // The packet spans exactly the segment, so that the checksum covers
@@ -304,12 +312,13 @@ impl<'a> SegmentRepr<'a> {
         packet.set_dst_port(self.dst_port);
         packet.set_seq_number(TcpSeqNumber(self.seq.0 as i32));
         packet.set_ack_number(TcpSeqNumber(self.ack.0 as i32));
-        // header_len <= 60: the options take at most MAX_OPTIONS_LEN.
-        packet.set_header_len(header_len as u8);
         packet.set_window_len(self.window);
-        write_payload(packet.payload_mut());
+        // The payload follows the header length known here, not the one
+        // read back from the bytes just stored (see above).
+        let buf = packet.into_inner();
+        write_payload(&mut buf[header_len..]);
         if let Some((src, dst)) = checksum.to_fill() {
-            super::checksum::fill(src, dst, packet.into_inner());
+            super::checksum::fill(src, dst, buf);
         }
         Ok(need)
     }
