@@ -1,12 +1,10 @@
 //! The event queue: one binary heap ordered by virtual time, with a serial
 //! number breaking ties so that events scheduled for the same instant run in
 //! the order they were scheduled. That tie-break is what makes a run
-//! reproducible bit for bit (`BinaryHeap` alone gives no order among equal
+//! reproducible bit for bit (a heap alone gives no order among equal
 //! keys).
 
 use crate::time::Instant;
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
 
 /// Index of a packet slot in the packet pool.
 pub(crate) type PacketIdx = u32;
@@ -35,59 +33,88 @@ pub(crate) enum Event {
     MeasureStart,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone, Copy)]
 struct Entry {
     at: Instant,
     serial: u64,
     event: Event,
 }
 
-impl PartialEq for Entry {
-    fn eq(&self, other: &Self) -> bool {
-        self.at == other.at && self.serial == other.serial
-    }
-}
-impl Eq for Entry {}
-impl PartialOrd for Entry {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
 impl Entry {
     /// Time then serial as one number, the order of the pair: one wide
     /// comparison per step of the heap instead of two with a branch.
+    /// Serials are unique, so no two entries have the same key.
     #[inline]
     fn key(&self) -> u128 {
         (u128::from(self.at.as_nanos()) << 64) | u128::from(self.serial)
     }
 }
-impl Ord for Entry {
-    /// Reversed so that the max-heap pops the earliest event first.
-    #[inline]
-    fn cmp(&self, other: &Self) -> Ordering {
-        other.key().cmp(&self.key())
-    }
-}
 
 /// A deterministic priority queue of events.
+///
+/// A binary min-heap on [`Entry::key`], written out rather than
+/// `std::collections::BinaryHeap`: that one stores a pushed entry and
+/// reads it straight back to sift it up (and likewise the entry it moves
+/// to the root on a pop), a wide load of fresh narrow stores that the
+/// processor cannot forward, on every event. Here the entry being placed
+/// stays in registers until its slot is found. Keys are unique, so the
+/// order of pops is the keys' order whatever the heap's layout.
 #[derive(Debug, Default)]
 pub(crate) struct EventQueue {
-    heap: BinaryHeap<Entry>,
+    heap: Vec<Entry>,
     serial: u64,
 }
 
 impl EventQueue {
     pub(crate) fn push(&mut self, at: Instant, event: Event) {
         self.serial += 1;
-        self.heap.push(Entry {
+        let entry = Entry {
             at,
             serial: self.serial,
             event,
-        });
+        };
+        let key = entry.key();
+        // Sift up from the new last slot: parents with a later key move
+        // down one level, and the entry lands where its parent is earlier.
+        let mut hole = self.heap.len();
+        self.heap.push(entry);
+        while hole > 0 {
+            let parent = (hole - 1) / 2;
+            if self.heap[parent].key() < key {
+                break;
+            }
+            self.heap[hole] = self.heap[parent];
+            hole = parent;
+        }
+        self.heap[hole] = entry;
     }
 
     pub(crate) fn pop(&mut self) -> Option<(Instant, Event)> {
-        self.heap.pop().map(|e| (e.at, e.event))
+        let last = self.heap.pop()?;
+        let Some(&first) = self.heap.first() else {
+            return Some((last.at, last.event));
+        };
+        // The last entry fills the root's place: sift it down, the earlier
+        // child moving up one level each step.
+        let key = last.key();
+        let len = self.heap.len();
+        let mut hole = 0;
+        loop {
+            let mut child = 2 * hole + 1;
+            if child >= len {
+                break;
+            }
+            if child + 1 < len && self.heap[child + 1].key() < self.heap[child].key() {
+                child += 1;
+            }
+            if key < self.heap[child].key() {
+                break;
+            }
+            self.heap[hole] = self.heap[child];
+            hole = child;
+        }
+        self.heap[hole] = last;
+        Some((first.at, first.event))
     }
 
     #[cfg(test)]
