@@ -219,7 +219,22 @@ impl Connection {
     ) -> Option<usize> {
         let recv = self.recv.as_mut()?;
         let rcv_nxt = recv.reassembly.next_offset();
-        let mut options = Options::default();
+        // The options are filled in place, in the segment's description:
+        // built apart and then moved in, their bytes were copied in wide
+        // loads right after the narrow stores that set them, which the
+        // processor's store forwarding cannot serve. ACK and window are
+        // set below, once known.
+        let mut repr = SegmentRepr {
+            src_port: self.local_port,
+            dst_port: self.remote_port,
+            seq,
+            ack: SeqNum(0),
+            flags,
+            window: 0,
+            options: Options::default(),
+            payload: &[],
+        };
+        let options = &mut repr.options;
         if self.negotiated.timestamps {
             options.timestamps = Some(Timestamps {
                 tsval: ((now.as_nanos() / 1_000) as u32).wrapping_add(self.ts_offset),
@@ -291,16 +306,8 @@ impl Connection {
         let ack = seq_of(recv.irs, acked_to);
 
         let len = tx.map_or(0, |t| t.len);
-        let repr = SegmentRepr {
-            src_port: self.local_port,
-            dst_port: self.remote_port,
-            seq,
-            ack,
-            flags,
-            window: window_field as u16,
-            options,
-            payload: &[],
-        };
+        repr.ack = ack;
+        repr.window = window_field as u16;
         // Without a checksum to compute over it, a gathering carrier takes
         // the payload from the send buffer itself.
         let gather = self.gather && self.tx_checksum() == Checksum::Ignore;
