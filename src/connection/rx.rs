@@ -60,13 +60,13 @@ impl Connection {
         ce: bool,
     ) -> Result<(), SegmentError> {
         self.arrival_ce = ce;
-        let seg = match SegmentRepr::parse(bytes, self.checksum) {
-            Ok(seg) => seg,
-            Err(e) => {
-                self.stats.malformed_segments += 1;
-                return Err(e.into());
-            }
-        };
+        // Parsed in place (see `SegmentRepr::parse_from`).
+        let mut seg = SegmentRepr::EMPTY;
+        if let Err(e) = seg.parse_from(bytes, self.checksum) {
+            self.stats.malformed_segments += 1;
+            return Err(e.into());
+        }
+        let seg = seg;
         if seg.dst_port != self.local_port || seg.src_port != self.remote_port {
             self.stats.discarded_segments += 1;
             return Err(SegmentError::WrongPorts);

@@ -239,6 +239,20 @@ pub struct Options {
 }
 
 impl Options {
+    /// No options: `Options::default()`, usable in constants.
+    pub(crate) const EMPTY: Options = Options {
+        mss: None,
+        window_scale: None,
+        sack_permitted: false,
+        sack: SackBlocks::new(),
+        timestamps: None,
+        ack_request: None,
+        ack_nonce: None,
+        nonce_echo: None,
+        arrival_echo: None,
+        checksum_omission: false,
+    };
+
     /// Bytes that [`SegmentRepr::emit`](super::SegmentRepr::emit) writes
     /// for these options, including alignment NOPs and EOL padding (always a
     /// multiple of four, at most 40 when emit can succeed). SACK blocks

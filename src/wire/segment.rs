@@ -166,6 +166,38 @@ impl<'a> SegmentRepr<'a> {
     /// like; the data offset ([`WireError::BadDataOffset`]); then the
     /// options (see [`Options`] for the rules).
     pub fn parse(bytes: &'a [u8], checksum: Checksum) -> Result<SegmentRepr<'a>, WireError> {
+        let mut repr = SegmentRepr::EMPTY;
+        repr.parse_from(bytes, checksum)?;
+        Ok(repr)
+    }
+
+    /// A segment with every field zero or empty, to [`parse_from`]
+    /// into.
+    ///
+    /// [`parse_from`]: Self::parse_from
+    pub(crate) const EMPTY: SegmentRepr<'static> = SegmentRepr {
+        src_port: 0,
+        dst_port: 0,
+        seq: SeqNum(0),
+        ack: SeqNum(0),
+        flags: Flags(0),
+        window: 0,
+        options: Options::EMPTY,
+        payload: &[],
+    };
+
+    /// [`parse`](Self::parse) into `self`, which must be
+    /// [`EMPTY`](Self::EMPTY) (on an error it holds what was parsed
+    /// before). For the connection's receive path: returned by value,
+    /// the parsed segment is moved out in wide loads right after the
+    /// narrow stores that wrote its options, which the processor's store
+    /// forwarding cannot serve, on every segment; parsed where the caller
+    /// keeps it, it is not moved at all.
+    pub(crate) fn parse_from(
+        &mut self,
+        bytes: &'a [u8],
+        checksum: Checksum,
+    ) -> Result<(), WireError> {
         let len = bytes.len();
         // The fixed header as an array: its fields are read below without
         // further bounds checks (RFC 9293 section 3.1 for the layout).
@@ -183,23 +215,19 @@ impl<'a> SegmentRepr<'a> {
         if header_len < HEADER_LEN || header_len > len {
             return Err(WireError::BadDataOffset { header_len, len });
         }
-        let mut repr = SegmentRepr {
-            src_port: be16(0),
-            dst_port: be16(2),
-            seq: SeqNum(be32(4)),
-            ack: SeqNum(be32(8)),
-            // `Flags` uses the wire's bit positions: byte 13 as it is
-            // (the NS bit in byte 12 is RFC 3540's, obsolete and ignored).
-            flags: Flags(h[FLAGS_BYTE]),
-            window: be16(14),
-            options: Options::default(),
-            payload: &bytes[header_len..],
-        };
+        self.src_port = be16(0);
+        self.dst_port = be16(2);
+        self.seq = SeqNum(be32(4));
+        self.ack = SeqNum(be32(8));
+        // `Flags` uses the wire's bit positions: byte 13 as it is
+        // (the NS bit in byte 12 is RFC 3540's, obsolete and ignored).
+        self.flags = Flags(h[FLAGS_BYTE]);
+        self.window = be16(14);
+        self.payload = &bytes[header_len..];
         // Parsed in place: the options are most of the segment's
         // description, and building them apart cost two copies of it.
         // In bounds: HEADER_LEN <= header_len <= len was checked above.
-        repr.options.parse_into(&bytes[HEADER_LEN..header_len])?;
-        Ok(repr)
+        self.options.parse_into(&bytes[HEADER_LEN..header_len])
     }
 
     /// Header length in bytes (20 + padded options) that [`emit`](Self::emit)

@@ -878,3 +878,47 @@ fn reset_reply_follows_rfc_9293_3_10_7_1() {
     seg.flags = Flags::RST | Flags::ACK;
     assert!(seg.reset_reply().is_none());
 }
+
+#[test]
+fn the_empty_constants_are_the_defaults() {
+    assert_eq!(Options::EMPTY, Options::default());
+    let zero = SegmentRepr {
+        src_port: 0,
+        dst_port: 0,
+        seq: SeqNum(0),
+        ack: SeqNum(0),
+        flags: Flags::default(),
+        window: 0,
+        options: Options::default(),
+        payload: &[],
+    };
+    assert_eq!(SegmentRepr::EMPTY, zero);
+}
+
+#[test]
+fn parsing_in_place_gives_what_parse_returns() {
+    let options = Options {
+        timestamps: Some(Timestamps { tsval: 7, tsecr: 9 }),
+        sack: sack(&[(100, 200), (300, 400)]),
+        ..Options::default()
+    };
+    let payload = [0x5a; 33];
+    let mut buf = [0u8; 200];
+    let n = repr(options, &payload)
+        .emit(&mut buf, Checksum::Ignore)
+        .unwrap();
+    let mut seg = SegmentRepr::EMPTY;
+    seg.parse_from(&buf[..n], Checksum::Ignore).unwrap();
+    assert_eq!(
+        seg,
+        SegmentRepr::parse(&buf[..n], Checksum::Ignore).unwrap()
+    );
+    assert_eq!(seg, repr(options, &payload));
+    for bad in [&buf[..10], &[0x10u8; 20][..]] {
+        let mut seg = SegmentRepr::EMPTY;
+        assert_eq!(
+            seg.parse_from(bad, Checksum::Ignore),
+            SegmentRepr::parse(bad, Checksum::Ignore).map(|_| ())
+        );
+    }
+}
