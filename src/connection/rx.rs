@@ -66,7 +66,6 @@ impl Connection {
             self.stats.malformed_segments += 1;
             return Err(e.into());
         }
-        let seg = seg;
         if seg.dst_port != self.local_port || seg.src_port != self.remote_port {
             self.stats.discarded_segments += 1;
             return Err(SegmentError::WrongPorts);
