@@ -13,7 +13,11 @@ use crate::time::{Duration, Instant};
 #[derive(Debug, Clone, Default)]
 pub struct AckInterval {
     last: Option<Instant>,
-    smoothed: Option<Duration>,
+    /// The estimate in nanoseconds. Kept as a count rather than a
+    /// `Duration`: each ACK updates it, and a `Duration` had to be turned
+    /// into nanoseconds and back (multiplies and a division by 10^9 on the
+    /// path of every ACK) for arithmetic that is on nanoseconds anyway.
+    smoothed: Option<u64>,
 }
 
 impl AckInterval {
@@ -25,12 +29,12 @@ impl AckInterval {
     /// An ACK arrived at `now`.
     pub fn on_ack(&mut self, now: Instant) {
         if let Some(last) = self.last {
-            let sample = now.saturating_duration_since(last);
+            let sample = now.as_nanos().saturating_sub(last.as_nanos());
             self.smoothed = Some(match self.smoothed {
                 None => sample,
                 Some(s) => {
-                    let (s, x) = (s.as_nanos(), sample.as_nanos());
-                    Duration::from_nanos(((s * 7 + x) / 8).min(u128::from(u64::MAX)) as u64)
+                    let (s, x) = (u128::from(s), u128::from(sample));
+                    ((s * 7 + x) / 8).min(u128::from(u64::MAX)) as u64
                 }
             });
         }
@@ -46,14 +50,14 @@ impl AckInterval {
 
     /// The smoothed interval, once two ACKs have arrived.
     pub fn interval(&self) -> Option<Duration> {
-        self.smoothed
+        self.smoothed.map(Duration::from_nanos)
     }
 
     /// When the next ACK is expected, seen from `now`: one interval after
     /// the last arrival, and never before `now`. `None` without an
     /// estimate.
     pub fn next_expected(&self, now: Instant) -> Option<Instant> {
-        let at = self.last? + self.smoothed?;
+        let at = self.last? + Duration::from_nanos(self.smoothed?);
         Some(at.max(now))
     }
 }
@@ -94,6 +98,35 @@ mod tests {
         assert_eq!(a.interval(), Some(Duration::from_millis(10)));
         a.on_ack(ms(5_020));
         assert_eq!(a.interval(), Some(Duration::from_millis(10)));
+    }
+
+    #[test]
+    fn nanosecond_estimate_is_the_duration_arithmetic() {
+        // The estimate as Durations, sample by sample.
+        let mut reference: Option<Duration> = None;
+        let mut a = AckInterval::new();
+        let mut now = 0u64;
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        a.on_ack(Instant::from_nanos(now));
+        for _ in 0..1_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            // Gaps from nanoseconds to minutes, and some of zero.
+            let gap =
+                (x % 7_919) * 10u64.pow((x >> 32) as u32 % 11) * u64::from(!x.is_multiple_of(13));
+            now += gap;
+            a.on_ack(Instant::from_nanos(now));
+            let sample = Duration::from_nanos(gap);
+            reference = Some(match reference {
+                None => sample,
+                Some(s) => {
+                    let (s, x) = (s.as_nanos(), sample.as_nanos());
+                    Duration::from_nanos(((s * 7 + x) / 8).min(u128::from(u64::MAX)) as u64)
+                }
+            });
+            assert_eq!(a.interval(), reference);
+        }
     }
 
     #[test]
