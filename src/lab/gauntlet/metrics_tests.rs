@@ -104,14 +104,11 @@ fn a_ratio_is_clearly_above_only_beyond_two_standard_errors_of_the_draws() {
     assert_eq!(summary[0].clearly_above_105, 2);
 }
 
-#[test]
-fn on_a_shared_path_the_last_of_all_flows_is_compared_too() {
-    // The test flow ends at 12 s against AE's 10 s in its place, but the
-    // competitor ends at 12 s against 15 s: the path's last flow ends
-    // at 12 s against 15 s. An unfinished competitor counts at the
-    // horizon.
-    let flow = |test: bool, finish_s: Option<f64>| FlowOutcome {
-        strategy: if test { "4w" } else { "ae" }.into(),
+/// A flow of a run under `strategy` (a test flow or a competitor) that
+/// finished at `finish_s`, or never; its other figures are placeholders.
+pub(crate) fn flow(strategy: &str, test: bool, finish_s: Option<f64>) -> FlowOutcome {
+    FlowOutcome {
+        strategy: strategy.into(),
         test,
         finished: finish_s.is_some(),
         finish_s,
@@ -121,10 +118,18 @@ fn on_a_shared_path_the_last_of_all_flows_is_compared_too() {
         ack_packets: 1,
         retransmissions: 0,
         rtos: 0,
-    };
+    }
+}
+
+#[test]
+fn on_a_shared_path_the_last_of_all_flows_is_compared_too() {
+    // The test flow ends at 12 s against AE's 10 s in its place, but the
+    // competitor ends at 12 s against 15 s: the path's last flow ends
+    // at 12 s against 15 s. An unfinished competitor counts at the
+    // horizon.
     let with_flows = |strategy: &str, mine: f64, theirs: Option<f64>| {
         let mut r = record(0, strategy, mine, 100, 0, Some(0.5));
-        r.outcome.flows = vec![flow(true, Some(mine)), flow(false, theirs)];
+        r.outcome.flows = vec![flow(strategy, true, Some(mine)), flow("ae", false, theirs)];
         r
     };
     let records = [

@@ -1,6 +1,6 @@
 //! Tests of the gauntlet page's text.
 
-use super::super::metrics::tests::record;
+use super::super::metrics::tests::{flow, record};
 use super::super::metrics::{GauntletRecord, NOISE_FLOOR};
 use super::super::FORMAT;
 use super::*;
@@ -105,18 +105,7 @@ fn cases_clearly_above_are_named_with_when_the_whole_path_finished() {
         let theirs = if ae { 15.0 } else { 12.0 };
         r.outcome.flows = [(true, r.outcome.completion_s), (false, theirs)]
             .into_iter()
-            .map(|(test, end)| metrics::FlowOutcome {
-                strategy: r.strategy.clone(),
-                test,
-                finished: true,
-                finish_s: Some(end),
-                delivered_bytes: 1,
-                goodput_bps: 1.0,
-                data_packets: 1,
-                ack_packets: 1,
-                retransmissions: 0,
-                rtos: 0,
-            })
+            .map(|(test, end)| flow(&r.strategy, test, Some(end)))
             .collect();
     }
     let text = page(&f, "cmd", &[], &[]);
