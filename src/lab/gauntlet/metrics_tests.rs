@@ -292,3 +292,53 @@ fn completion_is_the_test_flows_span_and_counts_stalls_at_the_horizon() {
     let horizon = case.params.horizon_us as f64 / 1e6;
     assert!((o.completion_s - (horizon - start)).abs() < 1e-9);
 }
+
+#[test]
+fn the_terminal_table_counts_the_clearly_above_cases_except_for_the_noise_floor() {
+    // Two replicates of one case: the strategy at 11 s in both against
+    // AE's 10 s (clearly above), AE's replicate 1 at 12 s (the floor row,
+    // one draw against one).
+    let mut records = Vec::new();
+    for r in 0..2 {
+        for (strategy, c) in [("4w", 11.0), ("ae", if r == 0 { 10.0 } else { 12.0 })] {
+            records.push(GauntletRecord {
+                replicate: r,
+                ..record(0, strategy, c, 100, 0, None)
+            });
+        }
+    }
+    let mut summaries = summarise(&records, &["ae".into(), "4w".into()]);
+    summaries.extend(noise_floor(&records));
+    let text = table(&summaries);
+    let row = |name: &str| {
+        text.lines()
+            .find(|l| l.starts_with(name))
+            .unwrap_or_else(|| panic!("{text}"))
+            .split_whitespace()
+            .collect::<Vec<_>>()
+    };
+    assert!(
+        text.lines().next().unwrap().contains("<=1.05  clr  >1.25"),
+        "{text}"
+    );
+    // 11 / 11 against 10 / 12: the ratio 1.0 is not above 1.05 at all.
+    assert_eq!(row("4w")[7], "0", "{text}");
+    assert_eq!(row(NOISE_FLOOR)[11], "-", "{text}");
+    // Without AE's spread the same 1.1 is clearly above.
+    let steady: Vec<GauntletRecord> = records
+        .iter()
+        .cloned()
+        .map(|mut r| {
+            if r.strategy == "ae" {
+                r.outcome.completion_s = 10.0;
+            }
+            r
+        })
+        .collect();
+    let text = table(&summarise(&steady, &["ae".into(), "4w".into()]));
+    assert_eq!(
+        text.lines().nth(1).unwrap().split_whitespace().nth(7),
+        Some("1"),
+        "{text}"
+    );
+}
