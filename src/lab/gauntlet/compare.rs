@@ -14,7 +14,7 @@
 //! no phase to draw, so a change shows there first.
 
 use super::draw::CaseParams;
-use super::metrics::{replicate_means, WITHIN_RATIO};
+use super::metrics::{clearly_above, relatives, replicate_means, WITHIN_RATIO};
 use super::GauntletFile;
 use crate::lab::LabError;
 use std::collections::BTreeMap;
@@ -77,6 +77,11 @@ pub struct GroupChange {
     pub within_before: usize,
     /// The same after.
     pub within_after: usize,
+    /// Cases [`clearly_above`] 1.05x of AE before: slower beyond what
+    /// the replicates' spread explains.
+    pub clearly_before: usize,
+    /// The same after.
+    pub clearly_after: usize,
 }
 
 /// One strategy's comparison.
@@ -108,6 +113,13 @@ pub fn compare(
     }
     let ratios_before = ratios(before);
     let ratios_after = ratios(after);
+    let clearly = |file: &GauntletFile| -> BTreeMap<(u64, String), bool> {
+        relatives(&file.records)
+            .into_iter()
+            .map(|r| ((r.case, r.strategy.clone()), clearly_above(&r)))
+            .collect()
+    };
+    let (clearly_before, clearly_after) = (clearly(before), clearly(after));
     let strategies: Vec<&String> = before
         .strategies
         .iter()
@@ -120,8 +132,9 @@ pub fn compare(
     }
     let mut out = Vec::new();
     for strategy in strategies {
-        // (kind, ratio before, ratio after) per case in both.
-        let mut pairs: Vec<(PathKind, f64, f64)> = Vec::new();
+        // (kind, ratio before, ratio after, clearly above 1.05x before,
+        // after) per case in both.
+        let mut pairs: Vec<Pair> = Vec::new();
         for ((case, s), (params, b)) in &ratios_before {
             if s != strategy {
                 continue;
@@ -134,7 +147,14 @@ pub fn compare(
                     "case {case} is not the same path in the two files: compare two runs of the same draw"
                 )));
             }
-            pairs.push((PathKind::of(params), *b, *a));
+            let key = (*case, s.clone());
+            pairs.push((
+                PathKind::of(params),
+                *b,
+                *a,
+                clearly_before.get(&key) == Some(&true),
+                clearly_after.get(&key) == Some(&true),
+            ));
         }
         if pairs.is_empty() {
             return Err(bad(format!("no case of `{strategy}` is in both files")));
@@ -182,8 +202,13 @@ fn ratios(file: &GauntletFile) -> BTreeMap<(u64, String), (CaseParams, f64)> {
         .collect()
 }
 
-fn group(kind: Option<PathKind>, pairs: &[(PathKind, f64, f64)]) -> GroupChange {
-    let logs: Vec<f64> = pairs.iter().map(|&(_, b, a)| (a / b).ln()).collect();
+/// A case in both files: its kind of path, the completion ratio to AE
+/// before and after, and whether it was clearly above 1.05x before and
+/// after.
+type Pair = (PathKind, f64, f64, bool, bool);
+
+fn group(kind: Option<PathKind>, pairs: &[Pair]) -> GroupChange {
+    let logs: Vec<f64> = pairs.iter().map(|&(_, b, a, _, _)| (a / b).ln()).collect();
     let n = logs.len();
     let mean = logs.iter().sum::<f64>() / n as f64;
     let standard_error = if n > 1 {
@@ -202,6 +227,8 @@ fn group(kind: Option<PathKind>, pairs: &[(PathKind, f64, f64)]) -> GroupChange 
         slower: logs.iter().filter(|&&x| x > limit).count(),
         within_before: pairs.iter().filter(|p| p.1 <= WITHIN_RATIO).count(),
         within_after: pairs.iter().filter(|p| p.2 <= WITHIN_RATIO).count(),
+        clearly_before: pairs.iter().filter(|p| p.3).count(),
+        clearly_after: pairs.iter().filter(|p| p.4).count(),
     }
 }
 
@@ -211,15 +238,15 @@ fn group(kind: Option<PathKind>, pairs: &[(PathKind, f64, f64)]) -> GroupChange 
 pub fn table(changes: &[StrategyChange]) -> String {
     let width = changes.iter().map(|c| c.strategy.len()).fold(8, usize::max);
     let mut out = format!(
-        "{:<width$}  {:<16} {:>5} {:>8} {:>6} {:>7} {:>7}  within 1.05x of ae\n",
-        "strategy", "paths", "cases", "change", "SE", "faster", "slower"
+        "{:<width$}  {:<16} {:>5} {:>8} {:>6} {:>7} {:>7}  {:<16}  clearly above 1.05x\n",
+        "strategy", "paths", "cases", "change", "SE", "faster", "slower", "within 1.05x"
     );
     for c in changes {
         for (i, g) in c.groups.iter().enumerate() {
             let name = if i == 0 { c.strategy.as_str() } else { "" };
             let pct = |n: usize| 100.0 * n as f64 / g.cases as f64;
             out.push_str(&format!(
-                "{:<width$}  {:<16} {:>5} {:>+7.2}% {:>5.2}% {:>7} {:>7}  {:.1}% -> {:.1}%\n",
+                "{:<width$}  {:<16} {:>5} {:>+7.2}% {:>5.2}% {:>7} {:>7}  {:<16}  {} -> {}\n",
                 name,
                 PathKind::label(g.kind),
                 g.cases,
@@ -227,8 +254,13 @@ pub fn table(changes: &[StrategyChange]) -> String {
                 100.0 * g.standard_error,
                 g.faster,
                 g.slower,
-                pct(g.within_before),
-                pct(g.within_after),
+                format!(
+                    "{:.1}% -> {:.1}%",
+                    pct(g.within_before),
+                    pct(g.within_after)
+                ),
+                g.clearly_before,
+                g.clearly_after,
             ));
         }
     }
@@ -237,8 +269,9 @@ pub fn table(changes: &[StrategyChange]) -> String {
          (negative: faster), and its standard error\n",
     );
     out.push_str(&format!(
-        "faster, slower: cases whose ratio moved by more than {:.0}%\n",
-        100.0 * (MOVE - 1.0)
+        "faster, slower: cases whose ratio moved by more than {:.0}%; clearly above: by more than {} standard errors of the replicates\n",
+        100.0 * (MOVE - 1.0),
+        super::metrics::CLEARLY_STANDARD_ERRORS
     ));
     out
 }
@@ -293,6 +326,30 @@ mod tests {
         let text = table(&changes);
         assert!(text.contains("dal2"), "{text}");
         assert!(text.contains("-10.91%"), "{text}");
+    }
+
+    #[test]
+    fn cases_made_slower_than_ae_count_as_clearly_above_after() {
+        // One replicate: no spread, so any ratio above 1.05 is clearly
+        // so. Before, dal2 takes AE's time on every case; after, twice it.
+        let mut before = small_run();
+        let ae: BTreeMap<u64, f64> = before
+            .records
+            .iter()
+            .filter(|r| r.strategy == "ae")
+            .map(|r| (r.case, r.outcome.completion_s))
+            .collect();
+        let mut after = before.clone();
+        for (file, factor) in [(&mut before, 1.0), (&mut after, 2.0)] {
+            for r in file.records.iter_mut().filter(|r| r.strategy == "dal2") {
+                r.outcome.completion_s = factor * ae[&r.case];
+            }
+        }
+        let changes = compare(&before, &after).unwrap();
+        let all = &changes[0].groups[0];
+        assert_eq!((all.clearly_before, all.clearly_after), (0, 6), "{all:?}");
+        let text = table(&changes);
+        assert!(text.contains("0 -> 6"), "{text}");
     }
 
     #[test]
