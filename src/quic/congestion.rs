@@ -173,7 +173,7 @@ impl AckwiseReno {
 
     fn virtual_now(&self, now: Instant) -> VirtualInstant {
         let since = now.saturating_duration_since(self.epoch);
-        VirtualInstant::from_nanos(u64::try_from(since.as_nanos()).unwrap_or(u64::MAX))
+        VirtualInstant::from_nanos(crate::time::duration_nanos_saturating(since))
     }
 
     /// Whether a packet went out with the connection's first datagrams:

@@ -353,7 +353,7 @@ impl QuicFlow {
 
     fn virtual_time(&self, t: Instant) -> VirtualInstant {
         let d = t.saturating_duration_since(self.epoch);
-        VirtualInstant::from_nanos(u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
+        VirtualInstant::from_nanos(crate::time::duration_nanos_saturating(d))
     }
 
     fn end(&mut self, server: bool) -> &mut End {

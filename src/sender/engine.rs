@@ -1231,7 +1231,7 @@ impl Sender {
         let clocked = self
             .reno_clock
             .map_or(u64::MAX, |(since, per_second, base)| {
-                let nanos = u128::from(u64::try_from((now - since).as_nanos()).unwrap_or(u64::MAX));
+                let nanos = u128::from(crate::time::duration_nanos_saturating(now - since));
                 let bytes = u128::from(per_second) * nanos * 5 / 4 / 1_000_000_000;
                 base.saturating_add(self.mss)
                     .saturating_add(u64::try_from(bytes).unwrap_or(u64::MAX))

@@ -170,7 +170,7 @@ impl Pacer {
         }
         // window fits u64 nanoseconds and bytes < cwnd <= u64::MAX, so the
         // product fits u128 and the quotient is below `window`.
-        let window_nanos = u64::try_from(window.as_nanos()).unwrap_or(u64::MAX);
+        let window_nanos = crate::time::duration_nanos_saturating(window);
         let nanos = u128::from(window_nanos) * u128::from(bytes) / u128::from(cwnd_bytes);
         Duration::from_nanos(u64::try_from(nanos).unwrap_or(u64::MAX))
     }
