@@ -22,8 +22,11 @@
 //!
 //! With `default-features = false` the crate is the sans-IO core alone
 //! (`wire`, `connection`, `sender`, `receiver`, `estimators`, `ack_path`,
-//! `testing`), depending only on smoltcp's wire types, `tracing` and
-//! `rand_core`. The features add `emu` (the link emulator), `lab` (the
+//! `testing`), `#![no_std]` with `alloc`, depending only on smoltcp's
+//! wire types, `tracing`, `rand_core` and `bytes`. The `std` feature adds
+//! `pcap`, `fuzzing` and the endpoint-wide budgets of `connection`
+//! (`ChallengeBudget`, `WindowBudget`); every other feature implies it.
+//! The features add `emu` (the link emulator), `lab` (the
 //! experiments, implies `emu`), `tokio` (`net`, and with `lab` the file
 //! transfer and `relay`), `quic` (quinn-proto integration), `quic-net`
 //! (QUIC over real sockets) and `cli` (the `ackwise` binary); the default
@@ -56,8 +59,11 @@
 //! println!("{} ACKs from the receiver", out.server_stats.pure_acks_sent);
 //! # Ok::<(), ackwise::testing::PipeError>(())
 //! ```
+#![cfg_attr(not(any(feature = "std", test)), no_std)]
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
+
+extern crate alloc;
 
 pub mod ack_path;
 pub mod buffer_limit;
@@ -65,11 +71,13 @@ pub mod connection;
 #[cfg(feature = "emu")]
 pub mod emu;
 pub mod estimators;
+#[cfg(feature = "std")]
 pub mod fuzzing;
 #[cfg(feature = "lab")]
 pub mod lab;
 #[cfg(feature = "tokio")]
 pub mod net;
+#[cfg(feature = "std")]
 pub mod pcap;
 #[cfg(feature = "quic")]
 pub mod quic;

@@ -3,11 +3,11 @@
 //! Nothing below `net/` reads a clock: every entry point takes `now: Instant`.
 //! An [`Instant`] is a count of nanoseconds from an arbitrary epoch chosen by
 //! the driver (the emulator starts its virtual clock at zero, a socket driver
-//! maps `std::time::Instant` onto it). Durations are `std::time::Duration`.
+//! maps `std::time::Instant` onto it). Durations are `core::time::Duration`.
 
 use core::fmt;
 use core::ops::{Add, AddAssign, Sub};
-pub use std::time::Duration;
+pub use core::time::Duration;
 
 /// A point in (virtual or real) time, in nanoseconds since the driver's epoch.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]

@@ -15,8 +15,9 @@ use super::classify::PureAck;
 use super::filter::{redundant, static_victim, Filter, MaybeAck};
 use crate::estimators::TswRate;
 use crate::time::Instant;
-use std::collections::{BTreeMap, VecDeque};
-use std::time::Duration;
+use alloc::collections::{BTreeMap, VecDeque};
+use alloc::vec::Vec;
+use core::time::Duration;
 
 /// How the buffer chooses the next packet to send.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -315,7 +316,7 @@ impl<T> AckBuffer<T> {
                 let slot = &mut flow.queue[first];
                 self.len_bytes =
                     self.len_bytes - u64::from(slot.entry.bytes) + u64::from(entry.bytes);
-                let old = std::mem::replace(&mut slot.entry, entry);
+                let old = core::mem::replace(&mut slot.entry, entry);
                 self.removed.push_back((old.item, Removal::Filtered));
                 self.counters.filtered += victims.len() as u64;
                 return Admission::Replaced;
@@ -400,7 +401,7 @@ impl<T> AckBuffer<T> {
         self.flows
             .iter()
             .filter(|(_, f)| !f.queue.is_empty())
-            .max_by_key(|(&id, f)| (f.queue.len(), std::cmp::Reverse(id)))
+            .max_by_key(|(&id, f)| (f.queue.len(), core::cmp::Reverse(id)))
             .map(|(&id, _)| id)
     }
 
@@ -477,7 +478,7 @@ mod tests {
     }
 
     fn removed(b: &mut AckBuffer<&'static str>) -> Vec<(&'static str, Removal)> {
-        std::iter::from_fn(|| b.take_removed()).collect()
+        core::iter::from_fn(|| b.take_removed()).collect()
     }
 
     #[test]
@@ -678,13 +679,13 @@ mod tests {
         }
         b.enqueue(at(0), ack("b1", 5, 1));
         b.enqueue(at(0), ack("b2", 5, 2));
-        let order: Vec<_> = std::iter::from_fn(|| b.dequeue(at(0)).map(|e| e.item)).collect();
+        let order: Vec<_> = core::iter::from_fn(|| b.dequeue(at(0)).map(|e| e.item)).collect();
         assert_eq!(order, ["a1", "b1", "a2", "b2", "a3"]);
         let mut f = buffer(Filter::None, Service::Fifo, 10);
         f.enqueue(at(0), ack("a1", 0, 1));
         f.enqueue(at(0), ack("b1", 5, 1));
         f.enqueue(at(0), ack("a2", 0, 2));
-        let order: Vec<_> = std::iter::from_fn(|| f.dequeue(at(0)).map(|e| e.item)).collect();
+        let order: Vec<_> = core::iter::from_fn(|| f.dequeue(at(0)).map(|e| e.item)).collect();
         assert_eq!(order, ["a1", "b1", "a2"]);
     }
 

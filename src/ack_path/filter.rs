@@ -25,8 +25,9 @@
 //! SACK blocks the newer ACK does not repeat are never lost.
 
 use super::classify::{may_replace, PureAck};
-use std::collections::VecDeque;
-use std::time::Duration;
+use alloc::collections::VecDeque;
+use alloc::vec::Vec;
+use core::time::Duration;
 
 /// Which ACK filtering algorithm a reverse buffer runs.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -71,7 +72,7 @@ impl Filter {
 ///
 /// ```
 /// use ackwise::ack_path::optimum_delta;
-/// use std::time::Duration;
+/// use core::time::Duration;
 /// // Paper 000 sec. 2.4: 100 kbit/s, 40-byte ACKs, T = 200 ms, d = 1.
 /// let delta = optimum_delta(100_000, 40, Duration::from_millis(200), 1);
 /// assert!((delta - 31.25).abs() < 1e-9);

@@ -45,7 +45,7 @@
 
 use super::SeqNum;
 use crate::sender::SegmentCuts;
-use std::collections::BTreeMap;
+use alloc::collections::BTreeMap;
 
 /// Whether a connection uses ACK nonces.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -78,8 +78,8 @@ pub struct NonceKey {
     k1: u64,
 }
 
-impl std::fmt::Debug for NonceKey {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl core::fmt::Debug for NonceKey {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         // The key is the whole defence: keep it out of logs.
         f.write_str("NonceKey(..)")
     }
@@ -166,7 +166,7 @@ pub(crate) fn siphash13(k0: u64, k1: u64, msg: &[u8]) -> u64 {
 pub struct SentEnds {
     /// Stream offsets where sent segments end (ascending), and whether a
     /// duplicate ACK was counted for the segment.
-    ends: std::collections::VecDeque<(u64, bool)>,
+    ends: alloc::collections::VecDeque<(u64, bool)>,
 }
 
 impl SentEnds {
@@ -192,7 +192,7 @@ impl SentEnds {
     /// Gives the storage back when no segment is outstanding.
     pub fn release_if_empty(&mut self) {
         if self.ends.is_empty() {
-            self.ends = std::collections::VecDeque::new();
+            self.ends = alloc::collections::VecDeque::new();
         }
     }
 
@@ -317,7 +317,7 @@ impl EchoTracker {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::hash::Hasher;
+    use core::hash::Hasher;
 
     #[test]
     fn sip13_matches_a_reference_implementation() {

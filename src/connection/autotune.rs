@@ -17,7 +17,7 @@
 //! for twice what the sender may have in flight, so that a window's worth
 //! is always queued behind the window in flight. An endpoint may let its
 //! windows take a wider margin from a budget its connections share
-//! ([`WindowBudget`](super::WindowBudget)).
+//! (`WindowBudget`, with feature `std`).
 //!
 //! Why: a fixed window as large as the ceiling lets a fast sender fill
 //! every queue on the way, socket buffers included, with data that then

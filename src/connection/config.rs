@@ -10,6 +10,7 @@ use crate::sender::CongestionControl;
 use crate::sender::PacingConfig;
 use crate::sender::{AdaptivePerWindow, EveryN, PerWindow, Requester};
 use crate::time::Duration;
+use alloc::boxed::Box;
 
 /// How the receiver decides when to acknowledge.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -219,7 +220,7 @@ impl CongestionConfig {
 ///
 /// ```
 /// use ackwise::connection::{AckPolicyConfig, Config};
-/// use std::time::Duration;
+/// use core::time::Duration;
 ///
 /// let mut config = Config::default();
 /// config.ack_policy = AckPolicyConfig::Every;
@@ -389,7 +390,7 @@ pub struct Config {
     /// which saves one pass over every segment's bytes at each end. Only
     /// for carriers that check what they deliver themselves: UDP's
     /// checksum covers the same bytes, and the socket endpoint
-    /// ([`crate::net`]) turns this on for every connection. Off by
+    /// (`crate::net`) turns this on for every connection. Off by
     /// default (the sans-IO core does not know its carrier), and on a
     /// connection answered with a SYN cookie, which does not keep the
     /// offer.
@@ -549,8 +550,8 @@ pub enum ConfigError {
 }
 
 // Written out rather than derived: the bare core needs no proc-macro crates.
-impl std::fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl core::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         match self {
             ConfigError::Invalid { field, problem } => {
                 write!(f, "config field `{field}`: {problem}")
@@ -559,7 +560,7 @@ impl std::fmt::Display for ConfigError {
     }
 }
 
-impl std::error::Error for ConfigError {}
+impl core::error::Error for ConfigError {}
 
 fn invalid(field: &'static str, problem: &'static str) -> Result<(), ConfigError> {
     Err(ConfigError::Invalid { field, problem })

@@ -109,7 +109,7 @@ impl Connection {
         if self.ecn.echo {
             flags = flags | Flags::ECE;
         }
-        if new_data && std::mem::take(&mut self.ecn.cwr_due) {
+        if new_data && core::mem::take(&mut self.ecn.cwr_due) {
             flags = flags | Flags::CWR;
         }
         flags

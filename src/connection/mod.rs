@@ -9,6 +9,9 @@
 
 pub mod ack_nonce;
 pub mod autotune;
+// The endpoint-wide budgets are shared between threads (a lock, an
+// atomic counter behind `Arc`): with `std` only.
+#[cfg(feature = "std")]
 mod challenge_budget;
 mod config;
 mod ecn;
@@ -16,21 +19,25 @@ mod rx;
 mod stats;
 pub mod syn_cookie;
 mod tx;
+#[cfg(feature = "std")]
 mod window_budget;
 
-/// The polled receiver's rule for holes, re-exported for
-/// [`AckPolicyConfig::Polled`].
 pub use crate::receiver::HoleAcks;
 /// Congestion decrease rule, re-exported for [`CongestionConfig::decrease`].
 pub use crate::sender::congestion::Decrease;
 /// Pacing parameters, re-exported for [`Config::pacing`].
 pub use crate::sender::PacingConfig;
 pub use ack_nonce::AckNonceMode;
+/// The polled receiver's rule for holes, re-exported for
+/// [`AckPolicyConfig::Polled`].
+use alloc::{boxed::Box, vec::Vec};
+#[cfg(feature = "std")]
 pub use challenge_budget::ChallengeBudget;
 pub use config::{
     AckPolicyConfig, AckRequestConfig, Config, ConfigError, CongestionConfig, SmartParams, SmartRtt,
 };
 pub use stats::Stats;
+#[cfg(feature = "std")]
 pub use window_budget::WindowBudget;
 
 use ack_nonce::{EchoTracker, NonceKey, SentEnds};
@@ -39,10 +46,10 @@ use crate::receiver::{AckPolicy, Reassembly};
 use crate::sender::{Sender, SenderParams};
 use crate::time::{earliest, Duration, Instant};
 use crate::wire::{AckNonce, AckRequest, Checksum, Flags, SegmentRepr, SeqNum, WireError};
+use alloc::collections::VecDeque;
 use bytes::Bytes;
+use core::fmt;
 use rand_core::RngCore;
-use std::collections::VecDeque;
-use std::fmt;
 
 /// Retransmission timeouts in a row after which a connection with
 /// [`Config::black_hole_mss`] takes the path for a black hole to its
@@ -277,9 +284,11 @@ pub struct Connection {
     challenge_window: (Instant, u32),
     /// The endpoint's budget of challenge ACKs, shared with its other
     /// connections, if it has one.
-    challenge_budget: Option<std::sync::Arc<ChallengeBudget>>,
+    #[cfg(feature = "std")]
+    challenge_budget: Option<alloc::sync::Arc<ChallengeBudget>>,
     /// This connection's part of its endpoint's receive-window budget,
     /// when autotuned windows may take a wider margin from one.
+    #[cfg(feature = "std")]
     window_share: Option<window_budget::WindowShare>,
     /// When we last answered an invalid segment (see
     /// `rx::INVALID_REPLY_INTERVAL`).
@@ -517,7 +526,9 @@ impl Connection {
             sack_scratch: Vec::with_capacity(4),
             max_snd_wnd: 0,
             challenge_window: (now, 0),
+            #[cfg(feature = "std")]
             challenge_budget: None,
+            #[cfg(feature = "std")]
             window_share: None,
             invalid_replied_at: None,
             nonce_key,
@@ -591,6 +602,7 @@ impl Connection {
                 .limit_mut()
                 .set(usize::try_from(limit).unwrap_or(usize::MAX));
         }
+        #[cfg(feature = "std")]
         if let Some(share) = &mut self.window_share {
             share.hold(reassembly.limit() as u64);
         }
@@ -653,7 +665,8 @@ impl Connection {
     /// Draw challenge ACKs also from `budget`, which other connections
     /// share: RFC 5961 section 7's limit per endpoint, on top of
     /// [`Config::challenge_ack_limit`]'s per connection.
-    pub fn share_challenge_budget(&mut self, budget: std::sync::Arc<ChallengeBudget>) {
+    #[cfg(feature = "std")]
+    pub fn share_challenge_budget(&mut self, budget: alloc::sync::Arc<ChallengeBudget>) {
         self.challenge_budget = Some(budget);
     }
 
@@ -661,7 +674,8 @@ impl Connection {
     /// a wider margin than Linux's out of `budget`, which the endpoint's
     /// other connections share (see [`WindowBudget`]). Without autotuning
     /// this changes nothing.
-    pub fn share_window_budget(&mut self, budget: std::sync::Arc<WindowBudget>) {
+    #[cfg(feature = "std")]
+    pub fn share_window_budget(&mut self, budget: alloc::sync::Arc<WindowBudget>) {
         let mut share = window_budget::WindowShare::new(budget);
         if let Some(recv) = &self.recv {
             share.hold(recv.reassembly.limit() as u64);
@@ -1082,7 +1096,7 @@ impl fmt::Display for CloseReason {
     }
 }
 
-impl std::error::Error for CloseReason {}
+impl core::error::Error for CloseReason {}
 
 impl fmt::Display for SegmentError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -1094,8 +1108,8 @@ impl fmt::Display for SegmentError {
     }
 }
 
-impl std::error::Error for SegmentError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+impl core::error::Error for SegmentError {
+    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
         match self {
             SegmentError::Malformed(e) => Some(e),
             _ => None,
@@ -1124,12 +1138,12 @@ impl fmt::Display for AcceptError {
     }
 }
 
-impl std::error::Error for AcceptError {
+impl core::error::Error for AcceptError {
     // Transparent: the inner error's own cause, as its message is shown.
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
         match self {
-            AcceptError::Config(e) => std::error::Error::source(e),
-            AcceptError::Segment(e) => std::error::Error::source(e),
+            AcceptError::Config(e) => core::error::Error::source(e),
+            AcceptError::Segment(e) => core::error::Error::source(e),
             AcceptError::NonceRequired | AcceptError::HandshakeIncomplete => None,
         }
     }

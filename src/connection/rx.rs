@@ -365,7 +365,7 @@ impl Connection {
             }
             return false;
         }
-        let mut sack = std::mem::take(&mut self.sack_scratch);
+        let mut sack = core::mem::take(&mut self.sack_scratch);
         sack.clear();
         if self.negotiated.sack {
             for &(l, r) in seg.options.sack.as_slice() {
@@ -603,6 +603,7 @@ impl Connection {
             }
             let read = recv.reassembly.read_offset();
             if let Some(limit) = tuner.on_arrival(now, read, full_sized as u64) {
+                #[cfg(feature = "std")]
                 let limit = match self.window_share.as_mut() {
                     Some(share) => {
                         let wider = limit.saturating_add(
@@ -730,8 +731,11 @@ impl Connection {
         if now >= self.challenge_window.0 + Duration::from_secs(1) {
             self.challenge_window = (now, 0);
         }
-        let within_own = self.challenge_window.1 < self.config.challenge_ack_limit;
-        if within_own && self.challenge_budget.as_ref().is_none_or(|b| b.take(now)) {
+        let allowed = self.challenge_window.1 < self.config.challenge_ack_limit;
+        // The endpoint's budget is drawn only within the connection's own.
+        #[cfg(feature = "std")]
+        let allowed = allowed && self.challenge_budget.as_ref().is_none_or(|b| b.take(now));
+        if allowed {
             self.challenge_window.1 += 1;
             self.stats.challenge_acks += 1;
             self.ack_immediately();

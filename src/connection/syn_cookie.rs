@@ -39,8 +39,9 @@ use crate::wire::{
     AckNonce, AckRequest, Checksum, Flags, Options, SegmentRepr, SeqNum, Timestamps, HEADER_LEN,
     MAX_OPTIONS_LEN,
 };
+use alloc::{vec, vec::Vec};
+use core::net::SocketAddr;
 use rand_core::RngCore;
-use std::net::SocketAddr;
 
 /// The peer MSS values a cookie can carry; an offer is rounded down to
 /// the largest not above it (a SYN without the option means 536).
@@ -149,8 +150,8 @@ pub struct SynCookies {
     k1: u64,
 }
 
-impl std::fmt::Debug for SynCookies {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl core::fmt::Debug for SynCookies {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.write_str("SynCookies(..)")
     }
 }
@@ -167,8 +168,8 @@ impl SynCookies {
     fn mac(&self, tuple: &Tuple, isn: SeqNum, extra: &[u8]) -> u64 {
         let mut msg = [0u8; 16 + 2 + 2 + 2 + 4 + 2];
         let ip = match tuple.peer.ip() {
-            std::net::IpAddr::V4(v4) => v4.to_ipv6_mapped(),
-            std::net::IpAddr::V6(v6) => v6,
+            core::net::IpAddr::V4(v4) => v4.to_ipv6_mapped(),
+            core::net::IpAddr::V6(v6) => v6,
         };
         msg[..16].copy_from_slice(&ip.octets());
         msg[16..18].copy_from_slice(&tuple.peer.port().to_be_bytes());
@@ -283,9 +284,9 @@ fn encode(syn: &SegmentRepr<'_>, checksum: Checksum) -> Option<Vec<u8>> {
 mod tests {
     use super::*;
     use crate::connection::{Config, Connection};
+    use core::time::Duration;
     use rand_chacha::ChaCha8Rng;
     use rand_core::SeedableRng;
-    use std::time::Duration;
 
     const CHECKSUM: Checksum = Checksum::UNSPECIFIED;
 

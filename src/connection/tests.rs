@@ -168,7 +168,7 @@ fn blind_reset_gets_a_challenge_ack_and_exact_reset_closes() {
     client.handle_segment(now, &rst).unwrap();
     assert_eq!(client.state(), State::Closed);
     assert!(
-        std::iter::from_fn(|| client.poll_event()).any(|e| e == Event::Closed(CloseReason::Reset))
+        core::iter::from_fn(|| client.poll_event()).any(|e| e == Event::Closed(CloseReason::Reset))
     );
 }
 
@@ -432,7 +432,7 @@ fn idle_peer_times_out() {
     }
     assert!(client.is_closed());
     assert!(now - start <= Duration::from_secs(3) + Duration::from_millis(1));
-    assert!(std::iter::from_fn(|| client.poll_event())
+    assert!(core::iter::from_fn(|| client.poll_event())
         .any(|e| e == Event::Closed(CloseReason::TimedOut)));
 }
 
@@ -706,9 +706,9 @@ fn abort_resets_the_peer() {
     assert!(done, "server never saw the reset");
     let server = pipe.server().unwrap();
     assert!(
-        std::iter::from_fn(|| server.poll_event()).any(|e| e == Event::Closed(CloseReason::Reset))
+        core::iter::from_fn(|| server.poll_event()).any(|e| e == Event::Closed(CloseReason::Reset))
     );
-    assert!(std::iter::from_fn(|| pipe.client().poll_event())
+    assert!(core::iter::from_fn(|| pipe.client().poll_event())
         .any(|e| e == Event::Closed(CloseReason::Aborted)));
 }
 
@@ -1016,11 +1016,12 @@ fn last_progress_moves_with_data_only() {
 }
 
 #[test]
+#[cfg(feature = "std")]
 fn connections_sharing_a_challenge_budget_answer_floods_within_it() {
     // Three connections, each allowed 10 challenge ACKs a second, share
     // an endpoint budget of 4 to 8 a second: 3 x 1000 forged resets in
     // one second get at most 8 answers between them, at least 4.
-    let budget = std::sync::Arc::new(ChallengeBudget::new(4, 9));
+    let budget = alloc::sync::Arc::new(ChallengeBudget::new(4, 9));
     let mut pipes: Vec<Pipe> = (0..3)
         .map(|_| established_pipe(fast_config(), fast_config()))
         .collect();
@@ -1761,6 +1762,7 @@ fn autotuned_buffers_start_small_and_keep_up_with_slow_start() {
 /// had; with none (other windows hold it all), it is exactly that window;
 /// and it gives its bytes back when the connection goes.
 #[test]
+#[cfg(feature = "std")]
 fn autotuned_windows_take_the_wider_margin_only_from_the_budget() {
     let tuned = Config {
         recv_buffer: 64 << 20,
@@ -1768,7 +1770,7 @@ fn autotuned_windows_take_the_wider_margin_only_from_the_budget() {
         buffer_autotuning: true,
         ..fast_config()
     };
-    let run = |budget: Option<std::sync::Arc<WindowBudget>>| {
+    let run = |budget: Option<alloc::sync::Arc<WindowBudget>>| {
         let mut pipe = established_pipe(tuned.clone(), tuned.clone());
         if let Some(b) = &budget {
             pipe.server().unwrap().share_window_budget(b.clone());
@@ -1786,8 +1788,8 @@ fn autotuned_windows_take_the_wider_margin_only_from_the_budget() {
         limit
     };
     let plain = run(None);
-    let wide = run(Some(std::sync::Arc::new(WindowBudget::new(64 << 20))));
-    let none_left = run(Some(std::sync::Arc::new(WindowBudget::new(0))));
+    let wide = run(Some(alloc::sync::Arc::new(WindowBudget::new(64 << 20))));
+    let none_left = run(Some(alloc::sync::Arc::new(WindowBudget::new(0))));
     assert!(wide > plain, "{wide} against {plain}");
     assert_eq!(none_left, plain);
 }

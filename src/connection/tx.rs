@@ -199,7 +199,7 @@ impl Connection {
         if tx.start + tx.len as u64 >= self.sender.data_end() {
             flags = flags | Flags::PSH;
         }
-        if std::mem::take(&mut self.reflect_ece) {
+        if core::mem::take(&mut self.reflect_ece) {
             flags = flags | Flags::ECE;
         }
         flags = flags | self.ecn_flags(!tx.retransmission);

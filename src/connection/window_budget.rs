@@ -23,8 +23,8 @@
 //!
 //! [`Config::buffer_autotuning`]: super::Config::buffer_autotuning
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use alloc::sync::Arc;
+use core::sync::atomic::{AtomicU64, Ordering};
 
 /// Segments of margin beyond Linux's 16 that a window may take from the
 /// endpoint's budget. On loopback, where the margin is most of the window

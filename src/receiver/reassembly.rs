@@ -35,8 +35,9 @@
 //! wrap-around and FIN are handled by the connection.
 
 use crate::buffer_limit::BufferLimit;
+use alloc::collections::VecDeque;
+use alloc::{vec, vec::Vec};
 use bytes::Bytes;
-use std::collections::VecDeque;
 
 /// Result of inserting one segment's payload with [`Reassembly::insert`].
 ///

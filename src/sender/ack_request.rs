@@ -17,6 +17,7 @@
 //! byte-counting limit L (paper 003 sec. 4.2).
 
 use crate::time::Duration;
+use alloc::boxed::Box;
 use core::fmt::Debug;
 
 /// What a strategy may look at when it sizes the next group.

@@ -28,8 +28,9 @@ use super::{
     AckOutcome, CongestionControl, PriorWindow, Scoreboard, SendBuffer, Slices, SpuriousTimeout,
 };
 use crate::buffer_limit::BufferLimit;
+use alloc::boxed::Box;
+use alloc::collections::VecDeque;
 use bytes::Bytes;
-use std::collections::VecDeque;
 // Pacing (paper 004 section 4.1).
 use super::pacing::{Pacer, PacingConfig};
 use super::spread::Spreader;

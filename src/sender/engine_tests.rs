@@ -53,7 +53,7 @@ fn sender_with(sack: bool, ack_fixes: bool) -> Sender {
 }
 
 fn drain(s: &mut Sender, now: Instant) -> Vec<TxSegment> {
-    std::iter::from_fn(|| s.poll_transmit(now, MSS as usize)).collect()
+    core::iter::from_fn(|| s.poll_transmit(now, MSS as usize)).collect()
 }
 
 fn ack(s: &mut Sender, now: Instant, ack: u64, sack: &[(u64, u64)]) -> AckEffect {
@@ -186,7 +186,7 @@ fn timeout_goes_back_to_una_with_one_segment_and_backs_off() {
 /// A receiver that holds `got` (segment numbers) and answers each
 /// arrival at once: the cumulative ACK and the runs above it as SACK
 /// blocks.
-fn receiver_ack(got: &std::collections::BTreeSet<u64>) -> (u64, Vec<(u64, u64)>) {
+fn receiver_ack(got: &alloc::collections::BTreeSet<u64>) -> (u64, Vec<(u64, u64)>) {
     let cum = (0..).find(|i| !got.contains(i)).unwrap();
     let mut blocks: Vec<(u64, u64)> = Vec::new();
     for &i in got.range(cum..) {
@@ -210,7 +210,7 @@ fn resent_after_a_timeout(keep_sacks: bool) -> Vec<u64> {
         },
     );
     s.write(&[7u8; 10 * MSS as usize]);
-    let mut got = std::collections::BTreeSet::new();
+    let mut got = alloc::collections::BTreeSet::new();
     assert_eq!(drain(&mut s, t(0)).len(), 4);
     got.extend([0, 1]);
     ack(&mut s, t(100), 2 * MSS, &[]);
@@ -250,7 +250,7 @@ fn resent_after_a_timeout(keep_sacks: bool) -> Vec<u64> {
 #[test]
 fn a_timeout_after_reneging_goes_back_to_the_cumulative_ack() {
     let mut s = sender(true);
-    let mut got = std::collections::BTreeSet::new();
+    let mut got = alloc::collections::BTreeSet::new();
     let tx = drain(&mut s, t(0));
     assert_eq!(tx.len(), 4);
     // 0 is lost; 1 to 3 are SACKed, and the fast retransmit of 0 is lost.

@@ -35,7 +35,8 @@
 //! but a probe's or a rescue's segment). Nothing allocates per ACK once
 //! the queues have reached the window size.
 
-use std::collections::VecDeque;
+use alloc::collections::VecDeque;
+use alloc::vec::Vec;
 
 use crate::time::Instant;
 

@@ -50,8 +50,8 @@ pub struct SegmentCuts {
     k1: u64,
 }
 
-impl std::fmt::Debug for SegmentCuts {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl core::fmt::Debug for SegmentCuts {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         // The key is the whole defence: keep it out of logs.
         f.write_str("SegmentCuts(..)")
     }

@@ -7,9 +7,9 @@
 //! 32-bit wrap-around stays in `wire/`.
 
 use crate::buffer_limit::BufferLimit;
+use alloc::collections::VecDeque;
 use bytes::{Buf, Bytes, BytesMut};
-use std::cell::Cell;
-use std::collections::VecDeque;
+use core::cell::Cell;
 
 /// Size of the blocks that copied writes fill: large enough that a block
 /// is allocated once per several dozen segments, small enough that an

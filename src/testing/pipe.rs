@@ -8,10 +8,11 @@
 use super::rng::TestRng;
 use crate::connection::{AcceptError, Config, ConfigError, Connection, Event};
 use crate::time::{Duration, Instant};
+use alloc::collections::BinaryHeap;
+use alloc::{vec, vec::Vec};
 use bytes::Bytes;
+use core::cmp::Reverse;
 use rand_core::RngCore;
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 
 /// Impairments of the pipe, applied independently to each direction.
 #[derive(Debug, Clone, PartialEq)]
@@ -54,8 +55,8 @@ pub enum PipeError {
 }
 
 // Written out rather than derived: the bare core needs no proc-macro crates.
-impl std::fmt::Display for PipeError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl core::fmt::Display for PipeError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         match self {
             PipeError::Config(e) => e.fmt(f),
             PipeError::Accept(e) => e.fmt(f),
@@ -63,11 +64,11 @@ impl std::fmt::Display for PipeError {
     }
 }
 
-impl std::error::Error for PipeError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+impl core::error::Error for PipeError {
+    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
         match self {
-            PipeError::Config(e) => std::error::Error::source(e),
-            PipeError::Accept(e) => std::error::Error::source(e),
+            PipeError::Config(e) => core::error::Error::source(e),
+            PipeError::Accept(e) => core::error::Error::source(e),
         }
     }
 }
@@ -237,7 +238,7 @@ impl Pipe {
         for to_server in [true, false] {
             loop {
                 let idx = self.take_buffer();
-                let mut buf = std::mem::take(&mut self.buffers[idx]);
+                let mut buf = core::mem::take(&mut self.buffers[idx]);
                 let conn = if to_server {
                     Some(&mut self.client)
                 } else {
@@ -352,7 +353,7 @@ impl Pipe {
 
     fn deliver(&mut self, p: InFlight) -> Result<(), PipeError> {
         self.stats.delivered += 1;
-        let bytes = std::mem::take(&mut self.buffers[p.buf]);
+        let bytes = core::mem::take(&mut self.buffers[p.buf]);
         let len = self.lens[p.buf];
         // Every other segment is handed over by reference, so the
         // receive side holds shared chunks and copies side by side.

@@ -12,7 +12,7 @@
 //! in any order and in either byte order, with the carries folded back at
 //! the end).
 
-use std::net::{Ipv4Addr, Ipv6Addr};
+use core::net::{Ipv4Addr, Ipv6Addr};
 
 /// Offset of the checksum field in the TCP header.
 const FIELD: usize = 16;

@@ -86,4 +86,4 @@ impl fmt::Display for WireError {
     }
 }
 
-impl std::error::Error for WireError {}
+impl core::error::Error for WireError {}

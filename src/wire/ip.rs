@@ -1,5 +1,5 @@
 //! IP framing of TCP segments, for the places where segments meet IP:
-//! pcap captures ([`crate::pcap`]) and the TUN carrier (`crate::tun`).
+//! pcap captures (`crate::pcap`) and the TUN carrier (`crate::tun`).
 //!
 //! ackwise's connections emit bare TCP segments. [`frame`] puts one into
 //! an IPv4 or IPv6 packet between two addresses, with the IPv4 header
@@ -10,10 +10,11 @@
 //! protocols, verifies the TCP checksum and hands back the segment.
 
 use super::checksum;
+use alloc::vec::Vec;
 use core::fmt;
+use core::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use smoltcp::phy::ChecksumCapabilities;
 use smoltcp::wire::{IpProtocol, Ipv4Packet, Ipv4Repr, TcpPacket};
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 /// Bytes of an IPv4 header without options.
 pub const IPV4_HEADER_LEN: usize = 20;
@@ -49,7 +50,7 @@ impl fmt::Display for IpError {
     }
 }
 
-impl std::error::Error for IpError {}
+impl core::error::Error for IpError {}
 
 /// Writes `segment` framed in IP from `src` to `dst` into `out` (cleared
 /// first). IPv4 when both addresses are (IPv4-mapped IPv6 ones count),

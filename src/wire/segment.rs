@@ -12,8 +12,8 @@
 //! likewise ignored on parse and written as zero.
 
 use super::{Options, SeqNum, WireError};
+use core::net::Ipv4Addr;
 use smoltcp::wire::{TcpPacket, TcpSeqNumber};
-use std::net::Ipv4Addr;
 
 /// Length of a TCP header without options.
 pub const HEADER_LEN: usize = 20;

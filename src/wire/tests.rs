@@ -4,8 +4,8 @@
 //! 6994 rather than produced by the code under test.
 
 use super::*;
+use core::net::Ipv4Addr;
 use proptest::prelude::*;
-use std::net::Ipv4Addr;
 
 /// A 20-byte header with the given data offset (in 32-bit words), ACK set,
 /// followed by `options` and `payload`. Options must fill the header.

@@ -401,7 +401,7 @@ fn check_invariants(
     // any number of blocks asked for (the recent-change list must give
     // what a pass over all ranges gives).
     let mut by_stamp: Vec<&Range> = r.ranges.iter().collect();
-    by_stamp.sort_unstable_by_key(|x| std::cmp::Reverse(x.stamp));
+    by_stamp.sort_unstable_by_key(|x| core::cmp::Reverse(x.stamp));
     let reference: Vec<(u64, u64)> = by_stamp.iter().map(|x| (x.start, x.end)).collect();
     prop_assert_eq!(got, &reference[..]);
     for k in 1..=4 {
