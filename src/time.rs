@@ -3,7 +3,8 @@
 //! Nothing below `net/` reads a clock: every entry point takes `now: Instant`.
 //! An [`Instant`] is a count of nanoseconds from an arbitrary epoch chosen by
 //! the driver (the emulator starts its virtual clock at zero, a socket driver
-//! maps `std::time::Instant` onto it). Durations are `core::time::Duration`.
+//! maps `std::time::Instant` onto it). Durations are `core::time::Duration`,
+//! the type `std::time::Duration` names.
 
 use core::fmt;
 use core::ops::{Add, AddAssign, Sub};

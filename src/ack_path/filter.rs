@@ -72,7 +72,7 @@ impl Filter {
 ///
 /// ```
 /// use ackwise::ack_path::optimum_delta;
-/// use core::time::Duration;
+/// use std::time::Duration;
 /// // Paper 000 sec. 2.4: 100 kbit/s, 40-byte ACKs, T = 200 ms, d = 1.
 /// let delta = optimum_delta(100_000, 40, Duration::from_millis(200), 1);
 /// assert!((delta - 31.25).abs() < 1e-9);

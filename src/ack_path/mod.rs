@@ -26,7 +26,7 @@
 //! use ackwise::ack_path::{AckBuffer, AckBufferConfig, Admission, Entry, Filter, PureAck, Service};
 //! use ackwise::time::Instant;
 //! use ackwise::wire::{SackBlocks, SeqNum};
-//! use core::time::Duration;
+//! use std::time::Duration;
 //!
 //! let config = AckBufferConfig::paper_000(
 //!     Filter::Classic, Service::Fifo, 100, 100_000, Duration::from_millis(200));

@@ -220,7 +220,7 @@ impl CongestionConfig {
 ///
 /// ```
 /// use ackwise::connection::{AckPolicyConfig, Config};
-/// use core::time::Duration;
+/// use std::time::Duration;
 ///
 /// let mut config = Config::default();
 /// config.ack_policy = AckPolicyConfig::Every;
