@@ -1734,7 +1734,10 @@ impl Sender {
     /// to 1.5 times the delivery rate measured between ACKs instead of in
     /// one burst (the fast retransmit excepted), on
     /// windows of [`MIN_CWND_SEGMENTS`](super::spread::MIN_CWND_SEGMENTS)
-    /// or more. `burst` is how late the driver's timers may wake this
+    /// or more (of
+    /// [`MIN_GROUPED_CWND_SEGMENTS`](super::spread::MIN_GROUPED_CWND_SEGMENTS)
+    /// or more while each requested ACK covers two segments or more).
+    /// `burst` is how late the driver's timers may wake this
     /// sender ([`Spreader::with_burst`]; zero for exact timers). For
     /// senders that ask for few ACKs per window.
     pub fn set_ack_spreading(&mut self, burst: Option<Duration>) {
@@ -1763,8 +1766,10 @@ impl Sender {
     /// it also returns `None` while the spreader holds data back, in
     /// congestion avoidance or loss recovery (the fast retransmit always
     /// leaves at once) with a window of at least
-    /// [`MIN_CWND_SEGMENTS`](super::spread::MIN_CWND_SEGMENTS), and `poll_timeout` includes
-    /// the release instant.
+    /// [`MIN_CWND_SEGMENTS`](super::spread::MIN_CWND_SEGMENTS) (of
+    /// [`MIN_GROUPED_CWND_SEGMENTS`](super::spread::MIN_GROUPED_CWND_SEGMENTS)
+    /// while requested ACKs cover groups of two or more), and
+    /// `poll_timeout` includes the release instant.
     pub fn poll_transmit(&mut self, now: Instant, max_payload: usize) -> Option<TxSegment> {
         // A driver polls after every event, and most polls find nothing to
         // send: everything written is out, no recovery (fast or after a
@@ -1785,11 +1790,20 @@ impl Sender {
         let cwnd = self.cc.window();
         let srtt = self.rtt.srtt();
         // ACK-clock spreading acts in congestion avoidance and loss
-        // recovery, on windows of `MIN_CWND_SEGMENTS` or more, and never
-        // holds the fast retransmit (see `sender::spread`).
-        let spreading = !urgent
-            && !self.cc.in_slow_start()
-            && cwnd >= super::spread::MIN_CWND_SEGMENTS * self.mss;
+        // recovery, on windows of `MIN_CWND_SEGMENTS` or more (of
+        // `MIN_GROUPED_CWND_SEGMENTS` or more while each requested ACK
+        // covers two segments or more), and never holds the fast
+        // retransmit (see `sender::spread`).
+        let grouped = self
+            .requests
+            .as_ref()
+            .is_some_and(|r| r.group_segments() >= 2);
+        let floor = if grouped {
+            super::spread::MIN_GROUPED_CWND_SEGMENTS
+        } else {
+            super::spread::MIN_CWND_SEGMENTS
+        };
+        let spreading = !urgent && !self.cc.in_slow_start() && cwnd >= floor * self.mss;
         if !urgent {
             let has_work = self.board.high_data() < self.stream_end()
                 || !matches!(self.recovery, Recovery::Open);

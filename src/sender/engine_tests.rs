@@ -1033,13 +1033,18 @@ fn a_new_recovery_does_not_resend_a_retransmission_still_in_flight() {
 /// initial window of `window_segments`), with or without ACK-clock
 /// spreading, that has sent its first window at time 0.
 fn spreading_sender(spread: bool, window_segments: u64) -> Sender {
+    spreading_sender_with(spread, window_segments, 4)
+}
+
+/// [`spreading_sender`] asking for `acks` ACKs per window.
+fn spreading_sender_with(spread: bool, window_segments: u64, acks: u32) -> Sender {
     let mut reno = RenoConfig::new(MSS);
     reno.initial_window = window_segments * MSS;
     reno.initial_ssthresh = window_segments / 2 * MSS;
     let mut s = Sender::new(params(false), Box::new(Reno::new(reno)), true, 1 << 20);
     assert_eq!(s.write(&vec![7u8; 100_000]), 100_000);
     s.set_ack_requests(Some(crate::sender::Requester::new(
-        Box::new(crate::sender::PerWindow { acks: 4 }),
+        Box::new(crate::sender::PerWindow { acks }),
         false,
     )));
     s.set_ack_spreading(spread.then_some(Duration::ZERO));
@@ -1051,7 +1056,13 @@ fn spreading_sender(spread: bool, window_segments: u64) -> Sender {
 /// congestion avoidance releases for its second ACK, with or without
 /// ACK-clock spreading; the sender is driven at every wake-up it asks for.
 fn release_instants_after_two_acks(spread: bool, window_segments: u64, group: u64) -> Vec<u64> {
-    let mut s = spreading_sender(spread, window_segments);
+    release_instants_with(spread, window_segments, group, 4)
+}
+
+/// [`release_instants_after_two_acks`] for a sender asking for `acks`
+/// ACKs per window.
+fn release_instants_with(spread: bool, window_segments: u64, group: u64, acks: u32) -> Vec<u64> {
+    let mut s = spreading_sender_with(spread, window_segments, acks);
     // One ACK gives no delivery rate yet: its group leaves at once.
     ack(&mut s, t(100), group * MSS, &[]);
     assert_eq!(drain(&mut s, t(100)).len() as u64, group);
@@ -1087,12 +1098,19 @@ fn spreading_releases_a_group_at_one_and_a_half_times_the_delivery_rate() {
 
 #[test]
 fn spreading_leaves_windows_under_its_floor_alone() {
-    // A 7-segment window is below `spread::MIN_CWND_SEGMENTS`: a group
-    // of three leaves at once, as without spreading; from 8 segments on
-    // it is spread.
-    assert_eq!(release_instants_after_two_acks(true, 7, 3), [103_000; 3]);
+    // Asking for an ACK per segment (8 per window), a 7-segment window is
+    // below `spread::MIN_CWND_SEGMENTS`: a group of three leaves at once,
+    // as without spreading; from 8 segments on it is spread.
+    assert_eq!(release_instants_with(true, 7, 3, 8), [103_000; 3]);
     assert_eq!(
-        release_instants_after_two_acks(true, 8, 3),
+        release_instants_with(true, 8, 3, 8),
+        [103_000, 103_666, 104_333]
+    );
+    // Asking for 4 per window, each ACK covers two segments of a
+    // 7-segment window: the floor is `spread::MIN_GROUPED_CWND_SEGMENTS`
+    // and the group is spread.
+    assert_eq!(
+        release_instants_after_two_acks(true, 7, 3),
         [103_000, 103_666, 104_333]
     );
 }
