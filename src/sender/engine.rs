@@ -1162,11 +1162,16 @@ impl Sender {
     /// Whether AF may postpone a fast retransmit now (see
     /// [`SenderParams::af_waits_only_for_sparse_acks`]).
     fn acks_sparse_enough_to_wait(&self) -> bool {
-        !self.params.af_waits_only_for_sparse_acks
-            || self
-                .requests
-                .as_ref()
-                .is_some_and(|r| r.group_segments() >= 2)
+        !self.params.af_waits_only_for_sparse_acks || self.acks_grouped()
+    }
+
+    /// Whether each ACK the sender asks for covers two segments or more:
+    /// an ACK then releases a burst (AF's hold and the spreader's lower
+    /// floor act only then).
+    fn acks_grouped(&self) -> bool {
+        self.requests
+            .as_ref()
+            .is_some_and(|r| r.group_segments() >= 2)
     }
 
     /// Shortens some new segments by amounts the peer cannot predict
@@ -1794,11 +1799,7 @@ impl Sender {
         // `MIN_GROUPED_CWND_SEGMENTS` or more while each requested ACK
         // covers two segments or more), and never holds the fast
         // retransmit (see `sender::spread`).
-        let grouped = self
-            .requests
-            .as_ref()
-            .is_some_and(|r| r.group_segments() >= 2);
-        let floor = if grouped {
+        let floor = if self.acks_grouped() {
             super::spread::MIN_GROUPED_CWND_SEGMENTS
         } else {
             super::spread::MIN_CWND_SEGMENTS
