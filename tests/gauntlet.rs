@@ -282,3 +282,41 @@ fn replicates_extend_the_single_draw_and_shard_like_it() {
     assert!(!dir.join("bad.json").exists());
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn a_replayed_case_prints_its_path_and_each_strategy_against_ae() {
+    let out = ackwise(
+        "one case",
+        &[
+            "lab",
+            "gauntlet",
+            "--seed",
+            "1",
+            "--case",
+            "3",
+            "--strategies",
+            "4w",
+            "--jobs",
+            "1",
+            "--quiet",
+        ],
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = text.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| l.starts_with("case 3: "))
+        .unwrap_or_else(|| panic!("no detail for case 3:\n{text}"));
+    assert!(lines[at].contains("Mbit/s"), "{text}");
+    assert!(lines[at + 1].starts_with("  ae: completion "), "{text}");
+    assert!(
+        lines[at + 2].starts_with("  4w: completion ") && lines[at + 2].contains(" of ae's"),
+        "{text}"
+    );
+    // Without --case the table stands alone.
+    let out = ackwise(
+        "two cases",
+        &[&RUN[..6], &["--strategies", "4w", "--quiet"]].concat(),
+    );
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("  ae: completion "));
+}

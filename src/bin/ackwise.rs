@@ -1167,6 +1167,9 @@ fn gauntlet(args: &LabArgs) -> Result<ExitCode, LabError> {
     let mut summaries = metrics::summarise(&file.records, &file.strategies);
     summaries.extend(metrics::noise_floor(&file.records));
     print!("{}", metrics::table(&summaries));
+    if plan.only_case.is_some() {
+        print!("{}", metrics::case_details(&file.records));
+    }
     if let Some(ns2) = &file.ns2 {
         print!("{}", ns2check::table(ns2));
     }

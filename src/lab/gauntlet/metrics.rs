@@ -516,6 +516,73 @@ fn summary(strategy: &str, rel: &[&Relative]) -> StrategySummary {
     }
 }
 
+/// Each case of `records` in detail, as `lab gauntlet --case K` prints it
+/// below the table: the path, then per strategy its mean completion
+/// against AE's (with the ratio's standard error over the replicates),
+/// when the whole path finished against the same with AE in the test
+/// flows' place (shared paths), ACKs, RTOs and share beside AE's. What
+/// the page's lists give for the cases they name, for any case replayed.
+pub fn case_details(records: &[GauntletRecord]) -> String {
+    let means = replicate_means(records);
+    let rel = relatives(records);
+    let mut out = String::new();
+    let mut cases: Vec<u64> = means.iter().map(|m| m.first.case).collect();
+    cases.dedup();
+    for case in cases {
+        let mine: Vec<&ReplicateMean> = means.iter().filter(|m| m.first.case == case).collect();
+        let Some(ae) = mine.iter().find(|m| m.first.strategy == "ae") else {
+            continue;
+        };
+        out.push_str(&format!(
+            "case {case}: {}\n  ae: completion {:.3} s, ACKs {:.0}, RTOs {}{}\n",
+            ae.first.params.describe(),
+            ae.completion_s,
+            ae.ack_packets,
+            count_text(ae.rtos),
+            ae.share
+                .map_or(String::new(), |s| format!(", share {s:.3}")),
+        ));
+        for m in mine.iter().filter(|m| m.first.strategy != "ae") {
+            let Some(r) = rel
+                .iter()
+                .find(|r| r.case == case && r.strategy == m.first.strategy)
+            else {
+                continue;
+            };
+            let mut line = format!(
+                "  {}: completion {:.3} s, {:.3} +- {:.3} of ae's{}",
+                r.strategy,
+                m.completion_s,
+                r.completion_ratio,
+                r.completion_ratio_se,
+                if clearly_above(r) {
+                    " (clearly above 1.05)"
+                } else {
+                    ""
+                },
+            );
+            if let Some(p) = r.path_ratio {
+                line.push_str(&format!(", all flows {p:.3}"));
+            }
+            line.push_str(&format!(
+                ", ACKs {}, RTOs {} (ae {})",
+                r.ack_ratio.map_or("-".into(), |a| format!("{a:.3}")),
+                count_text(r.rtos),
+                count_text(r.ae_rtos),
+            ));
+            if let Some(sh) = r.share_ratio {
+                line.push_str(&format!(", share {sh:.3} of ae's"));
+            }
+            if r.unfinished > 0 {
+                line.push_str(&format!(", {} unfinished", r.unfinished));
+            }
+            out.push_str(&line);
+            out.push('\n');
+        }
+    }
+    out
+}
+
 /// The summary as a terminal table.
 pub fn table(summaries: &[StrategySummary]) -> String {
     // The name column fits the longest name, and is 12 wide when every

@@ -162,6 +162,40 @@ fn on_a_shared_path_the_last_of_all_flows_is_compared_too() {
 }
 
 #[test]
+fn a_replayed_case_is_detailed_against_ae_with_the_whole_path() {
+    // The test flow ends at 12 s against AE's 10 s (1.2x, deterministic:
+    // clearly above 1.05), the whole path at 12 s against 15 s; half
+    // AE's ACKs, one RTO against none, share 0.6 against 0.5.
+    let with_flows = |strategy: &str, mine: f64, theirs: f64, acks, rtos, share| {
+        let mut r = record(7, strategy, mine, acks, rtos, Some(share));
+        r.outcome.flows = vec![
+            flow(strategy, true, Some(mine)),
+            flow("ae", false, Some(theirs)),
+        ];
+        r
+    };
+    let records = [
+        with_flows("ae", 10.0, 15.0, 100, 0, 0.5),
+        with_flows("4w", 12.0, 12.0, 50, 1, 0.6),
+    ];
+    let text = case_details(&records);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 3, "{text}");
+    assert!(lines[0].starts_with("case 7: "), "{text}");
+    assert_eq!(
+        lines[1],
+        "  ae: completion 10.000 s, ACKs 100, RTOs 0, share 0.500"
+    );
+    assert_eq!(
+        lines[2],
+        "  4w: completion 12.000 s, 1.200 +- 0.000 of ae's (clearly above 1.05), \
+         all flows 0.800, ACKs 0.500, RTOs 1 (ae 0), share 1.200 of ae's"
+    );
+    // A case without AE's run has nothing to be judged against.
+    assert_eq!(case_details(&records[1..]), "");
+}
+
+#[test]
 fn replicates_are_judged_on_their_mean_and_ae_against_itself_is_the_floor() {
     let rep = |r: u32, strategy: &str, completion_s: f64, rtos: u64, share: f64| GauntletRecord {
         replicate: r,
