@@ -463,8 +463,23 @@ fn compare_reads_two_gauntlet_runs_and_refuses_anything_else() {
         all.contains("all paths") && all.contains("+0.00%"),
         "{table}"
     );
-    assert_one_line_error(&["lab", "compare", &a], "needs two gauntlet files");
+    assert_one_line_error(&["lab", "compare", &a], "needs pairs of gauntlet files");
+    assert_one_line_error(
+        &["lab", "compare", &a, &a, &a],
+        "needs pairs of gauntlet files",
+    );
     assert_one_line_error(&["lab", "compare", &a, &b], "same draw");
+    assert_one_line_error(&["lab", "compare", &a, &a, &a, &b], "same draw");
+    // Two pairs pool their cases: twice as many, no change.
+    let out = ackwise(&["lab", "compare", &a, &a, &b, &b]);
+    assert!(out.status.success());
+    let table = String::from_utf8_lossy(&out.stdout);
+    let all = table
+        .lines()
+        .find(|l| l.starts_with("dal2"))
+        .unwrap_or_else(|| panic!("{table}"));
+    let cols: Vec<&str> = all.split_whitespace().collect();
+    assert_eq!(cols[1..5], ["all", "paths", "6", "+0.00%"], "{table}");
     let toml = scenario("not-gauntlet.json", "{}");
     assert_one_line_error(&["lab", "compare", &a, &toml], "not a gauntlet file");
 }

@@ -12,7 +12,7 @@
 //!                                   # every strategy against AE on random paths
 //! ackwise lab merge PART.json... --json OUT.json
 //!                                   # gauntlet shards into one file
-//! ackwise lab compare BEFORE.json AFTER.json
+//! ackwise lab compare BEFORE.json AFTER.json [BEFORE2.json AFTER2.json ...]
 //!                                   # two gauntlet runs of one draw, case by case
 //! ackwise lab report gauntlet [--from MERGED.json] [--cases N] [--seed S] [--replicates R]
 //! ackwise lab crosscheck [--json F] [--ns2-stock]
@@ -315,7 +315,7 @@ struct LabArgs {
     /// `crosscheck`, `report`, `gauntlet`, `merge` or `compare`.
     target: Option<String>,
     /// report: the page to write (`paper-003`, `gauntlet`, ...); merge:
-    /// the part files; compare: the two gauntlet files, before and after.
+    /// the part files; compare: gauntlet files in pairs, before and after (one pair per seed; several pairs are pooled).
     #[arg(value_name = "PAGE|FILE.json")]
     page: Vec<String>,
     /// report: directory for the page and its plots.
@@ -1218,20 +1218,24 @@ fn merge(args: &LabArgs) -> Result<ExitCode, LabError> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `lab compare BEFORE.json AFTER.json`.
+/// `lab compare BEFORE.json AFTER.json [BEFORE2.json AFTER2.json ...]`.
 fn compare(args: &LabArgs) -> Result<ExitCode, LabError> {
-    let [before, after] = args.page.as_slice() else {
+    if args.page.is_empty() || !args.page.len().is_multiple_of(2) {
         return Err(LabError::Field {
             field: "lab compare".into(),
             problem: format!(
-                "needs two gauntlet files, BEFORE.json AFTER.json (got {})",
+                "needs pairs of gauntlet files, BEFORE.json AFTER.json [BEFORE2.json AFTER2.json ...] (got {})",
                 args.page.len()
             ),
         });
-    };
-    let before = lab::gauntlet::GauntletFile::read(before)?;
-    let after = lab::gauntlet::GauntletFile::read(after)?;
-    let changes = lab::gauntlet::compare::compare(&before, &after)?;
+    }
+    let files = args
+        .page
+        .iter()
+        .map(|p| lab::gauntlet::GauntletFile::read(p))
+        .collect::<Result<Vec<_>, _>>()?;
+    let runs: Vec<_> = files.chunks(2).map(|p| (&p[0], &p[1])).collect();
+    let changes = lab::gauntlet::compare::compare_runs(&runs)?;
     print!("{}", lab::gauntlet::compare::table(&changes));
     Ok(ExitCode::SUCCESS)
 }

@@ -1,4 +1,5 @@
-//! Two gauntlet runs of the same draw, compared case by case.
+//! Two gauntlet runs of the same draw, compared case by case (or
+//! several such pairs, pooled: [`compare_runs`]).
 //!
 //! A change to a strategy moves some cases one way and others the other
 //! way, and on paths shared with other flows the moves are as much the
@@ -101,29 +102,53 @@ pub fn compare(
     before: &GauntletFile,
     after: &GauntletFile,
 ) -> Result<Vec<StrategyChange>, LabError> {
+    compare_runs(&[(before, after)])
+}
+
+/// [`compare`] pooled over several pairs of runs, each pair of one draw
+/// (typically one seed each): every case of every pair counts once, so
+/// five seeds of 200 cases judge a change on 1 000. The strategies
+/// compared are those every file judges.
+pub fn compare_runs(
+    runs: &[(&GauntletFile, &GauntletFile)],
+) -> Result<Vec<StrategyChange>, LabError> {
     let bad = |problem: String| LabError::Field {
         field: "lab compare".into(),
         problem,
     };
-    if before.seed != after.seed {
-        return Err(bad(format!(
-            "the files are of seeds {} and {}: compare two runs of the same draw",
-            before.seed, after.seed
-        )));
-    }
-    let ratios_before = ratios(before);
-    let ratios_after = ratios(after);
-    let clearly = |file: &GauntletFile| -> BTreeMap<(u64, String), bool> {
-        relatives(&file.records)
-            .into_iter()
-            .map(|r| ((r.case, r.strategy.clone()), clearly_above(&r)))
-            .collect()
+    let Some((first, _)) = runs.first() else {
+        return Err(bad("needs at least one pair of files".into()));
     };
-    let (clearly_before, clearly_after) = (clearly(before), clearly(after));
-    let strategies: Vec<&String> = before
+    let mut judged: Vec<PairCases> = Vec::new();
+    for (before, after) in runs {
+        if before.seed != after.seed {
+            return Err(bad(format!(
+                "the files are of seeds {} and {}: compare two runs of the same draw",
+                before.seed, after.seed
+            )));
+        }
+        let clearly = |file: &GauntletFile| -> BTreeMap<(u64, String), bool> {
+            relatives(&file.records)
+                .into_iter()
+                .map(|r| ((r.case, r.strategy.clone()), clearly_above(&r)))
+                .collect()
+        };
+        judged.push(PairCases {
+            before: ratios(before),
+            after: ratios(after),
+            clearly_before: clearly(before),
+            clearly_after: clearly(after),
+        });
+    }
+    let strategies: Vec<&String> = first
         .strategies
         .iter()
-        .filter(|s| s.as_str() != "ae" && after.strategies.contains(s))
+        .filter(|s| {
+            s.as_str() != "ae"
+                && runs
+                    .iter()
+                    .all(|(b, a)| b.strategies.contains(s) && a.strategies.contains(s))
+        })
         .collect();
     if strategies.is_empty() {
         return Err(bad(
@@ -133,28 +158,30 @@ pub fn compare(
     let mut out = Vec::new();
     for strategy in strategies {
         // (kind, ratio before, ratio after, clearly above 1.05x before,
-        // after) per case in both.
+        // after) per case in both files of a pair.
         let mut pairs: Vec<Pair> = Vec::new();
-        for ((case, s), (params, b)) in &ratios_before {
-            if s != strategy {
-                continue;
+        for run in &judged {
+            for ((case, s), (params, b)) in &run.before {
+                if s != strategy {
+                    continue;
+                }
+                let Some((params_after, a)) = run.after.get(&(*case, s.clone())) else {
+                    continue;
+                };
+                if params != params_after {
+                    return Err(bad(format!(
+                        "case {case} is not the same path in the two files: compare two runs of the same draw"
+                    )));
+                }
+                let key = (*case, s.clone());
+                pairs.push((
+                    PathKind::of(params),
+                    *b,
+                    *a,
+                    run.clearly_before.get(&key) == Some(&true),
+                    run.clearly_after.get(&key) == Some(&true),
+                ));
             }
-            let Some((params_after, a)) = ratios_after.get(&(*case, s.clone())) else {
-                continue;
-            };
-            if params != params_after {
-                return Err(bad(format!(
-                    "case {case} is not the same path in the two files: compare two runs of the same draw"
-                )));
-            }
-            let key = (*case, s.clone());
-            pairs.push((
-                PathKind::of(params),
-                *b,
-                *a,
-                clearly_before.get(&key) == Some(&true),
-                clearly_after.get(&key) == Some(&true),
-            ));
         }
         if pairs.is_empty() {
             return Err(bad(format!("no case of `{strategy}` is in both files")));
@@ -176,6 +203,15 @@ pub fn compare(
         });
     }
     Ok(out)
+}
+
+/// One pair of runs, judged: per (case, strategy) the path and the
+/// completion ratio to AE, and whether it is clearly above 1.05x.
+struct PairCases {
+    before: BTreeMap<(u64, String), (CaseParams, f64)>,
+    after: BTreeMap<(u64, String), (CaseParams, f64)>,
+    clearly_before: BTreeMap<(u64, String), bool>,
+    clearly_after: BTreeMap<(u64, String), bool>,
 }
 
 /// Per (case, strategy) of a file: the case's path and the strategy's
@@ -350,6 +386,41 @@ mod tests {
         assert_eq!((all.clearly_before, all.clearly_after), (0, 6), "{all:?}");
         let text = table(&changes);
         assert!(text.contains("0 -> 6"), "{text}");
+    }
+
+    #[test]
+    fn pairs_of_runs_pool_their_cases() {
+        // The same pair twice: twice the cases, the same mean change and
+        // counts doubled; a pair against itself beside it halves the
+        // mean.
+        let before = small_run();
+        let mut after = before.clone();
+        let case = after.records[0].case;
+        for r in after
+            .records
+            .iter_mut()
+            .filter(|r| r.case == case && r.strategy == "dal2")
+        {
+            r.outcome.completion_s /= 2.0;
+        }
+        let one = compare(&before, &after).unwrap();
+        let two = compare_runs(&[(&before, &after), (&before, &after)]).unwrap();
+        let (g1, g2) = (&one[0].groups[0], &two[0].groups[0]);
+        assert_eq!(g2.cases, 2 * g1.cases);
+        assert!((g2.mean_log_change - g1.mean_log_change).abs() < 1e-12);
+        assert_eq!((g2.faster, g2.slower), (2, 0));
+        let mixed = compare_runs(&[(&before, &after), (&before, &before)]).unwrap();
+        let g = &mixed[0].groups[0];
+        assert!((g.mean_log_change - g1.mean_log_change / 2.0).abs() < 1e-12);
+        assert_eq!(g.faster, 1);
+        // Each pair must be one draw.
+        let mut other = before.clone();
+        other.seed = 2;
+        let err = compare_runs(&[(&before, &after), (&before, &other)])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("same draw"), "{err}");
+        assert!(compare_runs(&[]).is_err());
     }
 
     #[test]
