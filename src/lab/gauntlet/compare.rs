@@ -325,6 +325,20 @@ mod tests {
         crate::lab::gauntlet::run(&plan).unwrap()
     }
 
+    /// `file` with dal2's completion halved on its first case.
+    fn first_case_twice_as_fast(file: &GauntletFile) -> GauntletFile {
+        let mut after = file.clone();
+        let case = after.records[0].case;
+        for r in after
+            .records
+            .iter_mut()
+            .filter(|r| r.case == case && r.strategy == "dal2")
+        {
+            r.outcome.completion_s /= 2.0;
+        }
+        after
+    }
+
     #[test]
     fn a_run_against_itself_changes_nothing() {
         let file = small_run();
@@ -344,15 +358,7 @@ mod tests {
     #[test]
     fn a_case_made_faster_shows_as_faster() {
         let before = small_run();
-        let mut after = before.clone();
-        let case = after.records[0].case;
-        for r in after
-            .records
-            .iter_mut()
-            .filter(|r| r.case == case && r.strategy == "dal2")
-        {
-            r.outcome.completion_s /= 2.0;
-        }
+        let after = first_case_twice_as_fast(&before);
         let changes = compare(&before, &after).unwrap();
         let all = &changes[0].groups[0];
         assert_eq!((all.faster, all.slower), (1, 0));
@@ -394,15 +400,7 @@ mod tests {
         // counts doubled; a pair against itself beside it halves the
         // mean.
         let before = small_run();
-        let mut after = before.clone();
-        let case = after.records[0].case;
-        for r in after
-            .records
-            .iter_mut()
-            .filter(|r| r.case == case && r.strategy == "dal2")
-        {
-            r.outcome.completion_s /= 2.0;
-        }
+        let after = first_case_twice_as_fast(&before);
         let one = compare(&before, &after).unwrap();
         let two = compare_runs(&[(&before, &after), (&before, &after)]).unwrap();
         let (g1, g2) = (&one[0].groups[0], &two[0].groups[0]);
