@@ -347,7 +347,11 @@ pub struct Relative {
 /// mean over its replicates ([`replicate_means`]); cases without an AE
 /// record are left out (a well-formed file has one).
 pub fn relatives(records: &[GauntletRecord]) -> Vec<Relative> {
-    let means = replicate_means(records);
+    relatives_of(&replicate_means(records))
+}
+
+/// [`relatives`] from means already taken.
+fn relatives_of(means: &[ReplicateMean]) -> Vec<Relative> {
     let ae: BTreeMap<u64, &ReplicateMean> = means
         .iter()
         .filter(|m| m.first.strategy == "ae")
@@ -524,9 +528,10 @@ fn summary(strategy: &str, rel: &[&Relative]) -> StrategySummary {
 /// the page's lists give for the cases they name, for any case replayed.
 pub fn case_details(records: &[GauntletRecord]) -> String {
     let means = replicate_means(records);
-    let rel = relatives(records);
+    let rel = relatives_of(&means);
     let mut out = String::new();
     let mut cases: Vec<u64> = means.iter().map(|m| m.first.case).collect();
+    cases.sort_unstable();
     cases.dedup();
     for case in cases {
         let mine: Vec<&ReplicateMean> = means.iter().filter(|m| m.first.case == case).collect();
