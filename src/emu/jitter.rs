@@ -19,7 +19,8 @@
 //!   bunches about a millisecond apart. The clock's phase is drawn once,
 //!   at the link's first packet.
 //!
-//! Draws come from the run's single RNG in event order; a link without
+//! A packet's draws are keyed by the packet ([`super::draws`]), so the same
+//! segment is delayed alike in every run of the seed; a link without
 //! jitter draws nothing.
 
 use super::queue::uniform;

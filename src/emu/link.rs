@@ -7,6 +7,7 @@
 //! held by the link), so a DropTail limit of `B` packets means `B` waiting
 //! plus one on the wire.
 
+use super::draws::{mix, own_rng, PacketKeys, Purpose};
 use super::jitter::JitterProcess;
 use super::loss::LossProcess;
 use super::middlebox::{LinkHook, NoHook};
@@ -74,6 +75,13 @@ pub(crate) struct Link {
     pub per_frame_overhead: Duration,
     /// Index into the simulator's captures, if this link is captured.
     pub capture: Option<usize>,
+    /// Whether anything on this link draws random numbers (its loss
+    /// model, jitter or queue), so packets must be keyed as they enter.
+    pub draws: bool,
+    /// The link's part of every packet key (the run's seed and its index).
+    pub key: u64,
+    /// Crossings seen so far, to key the next packets ([`super::draws`]).
+    pub keys: PacketKeys,
     /// Packets serialised and propagating, with their arrival times at the
     /// far end, kept sorted (non-decreasing; equal times in sending
     /// order). Without jitter every packet goes to the back.
@@ -86,16 +94,21 @@ pub(crate) struct Link {
 }
 
 impl Link {
-    pub fn new(spec: &LinkSpec) -> Link {
+    /// Link number `index` of a run seeded `seed`.
+    pub fn new(spec: &LinkSpec, seed: u64, index: usize) -> Link {
+        let queue = spec.queue.build(spec.rate_bps);
         Link {
             rate_bps: spec.rate_bps,
             delay: spec.delay,
-            queue: spec.queue.build(spec.rate_bps),
+            draws: !spec.loss.is_none() || spec.jitter.is_some() || queue.draws(),
+            key: mix(seed, index as u64),
+            keys: PacketKeys::default(),
+            queue,
             hook: Box::new(NoHook),
             busy_until: Instant::ZERO,
             tx_done_pending: false,
             counters: LinkCounters::default(),
-            loss: LossProcess::new(spec.loss),
+            loss: LossProcess::new(spec.loss, own_rng(seed, Purpose::Chain, index)),
             jitter: JitterProcess::new(spec.jitter),
             medium: None,
             per_frame_overhead: Duration::ZERO,
@@ -177,7 +190,7 @@ mod tests {
             loss: crate::emu::LossModel::None,
             jitter: None,
         };
-        let mut l = Link::new(&spec);
+        let mut l = Link::new(&spec, 1, 0);
         let mut now = Instant::ZERO;
         // Repeats, changes of size, a zero-byte frame and a rate change:
         // the remembered time must never stand in for another packet's.
@@ -230,7 +243,7 @@ mod tests {
             loss: crate::emu::LossModel::None,
             jitter: None,
         };
-        let mut l = Link::new(&spec);
+        let mut l = Link::new(&spec, 1, 0);
         let ms = Instant::from_millis;
         assert!(l.propagate(ms(5), 1), "first packet is the head");
         assert!(!l.propagate(ms(5), 2), "a tie goes behind");

@@ -7,13 +7,16 @@
 //! apart from queue drops (`LinkResult::lost`), so a report can tell
 //! congestion from the path's own loss.
 //!
-//! Every draw comes from the run's single RNG, in event order, so a seed
-//! still fixes the result bit for bit. A link without a loss model draws
-//! nothing: adding this module changed no existing run.
+//! A Bernoulli loss is drawn from the packet's own key ([`super::draws`]):
+//! the same segment crossing the link for the same time is lost in every
+//! run of the seed, whatever else those runs sent. A Gilbert-Elliott chain
+//! is stepped by the link's own generator, two draws per packet. A link
+//! without a loss model draws nothing.
 
+use super::draws::{mix, uniform_of, Purpose};
 use super::queue::uniform;
-use rand_core::RngCore;
-use std::time::Duration;
+use crate::testing::TestRng;
+use crate::time::Duration;
 
 /// How a link loses packets on the wire.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -149,35 +152,52 @@ pub(crate) const SLOT_BYTES: u64 = 1500;
 
 /// A link's loss process: the model and, for Gilbert-Elliott, the
 /// current state. Every chain starts in the good state.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[derive(Debug, Clone)]
 pub(crate) struct LossProcess {
     model: LossModel,
     bad: bool,
+    /// Steps a Gilbert-Elliott chain: two draws per packet on this link,
+    /// whatever the outcome, and nothing else.
+    chain: TestRng,
 }
 
 impl LossProcess {
-    pub(crate) fn new(model: LossModel) -> LossProcess {
-        LossProcess { model, bad: false }
+    /// The process of `model`, its chain (if any) stepped by `chain`.
+    pub(crate) fn new(model: LossModel, chain: TestRng) -> LossProcess {
+        LossProcess {
+            model,
+            bad: false,
+            chain,
+        }
     }
 
-    /// Decides the fate of one packet leaving the transmitter: `true` if
-    /// it is lost. `idle` is how long the transmitter, serialising at
-    /// `rate_bps`, stood idle before it (zero when sent back to back).
-    /// Draws from `rng` only when there is a model.
-    pub(crate) fn lose(&mut self, idle: Duration, rate_bps: u64, rng: &mut dyn RngCore) -> bool {
+    /// Decides the fate of the packet keyed `key` leaving the
+    /// transmitter: `true` if it is lost. `idle` is how long the
+    /// transmitter, serialising at `rate_bps`, stood idle before it (zero
+    /// when sent back to back).
+    ///
+    /// A Bernoulli loss is the packet's own draw ([`super::draws`]). A
+    /// Gilbert-Elliott chain steps per packet, so its draws come from the
+    /// link's own stream in packet order: the n-th packet across the link
+    /// meets the same step in every run of the seed, which on a one-flow
+    /// path is the same segment until the runs' first retransmission
+    /// (keying the chain by time instead put the bursts at the same
+    /// instants but on other segments, and made two strategies' runs of a
+    /// case agree less than this).
+    pub(crate) fn lose(&mut self, idle: Duration, rate_bps: u64, key: u64) -> bool {
         match self.model {
             LossModel::None => false,
-            LossModel::Bernoulli { p } => uniform(rng) < p,
+            LossModel::Bernoulli { p } => uniform_of(mix(key, Purpose::Loss as u64)) < p,
             LossModel::GilbertElliott {
                 p_good_to_bad,
                 p_bad_to_good,
                 loss_good,
                 loss_bad,
             } => {
-                // Two draws per packet whatever the outcome, so the RNG
-                // stream does not depend on the state.
-                let flip = uniform(rng);
-                let lose = uniform(rng);
+                // Two draws per packet whatever the outcome, so the stream
+                // does not depend on the state.
+                let flip = uniform(&mut self.chain);
+                let lose = uniform(&mut self.chain);
                 let idle_slots = idle_slots(idle, rate_bps);
                 let leave = if idle_slots == 0 {
                     // One step: the per-slot probability itself (the
@@ -231,18 +251,20 @@ fn leave_within(p: f64, q: f64, bad: bool, steps: u64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rand_chacha::ChaCha8Rng;
-    use rand_core::SeedableRng;
 
     /// 12 Mbit/s: a slot (1500 bytes) is 1 ms.
     const RATE: u64 = 12_000_000;
 
-    fn losses(model: LossModel, seed: u64, n: usize) -> Vec<bool> {
-        let mut rng = ChaCha8Rng::seed_from_u64(seed);
-        let mut p = LossProcess::new(model);
+    /// The fates of `n` packets, `idle` apart, keyed by their index.
+    fn spaced(model: LossModel, seed: u64, n: usize, idle: Duration) -> Vec<bool> {
+        let mut p = LossProcess::new(model, TestRng::seed_from_u64(seed));
         (0..n)
-            .map(|_| p.lose(Duration::ZERO, RATE, &mut rng))
+            .map(|i| p.lose(idle, RATE, mix(seed, i as u64)))
             .collect()
+    }
+
+    fn losses(model: LossModel, seed: u64, n: usize) -> Vec<bool> {
+        spaced(model, seed, n, Duration::ZERO)
     }
 
     /// Lengths of the runs of consecutive losses.
@@ -265,11 +287,10 @@ mod tests {
 
     #[test]
     fn none_never_loses_and_never_draws() {
-        let mut rng = ChaCha8Rng::seed_from_u64(1);
-        let before = rng.clone();
-        let mut p = LossProcess::new(LossModel::default());
-        assert!((0..1000).all(|_| !p.lose(Duration::from_secs(1), RATE, &mut rng)));
-        assert_eq!(rng, before, "no model, no draw");
+        let chain = TestRng::seed_from_u64(1);
+        let mut p = LossProcess::new(LossModel::default(), chain.clone());
+        assert!((0..1000).all(|i| !p.lose(Duration::from_secs(1), RATE, i)));
+        assert_eq!(p.chain, chain, "no model, no draw");
     }
 
     #[test]
@@ -319,11 +340,7 @@ mod tests {
     fn gilbert_elliott_bursts_are_stretches_of_time() {
         let model = LossModel::gilbert_elliott_bursty(0.05, 10.0);
         let n = 200_000;
-        let mut rng = ChaCha8Rng::seed_from_u64(5);
-        let mut p = LossProcess::new(model);
-        let sparse: Vec<bool> = (0..n)
-            .map(|_| p.lose(Duration::from_secs(1), RATE, &mut rng))
-            .collect();
+        let sparse = spaced(model, 5, n, Duration::from_secs(1));
         let rate = sparse.iter().filter(|&&l| l).count() as f64 / n as f64;
         let sd = (0.05 * 0.95 / n as f64).sqrt();
         assert!((rate - 0.05).abs() < 5.0 * sd, "{rate}");
@@ -333,17 +350,9 @@ mod tests {
         assert!(avg < 1.1, "sparse packets: bursts of {avg}");
         // Half a slot of silence is no step of its own; ten slots mix a
         // chain whose bursts last ten packets only partly.
-        let mut rng = ChaCha8Rng::seed_from_u64(5);
-        let mut p = LossProcess::new(model);
-        let half: Vec<bool> = (0..n)
-            .map(|_| p.lose(Duration::from_micros(500), RATE, &mut rng))
-            .collect();
+        let half = spaced(model, 5, n, Duration::from_micros(500));
         assert_eq!(half, losses(model, 5, n), "under a slot idle: per packet");
-        let mut rng = ChaCha8Rng::seed_from_u64(5);
-        let mut p = LossProcess::new(model);
-        let tens: Vec<bool> = (0..n)
-            .map(|_| p.lose(Duration::from_millis(9), RATE, &mut rng))
-            .collect();
+        let tens = spaced(model, 5, n, Duration::from_millis(9));
         let b = bursts(&tens);
         let avg = b.iter().sum::<usize>() as f64 / b.len() as f64;
         assert!(avg > 1.3 && avg < 3.0, "ten slots apart: bursts of {avg}");
@@ -381,6 +390,21 @@ mod tests {
         let n = 400_000;
         let rate = losses(model, 5, n).iter().filter(|&&l| l).count() as f64 / n as f64;
         assert!((rate - expect).abs() < 0.1 * expect, "{rate}");
+    }
+
+    /// A Bernoulli loss belongs to the packet: the same keys lose the same
+    /// packets whatever else crossed the link in between.
+    #[test]
+    fn bernoulli_losses_follow_the_packet_keys() {
+        let model = LossModel::Bernoulli { p: 0.2 };
+        let mut every = LossProcess::new(model, TestRng::seed_from_u64(3));
+        let all: Vec<bool> = (0..5_000u64)
+            .map(|i| every.lose(Duration::ZERO, RATE, mix(3, i)))
+            .collect();
+        let mut some = LossProcess::new(model, TestRng::seed_from_u64(3));
+        for i in (0..5_000u64).step_by(7) {
+            assert_eq!(some.lose(Duration::ZERO, RATE, mix(3, i)), all[i as usize]);
+        }
     }
 
     #[test]

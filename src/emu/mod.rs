@@ -5,9 +5,17 @@
 //! real encoded TCP segments over simplex links with a rate, a propagation
 //! delay and a queue at the input ([`queue`]: DropTail, RED with gentle mode
 //! and ECN marking, per-flow round robin). Everything happens on one
-//! virtual clock driven by one event queue, and every random choice comes
-//! from one seeded RNG: the same [`Scenario`] and seed give the same
-//! [`RunResult`], bit for bit.
+//! virtual clock driven by one event queue, and every random choice is
+//! a function of the seed and of what it is about: the same [`Scenario`]
+//! and seed give the same [`RunResult`], bit for bit.
+//!
+//! The random choices about a packet (its loss, RED's early drop, its
+//! jitter) are keyed by the packet's identity (flow, direction, sequence
+//! number, which crossing), not drawn in turn from one stream. Two runs of
+//! one seed that differ only in their strategy then lose the same segments
+//! where they send the same segments, and a comparison of the two measures
+//! the strategies rather than two unrelated draws of the path (common
+//! random numbers; see `draws` in the source).
 //!
 //! # Using it
 //!
@@ -61,6 +69,7 @@
 //!   statistics and RED's average.
 
 mod cross;
+mod draws;
 mod elide;
 mod error;
 mod event;

@@ -52,6 +52,9 @@ pub(crate) struct Packet {
     /// Payload left out of `buf` because it is the flows' pattern (see
     /// [`super::elide`]); `buf[..len]` then holds the headers alone.
     pub elided: Elided,
+    /// The key of this packet's random draws on the link it is crossing
+    /// ([`super::draws`]); set as it enters a link that draws.
+    pub draw_key: u64,
 }
 
 #[derive(Debug)]
@@ -84,6 +87,7 @@ impl Pool {
             ce: false,
             sent_at: Instant::ZERO,
             elided: Elided::NONE,
+            draw_key: 0,
         });
         (self.packets.len() - 1) as u32
     }

@@ -82,7 +82,8 @@ pub enum FlowTransport {
 pub enum Period {
     /// Always this long.
     Fixed(Duration),
-    /// Exponentially distributed with this mean, drawn from the run's RNG.
+    /// Exponentially distributed with this mean, drawn from the cross
+    /// source's own RNG (seeded from the run's seed).
     Exponential {
         /// mean period
         mean: Duration,
@@ -132,7 +133,8 @@ pub struct Scenario {
     pub overhead_bytes: u32,
     /// The run stops here even if flows are unfinished.
     pub horizon: Duration,
-    /// Seed of the run's single RNG.
+    /// Seed of the run: every random draw is a function of it and of what
+    /// is drawn for (the packet, the link, the flow).
     pub seed: u64,
     /// Start of the measurement window: link counters, per-flow packet
     /// counters and throughput cover `[measure_from, end]`, so that a

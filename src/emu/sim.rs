@@ -4,6 +4,7 @@
 //! a seed determine the result bit for bit.
 
 use super::cross::CrossSource;
+use super::draws::{flow_rng, own_rng, packet_rng, Identity, Purpose};
 use super::elide;
 use super::event::{Event, EventQueue, PacketIdx};
 use super::host::{pattern, FlowState, CHUNK};
@@ -11,7 +12,7 @@ use super::link::{Link, LinkCounters};
 use super::measure::{FlowResult, FlowSeries, LinkResult, RunResult, TimeSeries};
 use super::medium::Medium;
 use super::middlebox::{HookAction, LinkHook, PacketInfo};
-use super::packet::{classify, Owner, PacketKind, Pool};
+use super::packet::{classify, header_len, Owner, PacketKind, Pool};
 use super::pcap::{host_address, PcapWriter};
 use super::queue::{QueuedPacket, Verdict};
 use super::scenario::FlowTransport;
@@ -20,10 +21,10 @@ use super::smoltcp_host::{SmolHost, SmolParams, SmoltcpEnd};
 use super::EmuError;
 use crate::ack_path::{DelayControl, PureAck, Removal};
 use crate::connection::Connection;
+use crate::testing::TestRng;
 use crate::time::{Duration, Instant};
 use crate::wire::{Checksum, SegmentRepr};
-use rand_chacha::ChaCha8Rng;
-use rand_core::{RngCore, SeedableRng};
+use rand_core::RngCore;
 use std::fs::File;
 use std::io::BufWriter;
 
@@ -40,13 +41,15 @@ const UDP_HEADER_BYTES: u32 = 8;
 pub struct Simulator {
     now: Instant,
     events: EventQueue,
-    rng: ChaCha8Rng,
     links: Vec<Link>,
     /// Shared half-duplex transmitters over some of the links.
     media: Vec<Medium>,
     link_names: Vec<String>,
     flows: Vec<FlowState>,
     cross: Vec<CrossSource>,
+    /// Each cross source's own generator, so its on and off periods are
+    /// the same whatever the flows do ([`super::draws`]).
+    cross_rngs: Vec<TestRng>,
     pool: Pool,
     pattern: bytes::Bytes,
     scratch: Vec<u8>,
@@ -79,8 +82,8 @@ pub struct Simulator {
     data_packets: u64,
     cross_packets: u64,
     finished: usize,
-    /// The run's seed, from which QUIC endpoints seed their RNGs.
-    #[cfg(feature = "quic")]
+    /// The run's seed, from which every random draw is keyed
+    /// ([`super::draws`]) and QUIC endpoints seed their RNGs.
     seed: u64,
     /// The certificate every QUIC server of the run presents, generated
     /// when the run has QUIC flows.
@@ -93,7 +96,12 @@ impl Simulator {
     /// created here.
     pub fn new(scenario: &Scenario) -> Result<Simulator, EmuError> {
         scenario.validate()?;
-        let mut links: Vec<Link> = scenario.links.iter().map(Link::new).collect();
+        let mut links: Vec<Link> = scenario
+            .links
+            .iter()
+            .enumerate()
+            .map(|(i, spec)| Link::new(spec, scenario.seed, i))
+            .collect();
         for (m, spec) in scenario.media.iter().enumerate() {
             for &l in &spec.links {
                 links[l].medium = Some(m);
@@ -163,11 +171,13 @@ impl Simulator {
         Ok(Simulator {
             now: Instant::ZERO,
             events,
-            rng: ChaCha8Rng::seed_from_u64(scenario.seed),
             link_names: scenario.links.iter().map(|l| l.name.clone()).collect(),
             links,
             media: scenario.media.iter().map(Medium::new).collect(),
             flows: scenario.flows.iter().map(FlowState::new).collect(),
+            cross_rngs: (0..cross.len())
+                .map(|i| own_rng(scenario.seed, Purpose::Cross, i))
+                .collect(),
             cross,
             pool: Pool::new(),
             pattern: pattern().into(),
@@ -199,7 +209,6 @@ impl Simulator {
             data_packets: 0,
             cross_packets: 0,
             finished: 0,
-            #[cfg(feature = "quic")]
             seed: scenario.seed,
             #[cfg(feature = "quic")]
             quic_cert,
@@ -330,7 +339,7 @@ impl Simulator {
                         mss: config.mss,
                         recv_buffer: config.recv_buffer,
                         send_buffer: config.send_buffer,
-                        seed: self.rng.next_u64(),
+                        seed: flow_rng(self.seed, f as usize, server).next_u64(),
                     };
                     fl.smol = Some(Box::new(SmolHost::new(params, server, at)));
                     if !server {
@@ -343,7 +352,7 @@ impl Simulator {
                     at,
                     port,
                     SERVER_PORT,
-                    &mut self.rng,
+                    &mut flow_rng(self.seed, f as usize, false),
                 )
                 .map_err(|source| EmuError::InvalidConfig {
                     flow: f as usize,
@@ -353,7 +362,8 @@ impl Simulator {
                 self.after_activity(f as usize, false);
             }
             Event::Cross(i) => {
-                let (emit, next) = self.cross[i as usize].step(at, &mut self.rng);
+                let (emit, next) =
+                    self.cross[i as usize].step(at, &mut self.cross_rngs[i as usize]);
                 if emit {
                     self.emit_cross(i);
                 }
@@ -426,8 +436,34 @@ impl Simulator {
         }
     }
 
+    /// Keys packet `p`'s draws on link `l` by its identity
+    /// ([`super::draws`]); once per crossing, in event order.
+    fn key_packet(&mut self, l: usize, p: PacketIdx) {
+        let pkt = self.pool.get(p);
+        let (owner, id) = match pkt.owner {
+            Owner::Flow { flow, to_server } => {
+                let id = if self.flows[flow as usize].is_tcp() {
+                    let seg = &pkt.buf[..pkt.len];
+                    let header = header_len(seg).unwrap_or(seg.len()).min(seg.len());
+                    let payload = (seg.len() - header) as u32 + pkt.elided.bytes;
+                    Identity::of_tcp(seg, payload)
+                } else {
+                    Identity::Other
+                };
+                (2 * flow + u32::from(to_server), id)
+            }
+            Owner::Cross(i) => (2 * self.flows.len() as u32 + i, Identity::Other),
+        };
+        let link = &mut self.links[l];
+        let key = link.keys.key(link.key, owner, id);
+        self.pool.get_mut(p).draw_key = key;
+    }
+
     fn enqueue(&mut self, l: usize, p: PacketIdx) {
         let now = self.now;
+        if self.links[l].draws {
+            self.key_packet(l, p);
+        }
         let link = &mut self.links[l];
         // On a shared medium every frame waits its turn in its queue.
         if link.medium.is_none()
@@ -450,6 +486,7 @@ impl Simulator {
             ecn_capable: pkt.ecn_capable,
         };
         link.account_queue(now);
+        let mut rng = packet_rng(pkt.draw_key, Purpose::Queue);
         let verdict = if link.queue.wants_acks() {
             // Only pure ACKs of TCP flows are candidates for filtering.
             let ack = match (pkt.kind, pkt.owner) {
@@ -460,9 +497,9 @@ impl Simulator {
                 }
                 _ => None,
             };
-            link.queue.enqueue_ack(now, qp, ack, &mut self.rng)
+            link.queue.enqueue_ack(now, qp, ack, &mut rng)
         } else {
-            link.queue.enqueue(now, qp, &mut self.rng)
+            link.queue.enqueue(now, qp, &mut rng)
         };
         match verdict {
             Verdict::Queued => {}
@@ -582,14 +619,18 @@ impl Simulator {
             }
         }
         // Loss on the wire: the packet used the transmitter (and was
-        // captured) but never reaches the far end. Decided here, in event
-        // order, so the run's RNG stream stays deterministic.
-        if link.loss.lose(idle, link.rate_bps, &mut self.rng) {
+        // captured) but never reaches the far end.
+        if link.loss.lose(idle, link.rate_bps, pkt.draw_key) {
             link.counters.lost += 1;
             self.pool.release(p);
             return;
         }
-        let arrive = link.jitter.arrival(arrive, &mut self.rng);
+        let arrive = if link.draws {
+            link.jitter
+                .arrival(arrive, &mut packet_rng(pkt.draw_key, Purpose::Jitter))
+        } else {
+            arrive
+        };
         // Each link keeps its own delay line sorted by arrival and only
         // the head is in the event heap: the heap stays as small as the
         // number of links, not packets. Without reordering, arrivals leave
@@ -645,6 +686,7 @@ impl Simulator {
 
     fn deliver(&mut self, p: PacketIdx) {
         let now = self.now;
+        let seed = self.seed;
         let pkt = &self.pool.packets[p as usize];
         let Owner::Flow { flow, to_server } = pkt.owner else {
             self.pool.release(p);
@@ -682,9 +724,12 @@ impl Simulator {
                 None => {
                     // Only a SYN creates the server; anything else before
                     // it is lost, as at a host with no listener state.
-                    if let Ok(s) =
-                        Connection::accept(f.server_config.clone(), now, bytes, &mut self.rng)
-                    {
+                    if let Ok(s) = Connection::accept(
+                        f.server_config.clone(),
+                        now,
+                        bytes,
+                        &mut flow_rng(seed, flow as usize, true),
+                    ) {
                         f.server = Some(s);
                     }
                 }

@@ -28,6 +28,10 @@ impl DropTail {
 }
 
 impl LinkQueue for DropTail {
+    fn draws(&self) -> bool {
+        false
+    }
+
     fn enqueue(&mut self, _now: Instant, pkt: QueuedPacket, _rng: &mut dyn RngCore) -> Verdict {
         let over_bytes = self
             .limit_bytes

@@ -65,6 +65,13 @@ pub trait LinkQueue: Debug {
     fn len_packets(&self) -> usize;
     /// Bytes waiting (on-link sizes).
     fn len_bytes(&self) -> u64;
+    /// Whether the queue may draw from the `rng` it is given. The
+    /// simulator keys each packet's draws by the packet ([`crate::emu`]'s
+    /// common random numbers) only on links where something draws; a queue
+    /// that never does says so and spares it the work.
+    fn draws(&self) -> bool {
+        true
+    }
     /// Whether the queue reads pure ACKs: the simulator then parses each
     /// arriving packet and calls [`enqueue_ack`](Self::enqueue_ack).
     fn wants_acks(&self) -> bool {

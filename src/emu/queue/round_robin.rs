@@ -47,6 +47,10 @@ impl LinkQueue for RoundRobin {
         false
     }
 
+    fn draws(&self) -> bool {
+        false
+    }
+
     fn enqueue(&mut self, _now: Instant, pkt: QueuedPacket, _rng: &mut dyn RngCore) -> Verdict {
         if self.packets >= self.limit_packets {
             return Verdict::Dropped;

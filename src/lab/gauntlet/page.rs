@@ -350,8 +350,11 @@ fn replicates_note(out: &mut String, file: &GauntletFile, floor: Option<&Strateg
         out,
         "Every (case, strategy) ran {} times, each with its own emulator seed (replicate 0 with the case's own, as a single run; `--replicates`), \
          and is judged on the mean over them: completion, ACK and RTO counts are means, the share is the mean of the runs' shares, \
-         and \"more RTOs than ae\" compares the means. Random loss, Gilbert-Elliott bursts and RED draw differently in each run, \
-         so on a lossy path one draw can put a ratio far from where the mechanism does; the file keeps every run.{}\n",
+         and \"more RTOs than ae\" compares the means. Random loss, Gilbert-Elliott bursts and RED draw differently in each replicate, \
+         so on a lossy path one draw can put a ratio far from where the mechanism does; the file keeps every run. \
+         Within a replicate the strategy and AE share their draws: a packet's random loss and RED's choice about it are keyed by the packet \
+         (flow, sequence number, which crossing), so the first transmission of a segment is lost in both runs or in neither \
+         (common random numbers; a Gilbert-Elliott chain steps per packet, the n-th packet on the link in both).{}\n",
         file.replicates,
         floor.map_or(String::new(), |f| format!(
             " The row `{}` judges AE's replicate 1 against its replicate 0, as if it were another strategy: \
