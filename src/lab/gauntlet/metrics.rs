@@ -177,6 +177,10 @@ pub struct ReplicateMean<'a> {
     /// squared (zero with one replicate, where nothing says how far the
     /// draw moves it).
     pub completion_var: f64,
+    /// Each replicate's completion, seconds, with its replicate number, in
+    /// replicate order: what pairs the strategy's runs with AE's on the
+    /// same emulator seeds ([`ratio_standard_error`]).
+    pub completions: Vec<(u32, f64)>,
     /// On shared paths, the mean over the replicates of when the path's
     /// last flow, competitors included, finished (seconds from the start
     /// of the run, an unfinished flow at the horizon); `None` on other
@@ -248,11 +252,17 @@ pub fn replicate_means(records: &[GauntletRecord]) -> Vec<ReplicateMean<'_>> {
             } else {
                 0.0
             };
+            let mut completions: Vec<(u32, f64)> = group
+                .iter()
+                .map(|r| (r.replicate, r.outcome.completion_s))
+                .collect();
+            completions.sort_by_key(|&(replicate, _)| replicate);
             Some(ReplicateMean {
                 first,
                 replicates: group.len() as u32,
                 completion_s,
                 completion_var,
+                completions,
                 all_flows_end_s,
                 ack_packets: mean(&|o| o.ack_packets as f64),
                 rtos: mean(&|o| o.rtos as f64),
@@ -387,16 +397,40 @@ fn ratio(x: f64, base: f64) -> Option<f64> {
     (base > 0.0).then(|| x / base)
 }
 
-/// Standard error of the ratio of two replicate means, `m` over `base`,
-/// by the delta method: the relative errors of the two means add in
-/// quadrature. The two sides ran on the same emulator seeds, but their
-/// runs part ways at the first packet that differs, so they are taken as
-/// independent (which overstates the error if anything). Zero when
-/// either side has a single replicate or a zero mean.
+/// Standard error of the ratio `r` of two replicate means, `m` over
+/// `base`, by the delta method.
+///
+/// When both sides ran the same replicates (the same emulator seeds), the
+/// runs come in pairs: the emulator keys each packet's random loss by the
+/// packet (common random numbers), so a draw that slows AE's run tends to
+/// slow the strategy's run of the same seed, and the ratio varies less than
+/// either side. The error then comes from the pairs' residuals
+/// `x_i - r * y_i` (the ratio estimator's variance): on the gauntlet's
+/// Bernoulli-loss paths the per-replicate ratios spread about a seventh as
+/// much as either side's completions. Otherwise (AE against its own second
+/// draw, on other seeds) the two sides are independent and their relative
+/// errors add in quadrature. Zero when either side has a single replicate
+/// or a zero mean.
 pub fn ratio_standard_error(m: &ReplicateMean, base: &ReplicateMean) -> f64 {
     if m.replicates < 2 || base.replicates < 2 || m.completion_s <= 0.0 || base.completion_s <= 0.0
     {
         return 0.0;
+    }
+    let r = m.completion_s / base.completion_s;
+    let paired = m.completions.len() == base.completions.len()
+        && m.completions
+            .iter()
+            .zip(&base.completions)
+            .all(|(x, y)| x.0 == y.0);
+    if paired {
+        let n = m.completions.len() as f64;
+        let residuals = m
+            .completions
+            .iter()
+            .zip(&base.completions)
+            .map(|(x, y)| (x.1 - r * y.1).powi(2))
+            .sum::<f64>();
+        return (residuals / (n - 1.0) / n).sqrt() / base.completion_s;
     }
     let rel_var =
         |x: &ReplicateMean| x.completion_var / f64::from(x.replicates) / x.completion_s.powi(2);

@@ -63,11 +63,13 @@ fn a_ratio_is_clearly_above_only_beyond_two_standard_errors_of_the_draws() {
     // Case 0: every replicate the same run, 11 s against AE's 10 s.
     // Case 1: the same means (1.1x), the strategy's draws 6 and 16 s
     // and AE's 8 and 12 s. Case 2: the means 1.2x with a small spread.
+    // Case 3: both sides spread, but each replicate's pair is 1.1x.
     let mut records = Vec::new();
     for (case, mine, ae) in [
         (0, [11.0, 11.0], [10.0, 10.0]),
         (1, [6.0, 16.0], [8.0, 12.0]),
         (2, [11.9, 12.1], [9.9, 10.1]),
+        (3, [11.0, 13.2], [10.0, 12.0]),
     ] {
         for r in 0..2 {
             for (strategy, c) in [("4w", mine[r]), ("ae", ae[r])] {
@@ -84,15 +86,19 @@ fn a_ratio_is_clearly_above_only_beyond_two_standard_errors_of_the_draws() {
         .collect();
     let se: Vec<f64> = rel.iter().map(|r| r.completion_ratio_se).collect();
     assert_eq!(se[0], 0.0);
-    // Case 1: variances 50 and 8 over two runs, means 11 and 10:
-    // 1.1 * sqrt(50 / 2 / 121 + 8 / 2 / 100).
-    let expected = 1.1 * (25.0_f64 / 121.0 + 0.04).sqrt();
-    assert!((se[1] - expected).abs() < 1e-12, "{se:?}");
+    // Case 1, paired by replicate: residuals 6 - 1.1 * 8 = -2.8 and
+    // 16 - 1.1 * 12 = 2.8, variance 15.68, over 2 runs and AE's 10 s.
+    assert!(
+        (se[1] - (15.68_f64 / 2.0).sqrt() / 10.0).abs() < 1e-12,
+        "{se:?}"
+    );
     assert!(se[2] > 0.0 && se[2] < 0.02, "{se:?}");
+    // Case 3: the pairs agree exactly, so the draws explain nothing.
+    assert!(se[3].abs() < 1e-12, "{se:?}");
     let clearly: Vec<bool> = rel.iter().map(clearly_above).collect();
-    assert_eq!(clearly, [true, false, true]);
+    assert_eq!(clearly, [true, false, true, true]);
     let summary = summarise(&records, &["ae".into(), "4w".into()]);
-    assert_eq!(summary[0].clearly_above_105, 2);
+    assert_eq!(summary[0].clearly_above_105, 3);
     assert_eq!(summary[0].within_105, 0.0);
     // A single replicate has no spread: every ratio above 1.05 counts.
     let single: Vec<GauntletRecord> = records
@@ -101,7 +107,33 @@ fn a_ratio_is_clearly_above_only_beyond_two_standard_errors_of_the_draws() {
         .cloned()
         .collect();
     let summary = summarise(&single, &["ae".into(), "4w".into()]);
-    assert_eq!(summary[0].clearly_above_105, 2);
+    assert_eq!(summary[0].clearly_above_105, 3);
+}
+
+#[test]
+fn runs_on_other_seeds_are_not_paired() {
+    // Case 3 above with the strategy on replicates 2 and 3: independent
+    // draws, whose relative errors add in quadrature (variances 2.42 and
+    // 2, means 12.1 and 11), and 1.1x is no longer clearly above 1.05.
+    let mut records = Vec::new();
+    for (r, mine, ae) in [(0u32, 11.0, 10.0), (1, 13.2, 12.0)] {
+        records.push(GauntletRecord {
+            replicate: r,
+            ..record(3, "ae", ae, 100, 0, None)
+        });
+        records.push(GauntletRecord {
+            replicate: r + 2,
+            ..record(3, "4w", mine, 100, 0, None)
+        });
+    }
+    let rel = relatives(&records);
+    let mine = rel.iter().find(|r| r.strategy == "4w").unwrap();
+    let expected = 1.1 * (2.42_f64 / 2.0 / 12.1_f64.powi(2) + 1.0 / 121.0).sqrt();
+    assert!(
+        (mine.completion_ratio_se - expected).abs() < 1e-12,
+        "{mine:?}"
+    );
+    assert!(!clearly_above(mine));
 }
 
 /// A flow of a run under `strategy` (a test flow or a competitor) that
