@@ -320,3 +320,60 @@ fn a_replayed_case_prints_its_path_and_each_strategy_against_ae() {
     );
     assert!(!String::from_utf8_lossy(&out.stdout).contains("  ae: completion "));
 }
+
+#[test]
+fn a_summary_pools_seeds_and_equals_one_file_holding_them_all() {
+    let dir = scratch_dir("summary");
+    let path = |name: &str| dir.join(name).display().to_string();
+    for seed in ["1", "2"] {
+        ackwise(
+            "a seed",
+            &[
+                "lab",
+                "gauntlet",
+                "--cases",
+                "3",
+                "--seed",
+                seed,
+                "--strategies",
+                "4w",
+                "--replicates",
+                "2",
+                "--jobs",
+                "1",
+                "--quiet",
+                "--json",
+                &path(&format!("s{seed}.json")),
+            ],
+        );
+    }
+    let pooled = ackwise(
+        "summary",
+        &["lab", "summary", &path("s1.json"), &path("s2.json")],
+    );
+    let text = String::from_utf8_lossy(&pooled.stdout).to_string();
+    let row = |name: &str| {
+        text.lines()
+            .find(|l| l.starts_with(name))
+            .unwrap_or_else(|| panic!("no row {name}:\n{text}"))
+            .split_whitespace()
+            .nth(1)
+            .map(str::to_string)
+    };
+    assert_eq!(row("4w").as_deref(), Some("6"), "{text}");
+    assert!(text.contains("seeds 1, 2, 6 cases"), "{text}");
+    // One seed alone judges as `lab gauntlet` printed it.
+    let one = ackwise("summary of one", &["lab", "summary", &path("s1.json")]);
+    let one = String::from_utf8_lossy(&one.stdout).to_string();
+    let gauntlet_row = one.lines().find(|l| l.starts_with("4w ")).unwrap();
+    assert!(gauntlet_row.split_whitespace().nth(1) == Some("3"), "{one}");
+    // The same seed twice would count its cases twice.
+    let twice = Command::new(ACKWISE)
+        .args(["lab", "summary", &path("s1.json"), &path("s1.json")])
+        .output()
+        .expect("run ackwise");
+    let stderr = String::from_utf8_lossy(&twice.stderr);
+    assert_eq!(twice.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("seed 1 again"), "{stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

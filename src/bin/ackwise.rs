@@ -312,10 +312,11 @@ struct RecvArgs {
 #[derive(clap::Args)]
 struct LabArgs {
     /// A preset name, a scenario file (.toml), `list`, `bench`,
-    /// `crosscheck`, `report`, `gauntlet`, `merge` or `compare`.
+    /// `crosscheck`, `report`, `gauntlet`, `merge`, `compare` or `summary`.
     target: Option<String>,
     /// report: the page to write (`paper-003`, `gauntlet`, ...); merge:
-    /// the part files; compare: gauntlet files in pairs, before and after (one pair per seed; several pairs are pooled).
+    /// the part files; compare: gauntlet files in pairs, before and after (one pair per seed; several pairs are pooled);
+    /// summary: gauntlet files, one per seed, judged together.
     #[arg(value_name = "PAGE|FILE.json")]
     page: Vec<String>,
     /// report: directory for the page and its plots.
@@ -1240,6 +1241,72 @@ fn compare(args: &LabArgs) -> Result<ExitCode, LabError> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `lab summary A.json [B.json ...]`: gauntlet files of different seeds,
+/// every case judged against AE in its own file and the judgements pooled.
+fn summary(args: &LabArgs) -> Result<ExitCode, LabError> {
+    use lab::gauntlet::metrics;
+    if args.page.is_empty() {
+        return Err(LabError::Field {
+            field: "lab summary".into(),
+            problem: "needs gauntlet files, one per seed: A.json [B.json ...]".into(),
+        });
+    }
+    let files = args
+        .page
+        .iter()
+        .map(|p| lab::gauntlet::GauntletFile::read(p))
+        .collect::<Result<Vec<_>, _>>()?;
+    for (i, f) in files.iter().enumerate() {
+        if let Some(j) = files[..i].iter().position(|g| g.seed == f.seed) {
+            return Err(LabError::Field {
+                field: args.page[i].clone(),
+                problem: format!(
+                    "seed {} again (also {}): pool one file per seed; combine a seed's shards with `lab merge` first",
+                    f.seed, args.page[j]
+                ),
+            });
+        }
+    }
+    let mut strategies: Vec<String> = Vec::new();
+    for s in files.iter().flat_map(|f| &f.strategies) {
+        if !strategies.contains(s) {
+            strategies.push(s.clone());
+        }
+    }
+    let sets: Vec<&[metrics::GauntletRecord]> =
+        files.iter().map(|f| f.records.as_slice()).collect();
+    let mut summaries = metrics::summarise_pooled(&sets, &strategies);
+    summaries.extend(metrics::noise_floor_pooled(&sets));
+    print!("{}", metrics::table(&summaries));
+    let cases: usize = files
+        .iter()
+        .map(|f| {
+            let mut c: Vec<u64> = f.records.iter().map(|r| r.case).collect();
+            c.sort_unstable();
+            c.dedup();
+            c.len()
+        })
+        .sum();
+    let seeds: Vec<String> = files.iter().map(|f| f.seed.to_string()).collect();
+    println!(
+        "pooled: {} file(s), seeds {}, {cases} cases",
+        files.len(),
+        seeds.join(", ")
+    );
+    for s in summaries
+        .iter()
+        .filter(|s| s.strategy != metrics::NOISE_FLOOR)
+    {
+        if let Some(share) = s.share {
+            println!(
+                "{}: share p10 {:.3}, p90 {:.3} on {} shared paths; more RTOs than ae on {} of them",
+                s.strategy, share[0], share[2], s.shared_paths, s.more_rtos_than_ae_shared
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 /// `lab report gauntlet [--from MERGED.json]`.
 fn gauntlet_report(args: &LabArgs) -> Result<ExitCode, LabError> {
     if let Some(extra) = args.page.get(1) {
@@ -1300,6 +1367,9 @@ fn lab_command(args: LabArgs) -> Result<ExitCode, LabError> {
     }
     if target == "compare" {
         return compare(&args);
+    }
+    if target == "summary" {
+        return summary(&args);
     }
     if target == "report" && args.page.first().map(String::as_str) == Some("gauntlet") {
         return gauntlet_report(&args);

@@ -408,3 +408,33 @@ fn the_terminal_table_counts_the_clearly_above_cases_except_for_the_noise_floor(
         "{text}"
     );
 }
+
+#[test]
+fn pooled_seeds_judge_each_case_against_ae_in_its_own_file() {
+    // Two files that both hold case 0 (two seeds): pooled, the case
+    // counts twice, each against its own AE; concatenated as one file
+    // the two case 0s would be one case with four replicates.
+    let seed = |mine: f64, ae: f64| {
+        vec![
+            record(0, "ae", ae, 100, 0, None),
+            record(0, "4w", mine, 50, 0, None),
+            record(1, "ae", 10.0, 100, 0, None),
+            record(1, "4w", 10.0, 50, 0, None),
+        ]
+    };
+    let (a, b) = (seed(11.0, 10.0), seed(20.0, 25.0));
+    let names = ["ae".to_string(), "4w".to_string()];
+    let pooled = summarise_pooled(&[&a, &b], &names);
+    assert_eq!(pooled[0].cases, 4);
+    assert_eq!(pooled[0].within_105, 0.75);
+    assert_eq!(pooled[0].completion[2], 1.1);
+    assert_eq!(pooled[0].clearly_above_105, 1);
+    // The same as one file whose cases were renumbered apart.
+    let mut renumbered = a.clone();
+    renumbered.extend(b.iter().cloned().map(|mut r| {
+        r.case += 2;
+        r
+    }));
+    assert_eq!(summarise(&renumbered, &names), pooled);
+    assert_eq!(summarise_pooled(&[&a], &names), summarise(&a, &names));
+}
