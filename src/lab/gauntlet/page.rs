@@ -389,7 +389,8 @@ fn replicates_note(out: &mut String, file: &GauntletFile, floor: Option<&Strateg
     let _ = writeln!(
         out,
         "A mean over a few draws still carries the draw's noise, so the column \"clearly > 1.05x\" counts the cases whose ratio exceeds 1.05 \
-         by more than {} standard errors, the error taken from the spread of the replicates on both sides (their relative errors added in quadrature): \
+         by more than {} standard errors, the error taken from the replicates in pairs (each of the strategy's runs beside AE's run on the same emulator seed, whose draws it shares: \
+         the spread of run minus ratio times AE's run, the ratio estimator's variance; AE's second draw, on other seeds, adds the two sides' relative errors in quadrature): \
          slower than AE beyond what the draws explain. On a path without randomness every replicate is the same run, the error is zero and any ratio \
          above 1.05 counts. These are the cases where the strategy's mechanism, not the draw, costs time: for `{target}` {} ({}). \
          On a shared path \"all flows\" is when the last of the path's flows, competitors included, finished, over the same with AE in the test flows' place: \
