@@ -1,7 +1,8 @@
-//! The simulator: one event queue, one virtual clock, one seeded RNG
-//! (ChaCha8). Hosts, links, queues and cross-traffic sources react to
-//! events in time order, ties broken by scheduling order, so a scenario and
-//! a seed determine the result bit for bit.
+//! The simulator: one event queue, one virtual clock, and random draws
+//! keyed by the seed and by what they are about ([`super::draws`]). Hosts,
+//! links, queues and cross-traffic sources react to events in time order,
+//! ties broken by scheduling order, so a scenario and a seed determine the
+//! result bit for bit.
 
 use super::cross::CrossSource;
 use super::draws::{flow_rng, own_rng, packet_rng, Identity, Purpose};
