@@ -79,7 +79,11 @@ pub struct SenderParams {
     /// Tail loss probes (RFC 8985 section 7, see `sender::tail_loss_probe`):
     /// when no ACK comes for about two round trips, one segment goes out
     /// to draw one, instead of waiting for the retransmission timer. Acts
-    /// only with SACK.
+    /// only with SACK. It also turns on RFC 6675's rescue retransmission
+    /// (NextSeg rule 4): once per fast recovery, the highest unSACKed
+    /// segment when nothing else may go, the tail loss that recovery
+    /// cannot probe for. Without it the sender is RFC 6675's rules 1-3, as
+    /// ns-2's Sack1 (ackwise's AE baseline keeps that).
     pub tail_loss_probe: bool,
     /// RFC 8985's "a segment sent later was delivered" applied to segments
     /// sent once above the highest SACK (see [`Scoreboard::on_ack`]): the
@@ -306,6 +310,9 @@ pub struct Sender {
     pacer: Option<Pacer>,
     /// ACK-clock spreading, when on (see `sender::spread`).
     spreader: Option<Spreader>,
+    /// The segment [`emit`](Self::emit) records next is RFC 6675's rescue
+    /// retransmission (NextSeg rule 4), which leaves HighRxt alone.
+    rescue_next: bool,
     /// The window in use, base of the multiplicative decrease.
     in_use: WindowInUse,
     /// New data sent by limited transmit since the last cumulative ACK;
@@ -372,6 +379,7 @@ impl Sender {
             counters: SenderCounters::default(),
             pacer: None,
             spreader: None,
+            rescue_next: false,
             in_use: WindowInUse::default(),
             limited_transmit_bytes: 0,
             ecn_recover: None,
@@ -1468,6 +1476,20 @@ impl Sender {
                 let end = self.clip(start, end, max_payload);
                 return Some(self.emit(now, start, end));
             }
+            // Rule 4: once per fast recovery, the highest unSACKed
+            // segment. At a transfer's tail nothing above it can draw the
+            // SACKs that would mark it lost, and a probe is not sent in
+            // recovery: without the rescue, a partial ACK that leaves only
+            // a lost last segment (the FIN's, typically) waits for the
+            // retransmission timer (gauntlet seed 5 case 111: the one
+            // timeout of the default on a loss-free single-flow path).
+            if self.params.tail_loss_probe && matches!(self.recovery, Recovery::Fast { .. }) {
+                if let Some((start, end)) = self.board.rescue_candidate() {
+                    let end = self.clip(start, end, max_payload);
+                    self.rescue_next = true;
+                    return Some(self.emit(now, start, end));
+                }
+            }
             return None;
         }
         self.next_new(now, max_payload, false)
@@ -1581,7 +1603,11 @@ impl Sender {
             // deadline.
             self.start_rto_timer(now);
         }
-        self.board.on_transmit(start, end, now);
+        if core::mem::take(&mut self.rescue_next) {
+            self.board.on_rescue_retransmit(start, end);
+        } else {
+            self.board.on_transmit(start, end, now);
+        }
         if !retransmission && !self.in_recovery() {
             if self.dup_acks > 0 {
                 self.limited_transmit_bytes += end - start;

@@ -1177,3 +1177,52 @@ fn spreading_spaces_what_an_ack_releases_in_loss_recovery() {
     assert!(at_once <= 2, "{spread:?}");
     assert!(spread[9].0 >= 110_000 + 5_000, "{spread:?}");
 }
+
+/// RFC 6675 NextSeg rule 4: when rules 1-3 offer nothing (the hole
+/// resent, no new data, nothing unSACKed below the highest SACK) and the
+/// window has room, the highest unSACKed segment, the transfer's last
+/// here, is resent once per recovery when tail loss probes are on. Nothing
+/// above it can draw the SACKs that would mark it lost, so without the
+/// rescue the partial ACK that leaves only it waits for the timer.
+#[test]
+fn a_lost_last_segment_is_rescued_in_recovery() {
+    for rescue in [true, false] {
+        let mut s = sender_from(
+            true,
+            SenderParams {
+                tail_loss_probe: rescue,
+                ..params(false)
+            },
+        );
+        assert_eq!(s.write(&vec![7u8; 8 * MSS as usize]), 8 * MSS as usize);
+        assert_eq!(drain(&mut s, t(0)).len(), 4);
+        ack(&mut s, t(100), 2 * MSS, &[]);
+        assert_eq!(drain(&mut s, t(100)).len(), 4, "segments 4-7");
+        // Segments 2 and 7 are lost; 3-6 arrive.
+        for (i, upto) in [4u64, 5, 6].into_iter().enumerate() {
+            ack(&mut s, t(200 + i as u64), 2 * MSS, &[(3 * MSS, upto * MSS)]);
+        }
+        assert!(s.in_recovery());
+        let resent = drain(&mut s, t(202));
+        assert_eq!(resent.len(), 1);
+        assert_eq!((resent[0].start, resent[0].retransmission), (2 * MSS, true));
+        ack(&mut s, t(203), 2 * MSS, &[(3 * MSS, 7 * MSS)]);
+        let next = drain(&mut s, t(203));
+        if rescue {
+            assert_eq!(next.len(), 1, "{next:?}");
+            assert_eq!((next[0].start, next[0].retransmission), (7 * MSS, true));
+        } else {
+            assert!(next.is_empty(), "{next:?}");
+        }
+        // The resent segment 2 arrives: everything but segment 7 is in,
+        // and nothing more goes (one rescue per recovery).
+        ack(&mut s, t(300), 7 * MSS, &[]);
+        assert!(s.in_recovery(), "a partial ACK");
+        assert!(drain(&mut s, t(300)).is_empty());
+        if rescue {
+            // The rescued copy arrives and ends the recovery.
+            ack(&mut s, t(303), 8 * MSS, &[]);
+            assert!(!s.in_recovery());
+        }
+    }
+}
