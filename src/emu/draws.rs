@@ -20,9 +20,12 @@
 //! What is keyed by what:
 //!
 //! * a TCP segment that carries data, SYN or FIN: its first sequence
-//!   number and the number of earlier crossings of that sequence number
-//!   (0 for a first transmission, so a link keeps counts only for resent
-//!   sequence numbers);
+//!   number and a crossing count: 0 for a segment that starts at or above
+//!   everything the flow's direction sent across the link before (a first
+//!   transmission), else how many times that sequence number came back
+//!   (a resend, counted 1, 2, ... even when its first copy was lost before
+//!   reaching this link), so a link keeps counts only for resent sequence
+//!   numbers;
 //! * a pure ACK: its acknowledgment number and how many ACKs in a row
 //!   carried it before (duplicate ACKs are told apart);
 //! * anything else (QUIC datagrams, whose packet numbers are encrypted,
