@@ -519,6 +519,111 @@ fn random_loss_on_the_wire_is_counted_apart_and_recovered() {
     assert_ne!(emu::run(&other).unwrap().links[0], r.links[0]);
 }
 
+/// Data segments in a capture of `LINKTYPE_RAW` IPv4 records: each
+/// record's TCP sequence number and payload length, in capture order.
+fn captured_segments(path: &std::path::Path) -> Vec<(u32, usize)> {
+    let bytes = std::fs::read(path).unwrap();
+    let mut out = Vec::new();
+    let mut at = 24;
+    while at + 16 <= bytes.len() {
+        let len = u32::from_le_bytes(bytes[at + 8..at + 12].try_into().unwrap()) as usize;
+        let ip = &bytes[at + 16..at + 16 + len];
+        let ihl = usize::from(ip[0] & 0x0f) * 4;
+        let total = usize::from(u16::from_be_bytes([ip[2], ip[3]]));
+        let tcp = &ip[ihl..];
+        let header = usize::from(tcp[12] >> 4) * 4;
+        let payload = total - ihl - header;
+        if payload > 0 {
+            out.push((u32::from_be_bytes(tcp[4..8].try_into().unwrap()), payload));
+        }
+        at += 16 + len;
+    }
+    out
+}
+
+/// For each data segment's first transmission in a one-flow run over a
+/// middle link that loses 3% at random (and whose queue drops nothing):
+/// its sequence number and whether the link lost it. Captures record a
+/// packet entering the middle link as it starts, lost or not; the
+/// receiver's access link sees the survivors in the same order, so the
+/// lost ones are what the second list skips.
+fn first_transmissions_lost(config: Config, seed: u64, dir: &std::path::Path) -> Vec<(u32, bool)> {
+    let mut spec = DumbbellSpec::symmetric(
+        10_000_000,
+        Duration::from_millis(10),
+        QueueSpec::drop_tail(10_000),
+    );
+    spec.forward.loss = LossModel::Bernoulli { p: 0.03 };
+    let mut s = Scenario::dumbbell(&spec, &[FlowParams::new(config, 600_000)]);
+    s.seed = seed;
+    let out_link = s
+        .links
+        .iter()
+        .position(|l| l.name == "f0.right.down")
+        .unwrap();
+    let (into, out) = (dir.join("into.pcap"), dir.join("out.pcap"));
+    for (link, path) in [(DUMBBELL_MIDDLE.0, &into), (out_link, &out)] {
+        s.captures.push(CaptureSpec {
+            link,
+            path: path.clone(),
+        });
+    }
+    let r = emu::run(&s).unwrap();
+    assert!(
+        r.flows[0].finished && r.flows[0].content_ok,
+        "{:?}",
+        r.flows[0]
+    );
+    let (ins, outs) = (captured_segments(&into), captured_segments(&out));
+    let mut next_out = outs.iter().peekable();
+    let mut seen = std::collections::HashSet::new();
+    let mut firsts = Vec::new();
+    for seg in &ins {
+        let delivered = next_out.peek() == Some(&seg);
+        if delivered {
+            next_out.next();
+        }
+        if seen.insert(seg.0) {
+            firsts.push((seg.0, !delivered));
+        }
+    }
+    assert!(next_out.next().is_none(), "the survivors are a subsequence");
+    firsts
+}
+
+/// Two runs of one seed whose receivers acknowledge differently (every
+/// segment, delayed ACKs) send their segments at other instants and
+/// resend at other times, yet the link loses the same first
+/// transmissions in both: a packet's loss is keyed by the packet, not by
+/// how many draws came before it (common random numbers).
+#[test]
+fn two_strategies_on_one_seed_lose_the_same_segments() {
+    let dir = std::env::temp_dir().join(format!("ackwise-emu-crn-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let every = first_transmissions_lost(config(), 7, &dir);
+    let delayed = first_transmissions_lost(
+        Config {
+            ack_policy: Config::standard_tcp().ack_policy,
+            ..config()
+        },
+        7,
+        &dir,
+    );
+    let other_seed = first_transmissions_lost(config(), 8, &dir);
+    let _ = std::fs::remove_dir_all(&dir);
+    let lost = |v: &[(u32, bool)]| -> std::collections::BTreeSet<u32> {
+        v.iter().filter(|x| x.1).map(|x| x.0).collect()
+    };
+    assert_eq!(every.len(), 600, "600 segments of 1000 bytes");
+    assert_eq!(
+        every.iter().map(|x| x.0).collect::<Vec<_>>(),
+        delayed.iter().map(|x| x.0).collect::<Vec<_>>()
+    );
+    assert!(lost(&every).len() >= 6, "3% of 600: {:?}", lost(&every));
+    assert_eq!(lost(&every), lost(&delayed));
+    assert_ne!(lost(&every), lost(&other_seed));
+}
+
 #[test]
 fn bursty_loss_on_the_ack_path_and_bad_models_rejected() {
     let mut spec = DumbbellSpec::symmetric(
