@@ -87,7 +87,7 @@ pub(crate) fn mix(key: u64, value: u64) -> u64 {
 
 /// A uniform draw in [0, 1) from a key (53 bits, as `queue::uniform`).
 pub(crate) fn uniform_of(key: u64) -> f64 {
-    (finalise(key) >> 11) as f64 / (1u64 << 53) as f64
+    super::queue::unit(finalise(key))
 }
 
 /// A generator for the draws of `purpose` about the packet keyed `key`.

@@ -40,7 +40,7 @@ impl Elided {
 
 /// Offset of a TCP segment's payload; `None` for something too short to
 /// be a segment or whose header would run past its end.
-fn payload_offset(seg: &[u8]) -> Option<usize> {
+pub(crate) fn payload_offset(seg: &[u8]) -> Option<usize> {
     header_len(seg).filter(|&h| h >= 20 && h <= seg.len())
 }
 

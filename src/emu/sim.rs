@@ -13,7 +13,7 @@ use super::link::{Link, LinkCounters};
 use super::measure::{FlowResult, FlowSeries, LinkResult, RunResult, TimeSeries};
 use super::medium::Medium;
 use super::middlebox::{HookAction, LinkHook, PacketInfo};
-use super::packet::{classify, header_len, Owner, PacketKind, Pool};
+use super::packet::{classify, Owner, PacketKind, Pool};
 use super::pcap::{host_address, PcapWriter};
 use super::queue::{QueuedPacket, Verdict};
 use super::scenario::FlowTransport;
@@ -51,6 +51,9 @@ pub struct Simulator {
     /// Each cross source's own generator, so its on and off periods are
     /// the same whatever the flows do ([`super::draws`]).
     cross_rngs: Vec<TestRng>,
+    /// What queues that never draw ([`LinkQueue::draws`](super::LinkQueue::draws))
+    /// are handed; nothing ever draws from it.
+    idle_rng: TestRng,
     pool: Pool,
     pattern: bytes::Bytes,
     scratch: Vec<u8>,
@@ -176,6 +179,7 @@ impl Simulator {
             links,
             media: scenario.media.iter().map(Medium::new).collect(),
             flows: scenario.flows.iter().map(FlowState::new).collect(),
+            idle_rng: TestRng::seed_from_u64(0),
             cross_rngs: (0..cross.len())
                 .map(|i| own_rng(scenario.seed, Purpose::Cross, i))
                 .collect(),
@@ -445,7 +449,7 @@ impl Simulator {
             Owner::Flow { flow, to_server } => {
                 let id = if self.flows[flow as usize].is_tcp() {
                     let seg = &pkt.buf[..pkt.len];
-                    let header = header_len(seg).unwrap_or(seg.len()).min(seg.len());
+                    let header = elide::payload_offset(seg).unwrap_or(seg.len());
                     let payload = (seg.len() - header) as u32 + pkt.elided.bytes;
                     Identity::of_tcp(seg, payload)
                 } else {
@@ -487,7 +491,15 @@ impl Simulator {
             ecn_capable: pkt.ecn_capable,
         };
         link.account_queue(now);
-        let mut rng = packet_rng(pkt.draw_key, Purpose::Queue);
+        // A queue that never draws is handed the idle generator rather than
+        // one seeded per packet: no per-packet work on such links.
+        let mut keyed;
+        let rng: &mut dyn RngCore = if link.draws {
+            keyed = packet_rng(pkt.draw_key, Purpose::Queue);
+            &mut keyed
+        } else {
+            &mut self.idle_rng
+        };
         let verdict = if link.queue.wants_acks() {
             // Only pure ACKs of TCP flows are candidates for filtering.
             let ack = match (pkt.kind, pkt.owner) {
@@ -498,9 +510,9 @@ impl Simulator {
                 }
                 _ => None,
             };
-            link.queue.enqueue_ack(now, qp, ack, &mut rng)
+            link.queue.enqueue_ack(now, qp, ack, rng)
         } else {
-            link.queue.enqueue(now, qp, &mut rng)
+            link.queue.enqueue(now, qp, rng)
         };
         match verdict {
             Verdict::Queued => {}

@@ -194,5 +194,10 @@ impl QueueSpec {
 
 /// A uniform draw in [0, 1) with 53 random bits.
 pub(crate) fn uniform(rng: &mut dyn RngCore) -> f64 {
-    (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    unit(rng.next_u64())
+}
+
+/// The top 53 of 64 random bits as a uniform draw in [0, 1).
+pub(crate) fn unit(bits: u64) -> f64 {
+    (bits >> 11) as f64 / (1u64 << 53) as f64
 }
