@@ -298,3 +298,53 @@ fn pcap_with_another_transport_or_an_unwritable_file_is_one_line() {
     assert!(err.contains("/nonexistent-ackwise/relay.pcap"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `lab gauntlet --case K --pcap DIR` captures every link of the replayed
+/// case, one file per (replicate, strategy, link); a whole gauntlet is
+/// refused in one line rather than writing thousands of files.
+#[test]
+fn a_replayed_gauntlet_case_is_captured() {
+    let dir = scratch("gauntlet");
+    let caps = dir.join("caps");
+    let out = ackwise()
+        .args(["lab", "gauntlet", "--seed", "1", "--case", "3"])
+        .args([
+            "--strategies",
+            "4w",
+            "--replicates",
+            "2",
+            "--quiet",
+            "--pcap",
+        ])
+        .arg(&caps)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for draw in ["0", "1"] {
+        for s in ["ae", "4w"] {
+            let path = caps.join(format!("gauntlet-s1-c3-{draw}-{s}-middle.fwd.pcap"));
+            assert!(path.is_file(), "{}", path.display());
+        }
+    }
+    if have_tshark() {
+        // Case 3 is one flow of 727 kB: its data crosses the bottleneck.
+        let frames = decode(&caps.join("gauntlet-s1-c3-0-4w-middle.fwd.pcap"));
+        let top = frames.iter().map(|f| f.seq + f.len).max().unwrap();
+        assert!(top > 700_000, "{top}");
+    }
+    let out = ackwise()
+        .args(["lab", "gauntlet", "--cases", "3", "--quiet", "--pcap"])
+        .arg(dir.join("all"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("--pcap") && err.contains("--case"), "{err}");
+    assert!(!dir.join("all").exists(), "nothing written");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -8,7 +8,7 @@
 //! ackwise lab report paper-003|paper-004|ack-management [--out DIR]
 //!                                   # run a paper's presets, write its results page
 //! ackwise lab gauntlet [--cases N] [--seed S] [--strategies a,b] [--case K] [--replicates R]
-//!             [--shard i/n] [--jobs N] [--json F] [--ns2] [--ae-redraw] [--quiet]
+//!             [--shard i/n] [--jobs N] [--json F] [--ns2] [--ae-redraw] [--pcap DIR (with --case)] [--quiet]
 //!                                   # every strategy against AE on random paths
 //! ackwise lab merge PART.json... --json OUT.json
 //!                                   # gauntlet shards into one file
@@ -356,7 +356,8 @@ struct LabArgs {
     plot: Option<String>,
     /// Write every link of every run as a pcap file into this directory
     /// (created if missing): PRESET-POINT-STRATEGY-LINK.pcap, IP/TCP with
-    /// one address pair per flow.
+    /// one address pair per flow; gauntlet: with --case only, as
+    /// gauntlet-sSEED-cCASE-REPLICATE-STRATEGY-LINK.pcap.
     #[arg(long, value_name = "DIR")]
     pcap: Option<String>,
     /// gauntlet: number of cases (default 200).
@@ -1138,6 +1139,7 @@ fn gauntlet_plan(args: &LabArgs) -> Result<lab::gauntlet::GauntletPlan, LabError
     plan.ns2 = args.ns2;
     plan.ae_redraw = args.ae_redraw;
     plan.progress = !args.quiet;
+    plan.pcap_dir = args.pcap.as_ref().map(std::path::PathBuf::from);
     if let Some(r) = args.replicates {
         if r == 0 {
             return Err(LabError::Field {
@@ -1162,6 +1164,9 @@ fn gauntlet(args: &LabArgs) -> Result<ExitCode, LabError> {
     let plan = gauntlet_plan(args)?;
     if plan.ns2 && !lab::ns2::ns2_available() {
         return Err(lab::ns2::Ns2Error::NotInstalled.into());
+    }
+    if let (Some(dir), Some(_)) = (&plan.pcap_dir, plan.only_case) {
+        lab::plot::prepare_dir(dir)?;
     }
     let started = std::time::Instant::now();
     let file = lab::gauntlet::run(&plan)?;
@@ -1189,6 +1194,12 @@ fn gauntlet(args: &LabArgs) -> Result<ExitCode, LabError> {
     }
     if let Some(path) = &args.json {
         write_file(path, &file.to_json())?;
+    }
+    if let (Some(dir), false) = (&plan.pcap_dir, args.quiet) {
+        eprintln!(
+            "every link of every run captured in {} (gauntlet-sSEED-cCASE-REPLICATE-STRATEGY-LINK.pcap)",
+            dir.display()
+        );
     }
     Ok(ExitCode::SUCCESS)
 }

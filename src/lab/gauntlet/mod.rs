@@ -110,6 +110,11 @@ pub struct GauntletPlan {
     /// gets when nothing differs from AE but the draw, at the same number
     /// of replicates.
     pub ae_redraw: bool,
+    /// Capture every link of every run as pcap files in this directory
+    /// (`--pcap`, only with [`only_case`](Self::only_case)): named
+    /// `gauntlet-sSEED-cCASE-DRAW-STRATEGY-LINK.pcap`, DRAW the emulator
+    /// seed's replicate index.
+    pub pcap_dir: Option<std::path::PathBuf>,
 }
 
 impl GauntletPlan {
@@ -127,6 +132,7 @@ impl GauntletPlan {
             progress: false,
             replicates: 1,
             ae_redraw: false,
+            pcap_dir: None,
         }
     }
 
@@ -229,6 +235,12 @@ impl GauntletFile {
 /// Runs the plan: every case of it under every strategy, in parallel;
 /// records come back by case then strategy whatever `jobs` is.
 pub fn run(plan: &GauntletPlan) -> Result<GauntletFile, LabError> {
+    if plan.pcap_dir.is_some() && plan.only_case.is_none() {
+        return Err(LabError::Field {
+            field: "--pcap".into(),
+            problem: "the gauntlet captures one case at a time: add --case K".into(),
+        });
+    }
     let strategies = plan.run_strategies();
     let cases: Vec<draw::Case> = plan
         .case_numbers()
@@ -278,15 +290,16 @@ pub fn run(plan: &GauntletPlan) -> Result<GauntletFile, LabError> {
             .map(|&(c, strategy, replicate, redraw)| {
                 let case = &cases[c];
                 bar.start(|| format!("case {} {strategy}", case.params.case));
+                let pcap = plan.pcap_dir.as_deref().map(|dir| (dir, plan.seed));
                 let out = if redraw {
-                    run_one(case, strategy, replicate, replicates + replicate).map(|r| {
+                    run_one(case, strategy, replicate, replicates + replicate, pcap).map(|r| {
                         GauntletRecord {
                             strategy: AE_REDRAW.into(),
                             ..r
                         }
                     })
                 } else {
-                    run_one(case, strategy, replicate, replicate)
+                    run_one(case, strategy, replicate, replicate, pcap)
                 };
                 bar.finish_one();
                 out
@@ -346,17 +359,24 @@ pub fn replicate_seed(seed: u64, r: u32) -> u64 {
 
 /// One case under one strategy, recorded as replicate `replicate` and run
 /// with the emulator seed of replicate `draw` (the same but for
-/// [`AE_REDRAW`]).
+/// [`AE_REDRAW`]), its links captured when `pcap` names a directory (and
+/// the gauntlet's seed, for the file names).
 fn run_one(
     case: &draw::Case,
     strategy: Strategy,
     replicate: u32,
     draw: u32,
+    pcap: Option<(&std::path::Path, u64)>,
 ) -> Result<GauntletRecord, LabError> {
     let p = &case.params;
-    let scenario = case
+    let mut scenario = case
         .scenario
         .to_emu(strategy, replicate_seed(p.emu_seed, draw));
+    if let Some((dir, seed)) = pcap {
+        let name = format!("gauntlet-s{seed}-c{}", p.case);
+        scenario.captures =
+            crate::lab::run::capture_specs(dir, &name, draw as usize, strategy, &scenario.links);
+    }
     let result = emu::run(&scenario).map_err(|e| case_error(p.case, format!("{strategy}: {e}")))?;
     let roles = case.scenario.roles(strategy);
     Ok(GauntletRecord {
