@@ -684,6 +684,14 @@ impl Sender {
         if outcome.newly_acked == 0 {
             self.on_sack_rtt(now, outcome.newest_sacked_sent_at);
         }
+        // RFC 8985: the tail loss probe's resent bytes were delivered, so
+        // every hole below them is lost (see
+        // `TailLossProbe::delivered_from`).
+        let probe_revealed = !self.in_recovery()
+            && self
+                .tlp
+                .delivered_from(input.ack, sack)
+                .is_some_and(|start| self.board.declare_lost_below(start));
         if let Some(prior) = self.spurious.on_ack(input.ack, sack) {
             self.counters.spurious_timeouts += 1;
             self.cc.on_spurious_timeout(now, prior);
@@ -715,20 +723,11 @@ impl Sender {
                 self.reno_departed = (self.reno_departed + self.mss).min(most);
             }
             if !self.in_recovery() && self.should_enter_recovery() {
-                let postpone = self.params.ack_fixes
-                    && self.fast_retransmit_at.is_none()
-                    && self.acks_sparse_enough_to_wait();
-                match self.postponed_fast_retransmit(now) {
-                    // AF: the burst the last cumulative ACK released is
-                    // still ahead of a retransmission sent now; waiting
-                    // until the next ACK is due lets it drain first.
-                    Some(at) if postpone && at > now => self.fast_retransmit_at = Some(at),
-                    _ => {
-                        self.enter_recovery(now);
-                        effect.entered_recovery = true;
-                    }
-                }
+                self.start_fast_retransmit(now, &mut effect);
             }
+        }
+        if outcome.newly_acked > 0 && self.loss_seen_by_advancing_ack(&outcome, probe_revealed) {
+            self.start_fast_retransmit(now, &mut effect);
         }
         if self.tlp.on_ack(input.ack, input.sack) == Some(ProbeVerdict::LossRepaired) {
             self.on_tail_loss_repaired(now);
@@ -740,6 +739,43 @@ impl Sender {
             }
         }
         effect
+    }
+
+    /// Fast retransmit now, or at the time AF postpones it to.
+    fn start_fast_retransmit(&mut self, now: Instant, effect: &mut AckEffect) {
+        let postpone = self.params.ack_fixes
+            && self.fast_retransmit_at.is_none()
+            && self.acks_sparse_enough_to_wait();
+        match self.postponed_fast_retransmit(now) {
+            // AF: the burst the last cumulative ACK released is still
+            // ahead of a retransmission sent now; waiting until the next
+            // ACK is due lets it drain first.
+            Some(at) if postpone && at > now => self.fast_retransmit_at = Some(at),
+            _ => {
+                self.enter_recovery(now);
+                effect.entered_recovery = true;
+            }
+        }
+    }
+
+    /// Whether an ACK that advanced the cumulative point reveals a loss to
+    /// repair now. Such an ACK is no duplicate (RFC 6675 section 2: it
+    /// acknowledges new data), so the duplicate path never asks; at the
+    /// tail, with everything sent, no duplicate may follow it either, and
+    /// the hole would wait for a probe or the timer (Linux looks for
+    /// losses on every ACK that SACKs new data). Two narrow cases only,
+    /// where nothing else can repair the hole (a DupThresh decision still
+    /// waits for duplicates): it SACKed data above the new hole and early
+    /// retransmit is due, or it reported a tail loss probe delivered.
+    fn loss_seen_by_advancing_ack(&self, outcome: &AckOutcome, probe_revealed: bool) -> bool {
+        if self.in_recovery() || self.board.snd_una() < self.recover {
+            return false;
+        }
+        if probe_revealed {
+            self.should_enter_recovery()
+        } else {
+            outcome.newly_sacked > 0 && self.early_retransmit_due()
+        }
     }
 
     /// With the duplicate guard: the cumulative ACK advanced at `now`.

@@ -591,6 +591,32 @@ fn early_retransmit_repairs_a_tail_loss_that_cannot_bring_three_duplicates() {
     );
 }
 
+/// The tail again, but the ACK that reports the segment above the hole
+/// also advances the cumulative point (the first segment's ACK was lost
+/// or held, as a sparse-ACK receiver does). That ACK acknowledges new
+/// data, so it is no duplicate, and with everything sent none can follow;
+/// early retransmit must still see the hole on it, not leave it to the
+/// timer.
+#[test]
+fn early_retransmit_sees_a_hole_reported_by_an_ack_that_advances() {
+    let mut s = early_retransmit_sender(true, 4, 3 * MSS as usize);
+    assert_eq!(drain(&mut s, t(0)).len(), 3);
+    let e = ack(&mut s, t(100), MSS, &[(2 * MSS, 3 * MSS)]);
+    assert!(!e.duplicate && e.newly_acked == MSS);
+    assert!(e.entered_recovery, "{e:?}");
+    let sent = drain(&mut s, t(100));
+    assert_eq!(
+        sent.first().map(|x| (x.start, x.retransmission)),
+        Some((MSS, true)),
+        "{sent:?}"
+    );
+    // Without early retransmit the same ACK leaves the hole alone.
+    let mut s = early_retransmit_sender(false, 4, 3 * MSS as usize);
+    drain(&mut s, t(0));
+    assert!(!ack(&mut s, t(100), MSS, &[(2 * MSS, 3 * MSS)]).entered_recovery);
+    assert!(drain(&mut s, t(100)).iter().all(|x| !x.retransmission));
+}
+
 /// Early retransmit only where no new segment can go out: a sender with
 /// data left and room in the peer's window sends it (limited transmit)
 /// and lets DupThresh decide, even with three segments outstanding.
@@ -943,6 +969,53 @@ fn a_probe_that_repairs_a_lost_segment_reduces_the_window_once() {
     assert_eq!(s.ssthresh(), 2 * MSS);
     assert_eq!(s.cwnd(), 2 * MSS);
     assert_eq!(s.counters().timeouts, 0);
+}
+
+/// Two of four segments lost at the tail, one between them SACKed: one
+/// SACK is short of DupThresh, and nothing is left to send. The probe
+/// resends the last segment; its SACK leaves two segments reported above
+/// the hole, still short, but the probe left two round trips after the
+/// hole's segment did, so the hole is lost (RFC 8985) and is repaired at
+/// once instead of by the timer.
+#[test]
+fn a_delivered_probe_reveals_the_holes_below_it() {
+    let run = |tlp: bool| {
+        let mut s = sender_from(true, probing_params());
+        if !tlp {
+            s.params.tail_loss_probe = false;
+        }
+        s.write(&[7u8; 4 * MSS as usize]);
+        assert_eq!(drain(&mut s, t(0)).len(), 4);
+        // Segments 1 and 3 lost.
+        let e = ack(&mut s, t(100), MSS, &[(2 * MSS, 3 * MSS)]);
+        assert!(!e.entered_recovery);
+        assert!(drain(&mut s, t(100)).is_empty());
+        let at = s.poll_timeout().unwrap();
+        let timeout = s.handle_timeout(at);
+        let probe = drain(&mut s, at);
+        (s, at, timeout, probe)
+    };
+    let (mut s, at, timeout, probe) = run(true);
+    assert!(!timeout);
+    assert_eq!(
+        probe.iter().map(|x| x.start).collect::<Vec<_>>(),
+        [3 * MSS],
+        "the probe resends the last segment"
+    );
+    let later = at + Duration::from_millis(100);
+    let e = ack(&mut s, later, MSS, &[(2 * MSS, 4 * MSS)]);
+    assert!(e.entered_recovery, "{e:?}");
+    let repair = drain(&mut s, later);
+    assert_eq!(
+        repair.first().map(|x| (x.start, x.retransmission)),
+        Some((MSS, true)),
+        "{repair:?}"
+    );
+    assert_eq!(s.counters().timeouts, 0);
+    // Without probes the same tail waits for the timer.
+    let (_, _, timeout, resent) = run(false);
+    assert!(timeout);
+    assert_eq!(resent.first().map(|x| x.start), Some(MSS));
 }
 
 #[test]

@@ -116,9 +116,10 @@ pub struct Scoreboard {
     /// it. Only rises until a timeout or [`Scoreboard::reset_to`].
     sent_order_lost_end: u64,
     /// Every unSACKed record below this offset was outstanding at the
-    /// last retransmission timeout that kept the SACK marks, and is lost
-    /// (see [`Scoreboard::on_retransmission_timeout_keeping_sacks`]);
-    /// `lost_end` is never below it.
+    /// last retransmission timeout that kept the SACK marks (see
+    /// [`Scoreboard::on_retransmission_timeout_keeping_sacks`]) or was
+    /// declared lost by the sender ([`Scoreboard::declare_lost_below`]),
+    /// and is lost; `lost_end` is never below it.
     timeout_lost_end: u64,
     /// The boundary by RFC 6675's criteria alone. A cumulative ACK or SACK
     /// of a resent record counts its latest transmission as delivered only
@@ -707,6 +708,27 @@ impl Scoreboard {
         self.timeout_lost_end = self.high_data;
         self.dupthresh_lost_end = self.high_data;
         self.sacked_above_lost = 0;
+    }
+
+    /// Declares every unSACKed record below `offset` lost, whatever the
+    /// SACK count says, as a timeout that kept the SACK marks would
+    /// (records retransmitted since keep that mark). For a verdict the
+    /// sender reaches by time rather than by counting SACKs: a tail loss
+    /// probe's bytes reported held (see
+    /// [`TailLossProbe::delivered_from`](super::tail_loss_probe::TailLossProbe::delivered_from)).
+    /// `offset` is clamped to `[snd_una, high_data]` and taken down to
+    /// the start of the record holding it. Returns whether the lost
+    /// boundary rose.
+    pub fn declare_lost_below(&mut self, offset: u64) -> bool {
+        let mut offset = offset.clamp(self.snd_una, self.high_data);
+        if let Some(r) = self.records.get(self.first_ending_after(offset)) {
+            offset = offset.min(r.start.max(self.snd_una));
+        }
+        let before = self.lost_end;
+        self.timeout_lost_end = self.timeout_lost_end.max(offset);
+        self.dupthresh_lost_end = self.dupthresh_lost_end.max(offset);
+        self.raise_lost_end(offset);
+        self.lost_end > before
     }
 
     /// What every timeout resets: no record counts as retransmitted (or

@@ -119,6 +119,27 @@ fn two_sacked_segments_are_not_enough() {
     assert_eq!(sb.next_unsacked_rule3(), Some(seg(2)));
 }
 
+/// A verdict by time (a delivered tail loss probe) makes the holes below
+/// it lost where the SACK count does not: NextSeg offers them, and the
+/// mark stands when later ACKs move the count.
+#[test]
+fn holes_declared_lost_stay_lost() {
+    let mut sb = board(6);
+    sb.on_ack(MSS, &[(2 * MSS, 3 * MSS), (5 * MSS, 6 * MSS)]);
+    assert_eq!(sb.lost_bytes(), 0, "two SACKed segments are not enough");
+    // Mid-record offsets are taken down to the record's start.
+    assert!(sb.declare_lost_below(5 * MSS + 10));
+    assert!(!sb.declare_lost_below(4 * MSS), "nothing new");
+    assert!(sb.is_lost(MSS) && sb.is_lost(3 * MSS) && sb.is_lost(4 * MSS));
+    assert!(!sb.is_lost(2 * MSS) && !sb.is_lost(5 * MSS));
+    assert_eq!(sb.lost_bytes(), 3 * MSS);
+    assert_eq!(sb.pipe(), 0);
+    sb.begin_recovery();
+    assert_eq!(sb.next_lost(), Some(seg(1)));
+    sb.on_ack(2 * MSS, &[(2 * MSS, 3 * MSS), (5 * MSS, 6 * MSS)]);
+    assert!(sb.is_lost(3 * MSS));
+}
+
 #[test]
 fn byte_criterion_with_large_records() {
     // Two SACKed records above, but 5000 > (3 - 1) * 1000 SACKed bytes.
@@ -624,6 +645,17 @@ impl Model {
         }
     }
 
+    /// The start of the record holding `offset` (clamped to the window).
+    fn declare_lost_below(&mut self, offset: u64) {
+        let offset = offset.clamp(self.snd_una, self.high_data);
+        let start = self
+            .recs
+            .iter()
+            .find(|r| r.end > offset)
+            .map_or(offset, |r| r.start.min(offset));
+        self.timeout_lost_end = self.timeout_lost_end.max(start);
+    }
+
     fn rto_keeping_sacks(&mut self) {
         self.sent_order_lost_end = self.high_data;
         self.timeout_lost_end = self.high_data;
@@ -759,6 +791,8 @@ enum Op {
     Rto,
     /// A timeout that keeps the SACK marks.
     RtoKeepingSacks,
+    /// Every unSACKed record below this offset declared lost.
+    DeclareLost(Pos),
     Rescue,
     /// Retransmit what NextSeg rule 1 or rule 3 offers.
     NextSeg,
@@ -806,6 +840,7 @@ fn op() -> impl Strategy<Value = Op> {
         1 => Just(Op::BeginRecovery),
         1 => Just(Op::Rto),
         1 => Just(Op::RtoKeepingSacks),
+        1 => pos().prop_map(Op::DeclareLost),
         1 => Just(Op::Rescue),
         2 => Just(Op::NextSeg),
     ]
@@ -882,6 +917,16 @@ proptest! {
                     sb.on_retransmission_timeout_keeping_sacks();
                     model.rto_keeping_sacks();
                     prop_assert_eq!(sb.pipe(), 0, "everything out is SACKed or lost");
+                }
+                Op::DeclareLost(at) => {
+                    let at = at.at(&sb);
+                    let before = sb.lost_bytes();
+                    sb.declare_lost_below(at);
+                    model.declare_lost_below(at);
+                    prop_assert!(sb.lost_bytes() >= before);
+                    for r in sb.records.iter().filter(|r| !r.sacked && r.end <= at) {
+                        prop_assert!(sb.is_lost(r.start), "{:?} below {}", r, at);
+                    }
                 }
                 Op::Rescue => {
                     if let Some((s, e)) = sb.rescue_candidate() {
