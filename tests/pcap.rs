@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::{free_udp_port, have_tshark, wait_for_line};
+use common::{free_udp_port, have_tshark, output_ok, wait_for_line};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -206,17 +206,12 @@ start = "100ms"
     )
     .unwrap();
     let caps = dir.join("caps");
-    let out = ackwise()
-        .arg("lab")
-        .arg(&scenario)
-        .args(["--strategies", "ae,4w", "--quiet", "--pcap"])
-        .arg(&caps)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    output_ok(
+        ackwise()
+            .arg("lab")
+            .arg(&scenario)
+            .args(["--strategies", "ae,4w", "--quiet", "--pcap"])
+            .arg(&caps),
     );
     let mut names: Vec<String> = std::fs::read_dir(&caps)
         .unwrap()
@@ -306,23 +301,18 @@ fn pcap_with_another_transport_or_an_unwritable_file_is_one_line() {
 fn a_replayed_gauntlet_case_is_captured() {
     let dir = scratch("gauntlet");
     let caps = dir.join("caps");
-    let out = ackwise()
-        .args(["lab", "gauntlet", "--seed", "1", "--case", "3"])
-        .args([
-            "--strategies",
-            "4w",
-            "--replicates",
-            "2",
-            "--quiet",
-            "--pcap",
-        ])
-        .arg(&caps)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    output_ok(
+        ackwise()
+            .args(["lab", "gauntlet", "--seed", "1", "--case", "3"])
+            .args([
+                "--strategies",
+                "4w",
+                "--replicates",
+                "2",
+                "--quiet",
+                "--pcap",
+            ])
+            .arg(&caps),
     );
     for draw in ["0", "1"] {
         for s in ["ae", "4w"] {
