@@ -310,9 +310,6 @@ pub struct Sender {
     pacer: Option<Pacer>,
     /// ACK-clock spreading, when on (see `sender::spread`).
     spreader: Option<Spreader>,
-    /// The segment [`emit`](Self::emit) records next is RFC 6675's rescue
-    /// retransmission (NextSeg rule 4), which leaves HighRxt alone.
-    rescue_next: bool,
     /// The window in use, base of the multiplicative decrease.
     in_use: WindowInUse,
     /// New data sent by limited transmit since the last cumulative ACK;
@@ -379,7 +376,6 @@ impl Sender {
             counters: SenderCounters::default(),
             pacer: None,
             spreader: None,
-            rescue_next: false,
             in_use: WindowInUse::default(),
             limited_transmit_bytes: 0,
             ecn_recover: None,
@@ -1522,8 +1518,7 @@ impl Sender {
             if self.params.tail_loss_probe && matches!(self.recovery, Recovery::Fast { .. }) {
                 if let Some((start, end)) = self.board.rescue_candidate() {
                     let end = self.clip(start, end, max_payload);
-                    self.rescue_next = true;
-                    return Some(self.emit(now, start, end));
+                    return Some(self.emit_as(now, start, end, Transmission::Rescue));
                 }
             }
             return None;
@@ -1626,6 +1621,13 @@ impl Sender {
     /// Records and describes the transmission of `[start, end)`, where `end`
     /// may include the FIN's unit.
     fn emit(&mut self, now: Instant, start: u64, end: u64) -> TxSegment {
+        self.emit_as(now, start, end, Transmission::Ordinary)
+    }
+
+    /// [`emit`](Self::emit), told whether the segment is RFC 6675's rescue
+    /// retransmission (NextSeg rule 4), which the scoreboard records
+    /// without raising HighRxt.
+    fn emit_as(&mut self, now: Instant, start: u64, end: u64, kind: Transmission) -> TxSegment {
         let data_end = self.buffer.end();
         let fin = self.fin_queued && end > data_end;
         let len = (end.min(data_end)).saturating_sub(start) as usize;
@@ -1639,7 +1641,7 @@ impl Sender {
             // deadline.
             self.start_rto_timer(now);
         }
-        if core::mem::take(&mut self.rescue_next) {
+        if kind == Transmission::Rescue {
             self.board.on_rescue_retransmit(start, end);
         } else {
             self.board.on_transmit(start, end, now);
@@ -1768,6 +1770,16 @@ impl Sender {
         let room = (self.cc.window()).saturating_sub(self.in_flight());
         Some(room >= waiting.max(1) && (self.window_edge > next || fin))
     }
+}
+
+/// How [`Sender::emit_as`] records a segment on the scoreboard.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Transmission {
+    /// New data or a retransmission by NextSeg rules 1 and 3, a probe, a
+    /// go-back-N resend.
+    Ordinary,
+    /// RFC 6675's rescue retransmission (NextSeg rule 4).
+    Rescue,
 }
 
 /// Bucket of the spreader's windowed maximum before the first RTT sample.
