@@ -370,8 +370,9 @@ struct LabArgs {
     #[arg(long)]
     ns2: bool,
     /// gauntlet, report gauntlet: run every (case, strategy) R times, each
-    /// with its own emulator seed (replicate 0 with the case's own, so 1 is
-    /// the single run), and judge the mean; from 2 on the table adds AE's
+    /// with its own emulator seed and, after the first, flow starts moved
+    /// by up to half an RTT (replicate 0 is the case as drawn, so 1 is the
+    /// single run), and judge the mean; from 2 on the table adds AE's
     /// replicate 1 against its replicate 0, the single-draw noise floor
     /// (default 1).
     #[arg(long, value_name = "R")]

@@ -99,9 +99,10 @@ pub struct GauntletPlan {
     /// Progress on stderr.
     pub progress: bool,
     /// Runs of every (case, strategy), each with its own emulator seed
-    /// (`--replicates`); strategies are judged on the mean over them.
-    /// Replicate 0 uses the case's own seed, so one replicate is the
-    /// single-draw run.
+    /// and, after the first, its own flow start offsets
+    /// ([`draw::Case::replicate_scenario`]) (`--replicates`); strategies
+    /// are judged on the mean over them. Replicate 0 runs the case as
+    /// drawn, so one replicate is the single-draw run.
     pub replicates: u32,
     /// Also run AE a second time on every case, on replicates
     /// `replicates..2 * replicates` (`--ae-redraw`), recorded as the
@@ -370,7 +371,7 @@ fn run_one(
 ) -> Result<GauntletRecord, LabError> {
     let p = &case.params;
     let mut scenario = case
-        .scenario
+        .replicate_scenario(draw)
         .to_emu(strategy, replicate_seed(p.emu_seed, draw));
     if let Some((dir, seed)) = pcap {
         let name = format!("gauntlet-s{seed}-c{}", p.case);

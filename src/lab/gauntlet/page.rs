@@ -352,10 +352,15 @@ fn replicates_note(out: &mut String, file: &GauntletFile, floor: Option<&Strateg
          and is judged on the mean over them: completion, ACK and RTO counts are means, the share is the mean of the runs' shares, \
          and \"more RTOs than ae\" compares the means. Random loss, Gilbert-Elliott bursts and RED draw differently in each replicate, \
          so on a lossy path one draw can put a ratio far from where the mechanism does; the file keeps every run. \
+         Replicates after the first also start every flow later by its own draw, uniform in [0, {}) of the base RTT: \
+         flows sharing a path without randomness would otherwise run the same phase pattern in every replicate \
+         (which flow's slow start overflows the buffer while another is still small), one pattern of many, \
+         and a single pattern can move a ratio by a fifth either way. \
          Within a replicate the strategy and AE share their draws: a packet's random loss and RED's choice about it are keyed by the packet \
          (flow, sequence number, which crossing), so the first transmission of a segment is lost in both runs or in neither \
          (common random numbers; a Gilbert-Elliott chain steps per packet, the n-th packet on the link in both).{}\n",
         file.replicates,
+        draw::REPLICATE_START_SHIFT_RTTS,
         floor.map_or(String::new(), |f| format!(
             " The row `{}` judges AE's replicate 1 against its replicate 0, as if it were another strategy: \
              with nothing different but the draw, {} of its ratios are within 1.05x, {} above 1.25x, and its worst is {}. \
@@ -391,7 +396,7 @@ fn replicates_note(out: &mut String, file: &GauntletFile, floor: Option<&Strateg
         "A mean over a few draws still carries the draw's noise, so the column \"clearly > 1.05x\" counts the cases whose ratio exceeds 1.05 \
          by more than {} standard errors, the error taken from the replicates in pairs (each of the strategy's runs beside AE's run on the same emulator seed, whose draws it shares: \
          the spread of run minus ratio times AE's run, the ratio estimator's variance; AE's second draw, on other seeds, adds the two sides' relative errors in quadrature): \
-         slower than AE beyond what the draws explain. On a path without randomness every replicate is the same run, the error is zero and any ratio \
+         slower than AE beyond what the draws explain. On a lone flow's path without randomness every replicate is the same run, the error is zero and any ratio \
          above 1.05 counts. These are the cases where the strategy's mechanism, not the draw, costs time: for `{target}` {} ({}). \
          On a shared path \"all flows\" is when the last of the path's flows, competitors included, finished, over the same with AE in the test flows' place: \
          at or below 1.05 the path carried the same work in the same time and the competitors finished first \
