@@ -320,6 +320,15 @@ pub struct Config {
     /// timer fires. On by default (ackwise's own); paper 003's AF waits
     /// whatever the group.
     pub af_waits_only_for_sparse_acks: bool,
+    /// In a fast recovery that can send nothing (the window full, no
+    /// segment counted lost), a hole below SACKed data is declared lost a
+    /// round trip plus a quarter of the minimum RTT after it was sent, by
+    /// a timer (RFC 8985's reordering timer; see
+    /// [`reorder_timer`](crate::sender::reorder_timer)), instead of
+    /// waiting for DupThresh SACKs a small window cannot bring and then
+    /// for the retransmission timer. Needs SACK. On by default (ackwise's
+    /// own); off in [`Config::standard_tcp`].
+    pub reorder_timer: bool,
     /// ACK nonces (see [`ack_nonce`](super::ack_nonce)): every data
     /// segment carries a nonce only a receiver holding it can echo, and
     /// ACKs without the right echo are ignored, so a receiver cannot
@@ -485,6 +494,7 @@ impl Default for Config {
             timeout_keeps_sacks: true,
             early_retransmit: true,
             af_waits_only_for_sparse_acks: true,
+            reorder_timer: true,
             ack_nonce: AckNonceMode::Offer,
             announce_window: false,
             nagle: true,
@@ -530,6 +540,7 @@ impl Config {
             timeout_keeps_sacks: false,
             early_retransmit: false,
             af_waits_only_for_sparse_acks: false,
+            reorder_timer: false,
             ack_spreading: false,
             ack_nonce: AckNonceMode::Off,
             ..Config::default()

@@ -485,6 +485,7 @@ impl Connection {
             timeout_keeps_sacks: config.timeout_keeps_sacks,
             early_retransmit: config.early_retransmit,
             af_waits_only_for_sparse_acks: config.af_waits_only_for_sparse_acks,
+            reorder_timer: config.reorder_timer,
         };
         let cc = config.congestion.build(u64::from(config.mss));
         let mut sender = Sender::new(params, cc, config.sack, 0);
@@ -1015,6 +1016,7 @@ impl Connection {
             spurious_timeouts: c.spurious_timeouts,
             tail_loss_probes: c.tail_loss_probes,
             tail_loss_repairs: c.tail_loss_repairs,
+            reorder_timeouts: c.reorder_timeouts,
             duplicate_acks_received: c.duplicate_acks,
             cwnd: self.sender.cwnd(),
             ssthresh: self.sender.ssthresh(),

@@ -30,6 +30,9 @@ pub struct Stats {
     pub tail_loss_probes: u64,
     /// Tail loss probes that resent data the peer lacked.
     pub tail_loss_repairs: u64,
+    /// Holes of a stalled fast recovery found lost by the reordering timer
+    /// (see [`Config::reorder_timer`](super::Config::reorder_timer)).
+    pub reorder_timeouts: u64,
     /// Segments we sent that acknowledged without carrying data, SYN or FIN.
     pub pure_acks_sent: u64,
     /// Every segment we sent with a new or repeated acknowledgment,

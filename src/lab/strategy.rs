@@ -775,11 +775,12 @@ impl Strategy {
         // (ackwise's; not ns-2's either).
         config.sack_rtt_samples = true;
         config.timeout_keeps_sacks = true;
-        // Early retransmit and AF waiting only for sparse ACKs are
-        // ackwise's own recovery, in its own base; the papers' senders
-        // had neither.
+        // Early retransmit, AF waiting only for sparse ACKs and the
+        // reordering timer of a stalled recovery are ackwise's own
+        // recovery, in its own base; the papers' senders had none.
         config.early_retransmit = self.base == Base::W4Adaptive;
         config.af_waits_only_for_sparse_acks = self.base == Base::W4Adaptive;
+        config.reorder_timer = self.base == Base::W4Adaptive;
         // Paper 004's NewReno counts ACKs in congestion avoidance; its ABC
         // (`dal2`) and paper 003's senders count bytes.
         config.congestion.ack_counting_avoidance = matches!(

@@ -115,6 +115,14 @@ pub struct SenderParams {
     /// waiting only takes time from the repair before the timer fires
     /// (ackwise's own; paper 003 waits whatever the group).
     pub af_waits_only_for_sparse_acks: bool,
+    /// In a fast recovery that can send nothing (`pipe` fills cwnd and no
+    /// segment counts as lost), a hole below SACKed data that was sent
+    /// once is declared lost a round trip plus a reordering window after
+    /// it left, by a timer (RFC 8985 sections 6.2-6.3; see
+    /// [`reorder_timer`](super::reorder_timer)), rather than waiting for
+    /// DupThresh SACKs that a small window cannot bring, and then for the
+    /// retransmission timer. Acts only with SACK.
+    pub reorder_timer: bool,
 }
 
 /// One segment the sender wants on the wire.
@@ -198,6 +206,9 @@ pub struct SenderCounters {
     /// Tail loss probes that resent data the receiver did not have (each
     /// answered with one window reduction).
     pub tail_loss_repairs: u64,
+    /// Holes of a stalled fast recovery that the reordering timer declared
+    /// lost (see [`SenderParams::reorder_timer`]).
+    pub reorder_timeouts: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -293,6 +304,9 @@ pub struct Sender {
     af_cap: Option<u64>,
     /// AF: the fast retransmit is due then.
     fast_retransmit_at: Option<Instant>,
+    /// When the oldest overtaken hole of a stalled recovery counts as
+    /// lost (see [`SenderParams::reorder_timer`]).
+    reorder_deadline: Option<Instant>,
     /// HyStart++'s detector while the initial slow start lasts.
     hystart: Option<HyStart>,
     /// Whether the last timeout turns out spurious (D-SACK).
@@ -368,6 +382,7 @@ impl Sender {
             ack_interval: AckInterval::new(),
             af_cap: None,
             fast_retransmit_at: None,
+            reorder_deadline: None,
             hystart,
             spurious: SpuriousTimeout::default(),
             last_timeout_at: None,
@@ -642,6 +657,7 @@ impl Sender {
         // iterator over the six.
         let mut t = earliest(self.rto_deadline, self.persist_deadline);
         t = earliest(t, self.fast_retransmit_at);
+        t = earliest(t, self.reorder_deadline);
         t = earliest(t, self.tlp.deadline());
         t = earliest(t, self.pacing_wake_at());
         earliest(t, self.spreader.as_ref().and_then(Spreader::wake_at))
@@ -728,6 +744,7 @@ impl Sender {
         if self.tlp.on_ack(input.ack, input.sack) == Some(ProbeVerdict::LossRepaired) {
             self.on_tail_loss_repaired(now);
         }
+        self.arm_reorder_timer(now);
         if outcome.newly_acked > 0 {
             self.arm_tail_loss_probe(now);
             if self.duplicate_guard && !self.sack {
@@ -735,6 +752,39 @@ impl Sender {
             }
         }
         effect
+    }
+
+    /// The reordering timer of a stalled fast recovery (see
+    /// [`reorder_timer`](super::reorder_timer)): while the recovery can
+    /// send nothing, declares lost every overtaken hole whose time has
+    /// come and arms the timer for the next one. Called after every ACK
+    /// and when the timer fires; a recovery that can send again, or that
+    /// ended, disarms it.
+    fn arm_reorder_timer(&mut self, now: Instant) {
+        self.reorder_deadline = None;
+        if !self.params.reorder_timer || !self.sack {
+            return;
+        }
+        while matches!(self.recovery, Recovery::Fast { .. })
+            && self.board.next_lost().is_none()
+            && self.board.pipe() + self.mss > self.cc.window()
+        {
+            let (Some((end, sent_at)), Some(srtt)) =
+                (self.board.oldest_overtaken_hole(), self.rtt.srtt())
+            else {
+                return;
+            };
+            let at = super::reorder_timer::lost_at(sent_at, srtt, self.rtt.min_rtt());
+            if at > now {
+                self.reorder_deadline = Some(at);
+                return;
+            }
+            if !self.board.declare_lost_below(end) {
+                return;
+            }
+            self.counters.reorder_timeouts += 1;
+            tracing::debug!(end, "reordering timer: overtaken hole lost");
+        }
     }
 
     /// Fast retransmit now, or at the time AF postpones it to.
@@ -1378,6 +1428,9 @@ impl Sender {
     /// happened.
     pub fn handle_timeout(&mut self, now: Instant) -> bool {
         self.pacing_on_timer(now);
+        if self.reorder_deadline.is_some_and(|t| t <= now) {
+            self.arm_reorder_timer(now);
+        }
         if let Some(s) = self.spreader.as_mut() {
             s.on_timer(now);
         }

@@ -36,6 +36,7 @@ fn params(ack_fixes: bool) -> SenderParams {
         timeout_keeps_sacks: true,
         early_retransmit: false,
         af_waits_only_for_sparse_acks: false,
+        reorder_timer: false,
     }
 }
 
@@ -324,6 +325,7 @@ fn fin_follows_the_last_byte_and_is_retransmitted_with_it() {
         timeout_keeps_sacks: true,
         early_retransmit: false,
         af_waits_only_for_sparse_acks: false,
+        reorder_timer: false,
     };
     let mut s = Sender::new(
         params,
@@ -557,6 +559,103 @@ fn early_retransmit_sender(early_retransmit: bool, initial_segments: u64, bytes:
     let mut s = Sender::new(params, Box::new(Reno::new(reno)), true, 1 << 20);
     assert_eq!(s.write(&vec![7u8; bytes]), bytes);
     s
+}
+
+/// A stalled recovery (RFC 8985's reordering timer, see
+/// `sender::reorder_timer`): IW 4 and limited transmit put segments 0-5
+/// out; 0, 3 and 5 are lost. Segment 4's SACK, a round trip after it
+/// left, is the third and starts recovery with cwnd at 2 segments. When
+/// the fast retransmit's partial ACK arrives, segment 3 lies below the one
+/// SACKed segment (4) and segment 5 above it: one SACK is short of
+/// DupThresh, and with 3 and 5 counted in `pipe` cwnd is full. Segment 3
+/// was sent before segment 4, which arrived, and more than a round trip
+/// and a quarter of the minimum RTT ago, so the timer has declared it
+/// lost, and the partial ACK's room resends it. Without the timer nothing
+/// may go out until the retransmission timeout.
+#[test]
+fn the_reordering_timer_resends_a_hole_that_one_sack_cannot_condemn() {
+    let run = |reorder_timer: bool| {
+        let mut s = sender_from(
+            true,
+            SenderParams {
+                reorder_timer,
+                ..params(false)
+            },
+        );
+        assert_eq!(s.write(&vec![7u8; 100_000]), 100_000);
+        assert_eq!(drain(&mut s, t(0)).len(), 4);
+        ack(&mut s, t(100), 0, &[(MSS, 2 * MSS)]);
+        assert_eq!(drain(&mut s, t(100)).len(), 1, "limited transmit: 4");
+        ack(&mut s, t(101), 0, &[(MSS, 3 * MSS)]);
+        assert_eq!(drain(&mut s, t(101)).len(), 1, "limited transmit: 5");
+        let e = ack(&mut s, t(200), 0, &[(MSS, 3 * MSS), (4 * MSS, 5 * MSS)]);
+        assert!(e.entered_recovery);
+        assert_eq!(s.cwnd(), 2 * MSS);
+        let fr = drain(&mut s, t(200));
+        assert_eq!(
+            fr.iter().map(|x| x.start).collect::<Vec<_>>(),
+            vec![0],
+            "the fast retransmit alone fits"
+        );
+        // The resent segment 0 arrives: a partial ACK up to the hole at 3.
+        ack(&mut s, t(300), 3 * MSS, &[(4 * MSS, 5 * MSS)]);
+        (s.counters().reorder_timeouts, drain(&mut s, t(300)), s)
+    };
+    let (declared, sent, _) = run(true);
+    assert_eq!(declared, 1);
+    assert_eq!(
+        sent.first().map(|x| (x.start, x.retransmission)),
+        Some((3 * MSS, true)),
+        "{sent:?}"
+    );
+    let (declared, sent, s) = run(false);
+    assert_eq!(declared, 0);
+    assert!(sent.is_empty(), "stalled: {sent:?}");
+    let next = s.poll_timeout().expect("the retransmission timer runs");
+    assert!(next > t(400), "only the timeout is left: {next:?}");
+}
+
+/// The timer's deadline. Segment 0 is lost and repaired by the fast
+/// retransmit (cwnd 2 segments); of the two limited-transmit segments, 4
+/// (sent at 100 ms) is lost and 5 arrives. Its SACK is one short of
+/// DupThresh for segment 4, `pipe` fills cwnd, and the timer is armed for
+/// segment 4's send time plus SRTT and a quarter of the minimum RTT. When
+/// it fires the hole is lost, `pipe` drops below cwnd and the hole is
+/// resent then, with no other ACK needed.
+#[test]
+fn the_reordering_timer_fires_a_round_trip_and_a_quarter_after_the_hole_left() {
+    let mut s = sender_from(
+        true,
+        SenderParams {
+            reorder_timer: true,
+            ..params(false)
+        },
+    );
+    assert_eq!(s.write(&vec![7u8; 100_000]), 100_000);
+    assert_eq!(drain(&mut s, t(0)).len(), 4);
+    ack(&mut s, t(100), 0, &[(MSS, 2 * MSS)]);
+    assert_eq!(drain(&mut s, t(100))[0].start, 4 * MSS);
+    ack(&mut s, t(101), 0, &[(MSS, 3 * MSS)]);
+    assert_eq!(drain(&mut s, t(101))[0].start, 5 * MSS);
+    assert!(ack(&mut s, t(102), 0, &[(MSS, 4 * MSS)]).entered_recovery);
+    assert_eq!(drain(&mut s, t(102)).len(), 1, "the fast retransmit");
+    ack(&mut s, t(201), 0, &[(MSS, 4 * MSS), (5 * MSS, 6 * MSS)]);
+    assert!(drain(&mut s, t(201)).is_empty(), "pipe fills cwnd");
+    let srtt = s.rtt().srtt().unwrap();
+    let min = s.rtt().min_rtt().unwrap();
+    let due = t(100) + srtt + min / 4;
+    assert!(due > t(201));
+    assert_eq!(s.poll_timeout(), Some(due));
+    assert!(!s.handle_timeout(due), "no retransmission timeout");
+    assert_eq!(s.counters().reorder_timeouts, 1);
+    let sent = drain(&mut s, due);
+    assert_eq!(
+        sent.iter()
+            .map(|x| (x.start, x.retransmission))
+            .collect::<Vec<_>>(),
+        vec![(4 * MSS, true)]
+    );
+    assert_eq!(s.counters().timeouts, 0);
 }
 
 /// RFC 5827 at the tail of a transfer: three segments out, the first

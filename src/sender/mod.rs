@@ -7,6 +7,7 @@ pub mod congestion;
 mod engine;
 pub mod hystart;
 pub mod pacing;
+pub mod reorder_timer;
 mod scoreboard;
 pub mod segment_cuts;
 mod send_buffer;

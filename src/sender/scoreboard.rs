@@ -604,6 +604,33 @@ impl Scoreboard {
         self.first_unsacked_below(self.lost_end)
     }
 
+    /// The oldest hole that later transmissions have overtaken: the lowest
+    /// unSACKed record at or above the lost boundary and below the
+    /// highest SACKed octet that was sent only once, as (its end, when it
+    /// was sent). Records are first sent in offset order, so SACKed data
+    /// above it left after it (RFC 8985 section 6.2's "sent later,
+    /// delivered"); see [`reorder_timer`](super::reorder_timer). `None`
+    /// when nothing is SACKed or every hole below the SACKs is lost or
+    /// resent. Visits the SACK runs and resent records below the hole.
+    pub fn oldest_overtaken_hole(&self) -> Option<(u64, Instant)> {
+        let top = self.highest_sacked()?;
+        let mut from = self.lost_end.max(self.snd_una);
+        loop {
+            from = self.past_run(from);
+            if from >= top {
+                return None;
+            }
+            let r = self
+                .records
+                .get(self.first_ending_after(from))
+                .filter(|r| r.start < top)?;
+            if !r.sacked && !r.retransmitted {
+                return Some((r.end, r.sent_at));
+            }
+            from = r.end;
+        }
+    }
+
     /// RFC 6675 NextSeg rule 3: the lowest unSACKed range at or above HighRxt
     /// and below the highest SACKed octet, lost or not. For use when rules 1
     /// and 2 (new data) yield nothing.

@@ -1126,3 +1126,40 @@ fn retransmissions_delivered_after_the_last_segment_show_it_lost() {
     sb.on_transmit(9 * MSS, 10 * MSS, T0);
     assert_eq!(sb.pipe(), MSS, "resent, counted once");
 }
+
+/// The reordering timer's candidate: the lowest hole below the SACKs that
+/// is neither lost nor resent, with its send time; holes above the
+/// highest SACK have no later delivery yet.
+#[test]
+fn the_oldest_overtaken_hole_is_the_lowest_unsacked_one_sent_once() {
+    let mut sb = Scoreboard::new(MSS as usize, 3);
+    for i in 0..8 {
+        sb.on_transmit(i * MSS, (i + 1) * MSS, Instant::from_millis(i));
+    }
+    assert_eq!(sb.oldest_overtaken_hole(), None, "nothing SACKed");
+    // 0, 2 and 6 missing; 7 is above every SACK.
+    sb.on_ack(0, &[(MSS, 2 * MSS), (3 * MSS, 6 * MSS)]);
+    assert!(sb.is_lost(0), "three SACKed above 0");
+    assert!(sb.is_lost(2 * MSS), "three SACKed above 2");
+    assert_eq!(sb.oldest_overtaken_hole(), None, "both holes already lost");
+    let mut sb = Scoreboard::new(MSS as usize, 3);
+    for i in 0..5 {
+        sb.on_transmit(i * MSS, (i + 1) * MSS, Instant::from_millis(10 * i));
+    }
+    // 0 and 1 missing below one SACKed segment, 3 and 4 above it.
+    sb.on_ack(0, &[seg(2)]);
+    assert!(!sb.is_lost(0));
+    assert_eq!(
+        sb.oldest_overtaken_hole(),
+        Some((MSS, Instant::from_millis(0)))
+    );
+    // Once 0 is declared lost, 1 is next; resent records are skipped.
+    assert!(sb.declare_lost_below(MSS));
+    assert_eq!(
+        sb.oldest_overtaken_hole(),
+        Some((2 * MSS, Instant::from_millis(10)))
+    );
+    sb.begin_recovery();
+    sb.on_transmit(MSS, 2 * MSS, Instant::from_millis(50));
+    assert_eq!(sb.oldest_overtaken_hole(), None);
+}
