@@ -654,7 +654,7 @@ impl Sender {
     #[inline]
     pub fn poll_timeout(&self) -> Option<Instant> {
         // Asked after every event, so written out rather than as an
-        // iterator over the six.
+        // iterator over the seven.
         let mut t = earliest(self.rto_deadline, self.persist_deadline);
         t = earliest(t, self.fast_retransmit_at);
         t = earliest(t, self.reorder_deadline);
@@ -756,32 +756,30 @@ impl Sender {
 
     /// The reordering timer of a stalled fast recovery (see
     /// [`reorder_timer`](super::reorder_timer)): while the recovery can
-    /// send nothing, declares lost every overtaken hole whose time has
-    /// come and arms the timer for the next one. Called after every ACK
-    /// and when the timer fires; a recovery that can send again, or that
-    /// ended, disarms it.
+    /// send nothing, declares the oldest overtaken hole lost once its time
+    /// has come, or arms the timer for that time. Called after every ACK
+    /// and when the timer fires; NextSeg then resends the hole, and the
+    /// next call looks at the hole after it. A recovery that can send
+    /// again, or that ended, leaves the timer disarmed.
     fn arm_reorder_timer(&mut self, now: Instant) {
         self.reorder_deadline = None;
-        if !self.params.reorder_timer || !self.sack {
+        let stalled = || {
+            matches!(self.recovery, Recovery::Fast { .. })
+                && self.board.next_lost().is_none()
+                && self.board.pipe() + self.mss > self.cc.window()
+        };
+        if !self.params.reorder_timer || !self.sack || !stalled() {
             return;
         }
-        while matches!(self.recovery, Recovery::Fast { .. })
-            && self.board.next_lost().is_none()
-            && self.board.pipe() + self.mss > self.cc.window()
-        {
-            let (Some((end, sent_at)), Some(srtt)) =
-                (self.board.oldest_overtaken_hole(), self.rtt.srtt())
-            else {
-                return;
-            };
-            let at = super::reorder_timer::lost_at(sent_at, srtt, self.rtt.min_rtt());
-            if at > now {
-                self.reorder_deadline = Some(at);
-                return;
-            }
-            if !self.board.declare_lost_below(end) {
-                return;
-            }
+        let (Some((end, sent_at)), Some(srtt)) =
+            (self.board.oldest_overtaken_hole(), self.rtt.srtt())
+        else {
+            return;
+        };
+        let at = super::reorder_timer::lost_at(sent_at, srtt, self.rtt.min_rtt());
+        if at > now {
+            self.reorder_deadline = Some(at);
+        } else if self.board.declare_lost_below(end) {
             self.counters.reorder_timeouts += 1;
             tracing::debug!(end, "reordering timer: overtaken hole lost");
         }
