@@ -561,6 +561,20 @@ fn early_retransmit_sender(early_retransmit: bool, initial_segments: u64, bytes:
     s
 }
 
+/// A SACK sender with IW 4, the reordering timer as given and 100 kB
+/// written.
+fn reorder_timer_sender(reorder_timer: bool) -> Sender {
+    let mut s = sender_from(
+        true,
+        SenderParams {
+            reorder_timer,
+            ..params(false)
+        },
+    );
+    assert_eq!(s.write(&vec![7u8; 100_000]), 100_000);
+    s
+}
+
 /// A stalled recovery (RFC 8985's reordering timer, see
 /// `sender::reorder_timer`): IW 4 and limited transmit put segments 0-5
 /// out; 0, 3 and 5 are lost. Segment 4's SACK, a round trip after it
@@ -575,14 +589,7 @@ fn early_retransmit_sender(early_retransmit: bool, initial_segments: u64, bytes:
 #[test]
 fn the_reordering_timer_resends_a_hole_that_one_sack_cannot_condemn() {
     let run = |reorder_timer: bool| {
-        let mut s = sender_from(
-            true,
-            SenderParams {
-                reorder_timer,
-                ..params(false)
-            },
-        );
-        assert_eq!(s.write(&vec![7u8; 100_000]), 100_000);
+        let mut s = reorder_timer_sender(reorder_timer);
         assert_eq!(drain(&mut s, t(0)).len(), 4);
         ack(&mut s, t(100), 0, &[(MSS, 2 * MSS)]);
         assert_eq!(drain(&mut s, t(100)).len(), 1, "limited transmit: 4");
@@ -624,14 +631,7 @@ fn the_reordering_timer_resends_a_hole_that_one_sack_cannot_condemn() {
 /// resent then, with no other ACK needed.
 #[test]
 fn the_reordering_timer_fires_a_round_trip_and_a_quarter_after_the_hole_left() {
-    let mut s = sender_from(
-        true,
-        SenderParams {
-            reorder_timer: true,
-            ..params(false)
-        },
-    );
-    assert_eq!(s.write(&vec![7u8; 100_000]), 100_000);
+    let mut s = reorder_timer_sender(true);
     assert_eq!(drain(&mut s, t(0)).len(), 4);
     ack(&mut s, t(100), 0, &[(MSS, 2 * MSS)]);
     assert_eq!(drain(&mut s, t(100))[0].start, 4 * MSS);
