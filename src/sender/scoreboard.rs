@@ -614,21 +614,8 @@ impl Scoreboard {
     /// resent. Visits the SACK runs and resent records below the hole.
     pub fn oldest_overtaken_hole(&self) -> Option<(u64, Instant)> {
         let top = self.highest_sacked()?;
-        let mut from = self.lost_end.max(self.snd_una);
-        loop {
-            from = self.past_run(from);
-            if from >= top {
-                return None;
-            }
-            let r = self
-                .records
-                .get(self.first_ending_after(from))
-                .filter(|r| r.start < top)?;
-            if !r.sacked && !r.retransmitted {
-                return Some((r.end, r.sent_at));
-            }
-            from = r.end;
-        }
+        self.first_unsacked_sent_once(self.lost_end.max(self.snd_una), top)
+            .map(|(_, r)| (r.end, r.sent_at))
     }
 
     /// RFC 6675 NextSeg rule 3: the lowest unSACKed range at or above HighRxt
@@ -983,7 +970,14 @@ impl Scoreboard {
     /// recovery restarts HighRxt at HighACK while the previous one's
     /// resends may still be in flight, and those are not sent again.
     fn first_unsacked_below(&self, limit: u64) -> Option<(u64, u64)> {
-        let mut from = self.high_rxt.max(self.snd_una);
+        self.first_unsacked_sent_once(self.high_rxt.max(self.snd_una), limit)
+            .map(|(from, r)| (r.start.max(from), r.end))
+    }
+
+    /// The lowest unSACKed record holding or above `from` that starts
+    /// below `limit` and has no retransmission outstanding, with `from`
+    /// moved past the SACK runs and resent records on the way to it.
+    fn first_unsacked_sent_once(&self, mut from: u64, limit: u64) -> Option<(u64, &Record)> {
         loop {
             from = self.past_run(from);
             if from >= limit {
@@ -995,7 +989,7 @@ impl Scoreboard {
                 .get(i)
                 .filter(|r| r.start < limit && !r.sacked)?;
             if !r.retransmitted {
-                return Some((r.start.max(from), r.end));
+                return Some((from, r));
             }
             from = r.end;
         }

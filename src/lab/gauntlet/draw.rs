@@ -289,12 +289,12 @@ impl Case {
         if draw == 0 {
             return Cow::Borrowed(&self.scenario);
         }
-        let mut key = [0u8; 32];
-        key[..8].copy_from_slice(&self.params.emu_seed.to_le_bytes());
-        key[8..16].copy_from_slice(&self.params.case.to_le_bytes());
-        key[16..20].copy_from_slice(&draw.to_le_bytes());
-        key[20..28].copy_from_slice(b"startoff");
-        let mut d = Draws(ChaCha8Rng::from_seed(key));
+        let mut d = Draws(keyed_rng(&[
+            &self.params.emu_seed.to_le_bytes(),
+            &self.params.case.to_le_bytes(),
+            &draw.to_le_bytes(),
+            b"startoff",
+        ]));
         let span_s = self.params.rtt_ms() / 1e3 * REPLICATE_START_SHIFT_RTTS;
         let mut scenario = self.scenario.clone();
         for g in &mut scenario.flows {
@@ -308,10 +308,18 @@ impl Case {
 /// so no two (seed, case) pairs share a stream and nothing else (case
 /// count, shard, thread) enters it.
 fn case_rng(seed: u64, case: u64) -> ChaCha8Rng {
+    keyed_rng(&[&seed.to_le_bytes(), &case.to_le_bytes(), b"gauntlet"])
+}
+
+/// ChaCha8 keyed with `parts` laid end to end (at most 32 bytes), the
+/// rest of the key zero.
+fn keyed_rng(parts: &[&[u8]]) -> ChaCha8Rng {
     let mut key = [0u8; 32];
-    key[..8].copy_from_slice(&seed.to_le_bytes());
-    key[8..16].copy_from_slice(&case.to_le_bytes());
-    key[16..24].copy_from_slice(b"gauntlet");
+    let mut at = 0;
+    for part in parts {
+        key[at..at + part.len()].copy_from_slice(part);
+        at += part.len();
+    }
     ChaCha8Rng::from_seed(key)
 }
 
