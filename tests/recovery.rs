@@ -499,60 +499,93 @@ fn a_tail_probe_replaces_the_timeout_after_a_lost_last_ack() {
 /// rate into a link that carries a fiftieth of it: the ACKs queue and
 /// drop on the way back. `+sparse-holes` acknowledges at once only the
 /// segment that opens a hole and the retransmissions that fill it; the
-/// SACK blocks of the requested ACKs describe the rest. Measured: 5 710
-/// ACKs against 10 168 and 1 373 ACKs dropped on the way back against
-/// 2 792 (8 398 and 1 007 with `+spread` too, and no timeout).
+/// SACK blocks of the requested ACKs describe the rest.
+///
+/// The flows start 150 to 300 ms apart (16 staggers): where one flow's
+/// slow start meets another's recovery decides whether a fast
+/// retransmission's ACK is lost in the reverse queue and a timeout
+/// follows, so a single stagger is a coin toss (at 200 ms the default
+/// once took none and now takes one: flow 1's first fast retransmission
+/// is followed by 236 ms without an ACK). Measured over the 16: 6 679
+/// ACKs acknowledging every hole against 4 293 with `+sparse-holes` and
+/// 4 202 with `+spread` too; 41 366 ACKs dropped on the way back against
+/// 7 623 and 8 208; 5 timeouts against 0 and 1; mean completion 2.79,
+/// 3.00 and 2.98 s.
 #[test]
 fn sparse_hole_acks_spare_a_slow_ack_path() {
-    let toml = r#"
-        [bottleneck]
-        rate = "100mbit"
-        delay = "10ms"
-        buffer_packets = 250
+    let strategies = [
+        "4w-adaptive",
+        "4w-adaptive+sparse-holes",
+        "4w-adaptive+spread+sparse-holes",
+    ];
+    // Per strategy: ACKs, ACKs dropped on the way back, timeouts, sum of
+    // the mean completion times.
+    let mut sums = [(0f64, 0u64, 0u64, 0f64); 3];
+    let staggers = (150..=300).step_by(10);
+    let runs = staggers.clone().count() as f64;
+    for stagger_ms in staggers {
+        let toml = format!(
+            r#"
+            [bottleneck]
+            rate = "100mbit"
+            delay = "10ms"
+            buffer_packets = 250
 
-        [reverse]
-        rate = "2mbit"
-        delay = "10ms"
-        buffer_packets = 50
+            [reverse]
+            rate = "2mbit"
+            delay = "10ms"
+            buffer_packets = 50
 
-        [[flows]]
-        count = 4
-        bytes = 10000000
-        stagger = "200ms"
-        access_delay = "1ms"
-        access_delay_spread = "3ms"
-    "#;
-    let records = run(
-        toml,
-        "4w-adaptive,4w-adaptive+sparse-holes,4w-adaptive+spread+sparse-holes",
-    );
-    let acks = |r: &RunRecord| r.ack_packets().expect("flows");
-    let acks_dropped = |r: &RunRecord| {
-        r.links
-            .iter()
-            .find(|l| l.name == "middle.rev")
-            .map_or(0, |l| l.drops)
-    };
-    for r in &records {
-        assert!(r.all_finished, "{}: unfinished", r.strategy);
+            [[flows]]
+            count = 4
+            bytes = 10000000
+            stagger = "{stagger_ms}ms"
+            access_delay = "1ms"
+            access_delay_spread = "3ms"
+        "#
+        );
+        let records = run(&toml, &strategies.join(","));
+        for (sum, r) in sums.iter_mut().zip(&records) {
+            assert!(
+                r.all_finished,
+                "{}: unfinished at {stagger_ms} ms",
+                r.strategy
+            );
+            sum.0 += r.ack_packets().expect("flows");
+            sum.1 += r
+                .links
+                .iter()
+                .find(|l| l.name == "middle.rev")
+                .map_or(0, |l| l.drops);
+            sum.2 += timeouts(r);
+            sum.3 += r.mean_completion_s().expect("finished");
+        }
     }
-    let (every, sparse, both) = (&records[0], &records[1], &records[2]);
+    let [every, sparse, both] = sums;
     assert!(
-        acks(sparse) < 0.85 * acks(every),
+        sparse.0 < 0.85 * every.0,
         "ACKs: {} with sparse hole ACKs, {} without",
-        acks(sparse),
-        acks(every)
+        sparse.0,
+        every.0
     );
     assert!(
-        acks_dropped(sparse) * 10 < acks_dropped(every) * 6,
+        sparse.1 * 10 < every.1 * 6,
         "ACKs dropped on the way back: {} with sparse hole ACKs, {} without",
-        acks_dropped(sparse),
-        acks_dropped(every)
+        sparse.1,
+        every.1
     );
-    assert_eq!(timeouts(both), 0, "{}: timed out", both.strategy);
-    let slowest = every.mean_completion_s().expect("finished") * 1.1;
-    for r in [sparse, both] {
-        let ct = r.mean_completion_s().expect("finished");
-        assert!(ct <= slowest, "{}: {ct} s", r.strategy);
+    for (name, other) in [(strategies[1], sparse), (strategies[2], both)] {
+        assert!(
+            other.2 * 2 < every.2.max(1),
+            "{name}: {} timeouts against {} acknowledging every hole",
+            other.2,
+            every.2
+        );
+        assert!(
+            other.3 <= every.3 * 1.1,
+            "{name}: mean completion {} s against {} s",
+            other.3 / runs,
+            every.3 / runs
+        );
     }
 }

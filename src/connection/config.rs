@@ -144,6 +144,10 @@ pub enum AckRequestConfig {
         max_acks: u32,
         /// Ask for every segment during slow start.
         every_segment_in_slow_start: bool,
+        /// From this window (segments) on, congestion avoidance asks for
+        /// `min_acks` and the sender counts the receiver's held group as
+        /// delivered (`sender::hold_credit`); `None`: never.
+        hold_credit_from: Option<u32>,
     },
     /// An ACK every `segments` segments, at least two per window (A4L4,
     /// A8L8).
@@ -171,8 +175,13 @@ impl AckRequestConfig {
                 min_acks,
                 max_acks,
                 every_segment_in_slow_start,
+                hold_credit_from,
             } => Some(Requester::new(
-                Box::new(AdaptivePerWindow { min_acks, max_acks }),
+                Box::new(AdaptivePerWindow {
+                    min_acks,
+                    max_acks,
+                    hold_credit_from,
+                }),
                 every_segment_in_slow_start,
             )),
             AckRequestConfig::EveryN {
@@ -420,7 +429,7 @@ pub struct Config {
     pub pacing: Option<PacingConfig>,
     /// ACK-clock spreading (see [`Spreader`](crate::sender::Spreader)):
     /// in congestion avoidance and loss recovery the data an ACK releases
-    /// leaves at up to 1.5 times the delivery rate measured between ACKs,
+    /// leaves at up to 1.05 times the delivery rate measured between ACKs,
     /// not in one burst. Meant for senders that ask for few ACKs per window
     /// ([`request_acks`](Self::request_acks)); on by default, as those
     /// are the default.
@@ -460,8 +469,10 @@ impl Default for Config {
             ack_requests: true,
             // The default strategy (`4w-adaptive+spread+sparse-holes`,
             // the lab's `Strategy::DEFAULT`): the sender asks for 4 to 32
-            // ACKs per window as its queue needs and spreads what each
-            // ACK releases over the delivery rate, the receiver answers
+            // ACKs per window as its queue needs in slow start and in
+            // windows under 16 segments, 4 in congestion avoidance beyond
+            // (counting the group the receiver holds as delivered), and
+            // spreads what each ACK releases over the delivery rate, the receiver answers
             // requests, ACKs sparsely while a hole is open and gives
             // delayed ACKs to a sender that does not ask, byte counting
             // follows the ACK group, and the acknowledgment fixes (their
@@ -473,6 +484,7 @@ impl Default for Config {
                 min_acks: 4,
                 max_acks: 32,
                 every_segment_in_slow_start: false,
+                hold_credit_from: Some(AdaptivePerWindow::HOLD_CREDIT_FROM),
             },
             ack_policy: AckPolicyConfig::Polled {
                 fallback: Polled::DEFAULT_FALLBACK,

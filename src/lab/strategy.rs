@@ -263,6 +263,7 @@ impl Base {
                 min_acks: 4,
                 max_acks: 32,
                 every_segment_in_slow_start: ss,
+                hold_credit_from: Some(crate::sender::AdaptivePerWindow::HOLD_CREDIT_FROM),
             }),
         }
     }
@@ -328,7 +329,7 @@ pub struct Options {
     pub floor: bool,
     /// `+spread`: ACK-clock spreading (`sender::spread`): in congestion
     /// avoidance and loss recovery the data an ACK releases leaves at up
-    /// to 1.5 times the delivery rate measured between ACKs (ackwise's
+    /// to 1.05 times the delivery rate measured between ACKs (ackwise's
     /// own; polled bases only).
     pub spread: bool,
     /// `+sparse-holes`: while a hole is open the polled receiver

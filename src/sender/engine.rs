@@ -21,6 +21,7 @@
 //! SACK information may no longer be trusted (RFC 2018 section 8).
 
 use super::ack_request::{Requester, WindowInfo};
+use super::hold_credit::hold_credit;
 use super::hystart::HyStart;
 use super::segment_cuts::SegmentCuts;
 use super::tail_loss_probe::{ProbeVerdict, TailLossProbe, WORST_CASE_ACK_DELAY};
@@ -1632,7 +1633,21 @@ impl Sender {
                 Some(cap) => self.cc.window().min(cap),
                 None => self.cc.window(),
             };
-            (window + allowance).saturating_sub(self.in_flight())
+            // The group the receiver holds counts as delivered (see
+            // `hold_credit`), outside recovery and slow start.
+            let hold = match self.requests.as_ref() {
+                Some(r) if r.credits_hold() && !self.in_recovery() && !self.cc.in_slow_start() => {
+                    hold_credit(
+                        r.group_segments(),
+                        self.mss,
+                        window,
+                        self.request_rtt.srtt(),
+                        self.request_rtt.min_rtt(),
+                    )
+                }
+                _ => 0,
+            };
+            (window + allowance + hold).saturating_sub(self.in_flight())
         };
         let window_room = self.window_edge.saturating_sub(start);
         let mut len = (data_end - start).min(max_payload as u64).min(cwnd_room);
@@ -1861,7 +1876,7 @@ impl Sender {
     /// Turns ACK-clock spreading on with `Some(burst)`, or off with
     /// `None` (see [`Spreader`](super::spread::Spreader)): in congestion
     /// avoidance and loss recovery, the data an ACK releases leaves at up
-    /// to 1.5 times the delivery rate measured between ACKs instead of in
+    /// to 1.05 times the delivery rate measured between ACKs instead of in
     /// one burst (the fast retransmit excepted), on
     /// windows of [`MIN_CWND_SEGMENTS`](super::spread::MIN_CWND_SEGMENTS)
     /// or more (of

@@ -1258,13 +1258,13 @@ fn release_instants_with(spread: bool, window_segments: u64, group: u64, acks: u
 }
 
 #[test]
-fn spreading_releases_a_group_at_one_and_a_half_times_the_delivery_rate() {
+fn spreading_releases_a_group_at_the_gain_times_the_delivery_rate() {
     assert_eq!(release_instants_after_two_acks(false, 20, 5), [105_000; 5]);
-    // 1000 bytes per ms delivered: each next segment 1 / 1.5 ms later
-    // (666 666 ns, truncated to whole microseconds here).
+    // 1000 bytes per ms delivered: each next segment 1 / 1.05 ms later
+    // (952 380 ns, truncated to whole microseconds here).
     assert_eq!(
         release_instants_after_two_acks(true, 20, 5),
-        [105_000, 105_666, 106_333, 106_999, 107_666]
+        [105_000, 105_952, 106_904, 107_857, 108_809]
     );
 }
 
@@ -1276,14 +1276,14 @@ fn spreading_leaves_windows_under_its_floor_alone() {
     assert_eq!(release_instants_with(true, 7, 3, 8), [103_000; 3]);
     assert_eq!(
         release_instants_with(true, 8, 3, 8),
-        [103_000, 103_666, 104_333]
+        [103_000, 103_952, 104_904]
     );
     // Asking for 4 per window, each ACK covers two segments of a
     // 7-segment window: the floor is `spread::MIN_GROUPED_CWND_SEGMENTS`
     // and the group is spread.
     assert_eq!(
         release_instants_after_two_acks(true, 7, 3),
-        [103_000, 103_666, 104_333]
+        [103_000, 103_952, 104_904]
     );
 }
 

@@ -5,6 +5,7 @@
 pub mod ack_request;
 pub mod congestion;
 mod engine;
+pub mod hold_credit;
 pub mod hystart;
 pub mod pacing;
 pub mod reorder_timer;
