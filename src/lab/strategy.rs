@@ -41,9 +41,12 @@ pub enum Base {
     W2af,
     /// `4waf`: 4W with the acknowledgment fixes.
     W4af,
-    /// `4w-adaptive`, ackwise's own: 4WAF that asks for up to 32 ACKs per
-    /// window while the bottleneck queue is too short for 4 (see
-    /// `sender::AdaptivePerWindow`), with tail loss probes, early
+    /// `4w-adaptive`, ackwise's own: 4WAF that asks for 4 ACKs per window
+    /// in congestion avoidance from 16 segments on, counting the group the
+    /// receiver holds as delivered (`sender::hold_credit`), and in slow
+    /// start and smaller windows for up to 32 while the bottleneck queue
+    /// is too short for 4 (see `sender::AdaptivePerWindow`), with tail
+    /// loss probes, early
     /// retransmit (RFC 5827), and AF's fast-retransmit wait only while
     /// each requested ACK covers two or more segments
     /// (`SenderParams::af_waits_only_for_sparse_acks`).
@@ -208,7 +211,9 @@ impl Base {
             Base::W4 => "sender asks for 4 ACKs per send window (4W)",
             Base::W2af => "2W with the acknowledgment fixes (2WAF)",
             Base::W4af => "4W with the acknowledgment fixes (4WAF)",
-            Base::W4Adaptive => "4WAF asking for up to 32 ACKs/window while the queue is short",
+            Base::W4Adaptive => {
+                "4WAF: 4 ACKs/window in avoidance with the hold credit, up to 32 in slow start while the queue is short"
+            }
             Base::Smart => "receiver-only smartacking, smoothed RTT (paper 004)",
             Base::SmartExt => "extended smartacking: ACK delay LastSegmentTime - alpha*RTT",
             Base::SmartFixedRtt => "smartacking with the first RTT sample kept (paper 004 5.4)",

@@ -41,9 +41,10 @@
 //! clearly above 17 to 16, ACKs 0.576 to 0.430. The parts on seeds 1-3:
 //! 4 ACKs per window from 16 segments without the credit (and in slow
 //! start too) was 2.20% slower than the old default, with 70 of 600 cases
-//! clearly above; with the credit, 2.73% faster but 42 clearly above, 24
-//! when slow start kept the queue rule, and 15 (against the old default's
-//! 16) once spreading released at 1.05.
+//! clearly above; with the credit, 3.12% faster but 31 clearly above
+//! (small buffers overflowed by slow start's larger groups), 2.01% faster
+//! with 24 when slow start kept the queue rule, and 3.04% faster with 15
+//! (against the old default's 16) once spreading released at 1.05.
 
 use crate::time::Duration;
 

@@ -570,8 +570,9 @@ fn where_the_acks_go(out: &mut String, file: &GauntletFile) {
         "## Where the ACKs go\n\nMedian ACK count relative to AE's (cases in brackets), by the path's bandwidth-delay product and by the test flows' mean transfer size in 1448-byte segments. \
          Asking for x ACKs per window of w segments costs x/w of AE's ACKs at best, and a transfer that never leaves slow start never has a large window, \
          so no per-window strategy reaches 1/4 of AE's ACKs on small-BDP paths or short transfers. \
-         `4w-adaptive` spends up to 32 ACKs per window while the bottleneck queue is short (its rule for keeping the link busy), \
-         which is where its ACKs above `4w`'s go on the large paths as well.\n"
+         `4w-adaptive` spends up to 32 ACKs per window while the bottleneck queue is short in slow start and in windows under 16 segments \
+         (its rule for keeping the link busy there; in congestion avoidance beyond, it asks for 4 and counts the group the receiver holds as delivered), \
+         which is where its ACKs above `4w`'s go.\n"
     );
     for (title, bins, key) in [
         ("bandwidth-delay product", &bdp_bins[..], 0),

@@ -20,8 +20,10 @@ pub(super) fn paper_003(plan: &ReportPlan) -> Result<PathBuf, LabError> {
          every number below comes from that run, and the plots sit in `paper-003/`. \
          Strategy names are the lab's (`ackwise lab list`): `ae`, `dal2`, `a4l4`, \
          `a8l8`, `2w`, `4w`, and `2waf`/`4waf` with the acknowledgment fixes of \
-         sec. 4.3; beside them ackwise's `4w-adaptive` (4 to 32 ACKs per window as \
-         the bottleneck queue needs) and its default `{default}` (`4w-adaptive` with \
+         sec. 4.3; beside them ackwise's `4w-adaptive` (4 ACKs per window in \
+         congestion avoidance from 16 segments on, counting the group the receiver \
+         holds as delivered; 4 to 32 as the bottleneck queue needs in slow start and \
+         smaller windows) and its default `{default}` (`4w-adaptive` with \
          ACK-clock spreading and sparse ACKs while a hole is open). The polled \
          strategies use extended byte counting (L follows the ACK group, min(L, cwnd) \
          after a timeout).\n",
