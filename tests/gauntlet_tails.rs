@@ -1,19 +1,34 @@
 //! Gauntlet paths where the default strategy once ended a transfer with a
 //! retransmission timeout although the path had no random loss and room
-//! for a window: each fault is fixed in the sender, and the whole path is
-//! replayed here so that a later change to the sender, the receiver or
-//! the emulator cannot bring the timeout back unseen. The paths are
-//! drop-tail without randomness, so every run of a case is the same run.
+//! for a window, or (with `+ack-loss`) timed out again and again because
+//! its requested ACKs were lost on the way back: each fault is fixed in
+//! the sender, and the whole path is replayed here so that a later change
+//! to the sender, the receiver or the emulator cannot bring the timeouts
+//! back unseen. A case replays from its seed, so every run of a case is
+//! the same run.
 #![cfg(feature = "lab")]
 
 use ackwise::lab::gauntlet::{self, GauntletPlan};
 use ackwise::lab::strategy::Strategy;
 
 /// Runs the default strategy (and AE, which every gauntlet run has) on
-/// one case; returns the default's RTOs and completion relative to AE's.
+/// one loss-free single-flow case; returns the default's RTOs and
+/// completion relative to AE's.
 fn replay(seed: u64, case: u64) -> (u64, f64) {
+    let (rtos, ratio, rto_free) = replay_with(Strategy::DEFAULT, seed, case);
+    assert!(
+        rto_free,
+        "seed {seed} case {case} is no longer a loss-free single-flow path"
+    );
+    (rtos, ratio)
+}
+
+/// Runs `strategy` and AE on one case; returns the strategy's RTOs, its
+/// completion relative to AE's and whether the case is a loss-free
+/// single-flow path.
+fn replay_with(strategy: Strategy, seed: u64, case: u64) -> (u64, f64, bool) {
     let plan = GauntletPlan {
-        strategies: vec![Strategy::DEFAULT],
+        strategies: vec![strategy],
         only_case: Some(case),
         ..GauntletPlan::new(seed, 1)
     };
@@ -24,15 +39,12 @@ fn replay(seed: u64, case: u64) -> (u64, f64) {
             .find(|r| r.strategy == name)
             .unwrap_or_else(|| panic!("seed {seed} case {case}: no {name} record"))
     };
-    let ours = find(&Strategy::DEFAULT.name());
+    let ours = find(&strategy.name());
     let ae = find("ae");
-    assert!(
-        ours.params.rto_free_path(),
-        "seed {seed} case {case} is no longer a loss-free single-flow path"
-    );
     (
         ours.outcome.rtos,
         ours.outcome.completion_s / ae.outcome.completion_s,
+        ours.params.rto_free_path(),
     )
 }
 
@@ -62,4 +74,27 @@ fn holes_below_a_delivered_probe_are_repaired_without_the_timer() {
 fn a_tail_hole_reported_by_an_advancing_ack_is_repaired_without_the_timer() {
     let (rtos, ratio) = replay(8, 164);
     assert_eq!(rtos, 0, "ratio {ratio:.3}");
+}
+
+/// Seed 3 case 66: an AE competitor's ACKs fill a 24 kbit/s return link,
+/// so most of the 4 ACKs per window the default asks for are dropped in
+/// its queue and the ACK clock stalls into timeouts (18 of them and 6.07x
+/// AE's completion with the default). With `+ack-loss` the sender sees
+/// each arriving ACK pass several request points after its first
+/// timeout, asks for more ACKs per window, and enough of them arrive (5
+/// timeouts and 4.17x when this test was written).
+#[test]
+fn requested_acks_lost_on_a_full_return_link_are_asked_for_again() {
+    let plain = Strategy::DEFAULT;
+    let compensating: Strategy = "4w-adaptive+spread+sparse-holes+ack-loss".parse().unwrap();
+    let (plain_rtos, plain_ratio, _) = replay_with(plain, 3, 66);
+    let (rtos, ratio, _) = replay_with(compensating, 3, 66);
+    assert!(
+        rtos * 3 <= plain_rtos,
+        "{rtos} timeouts against {plain_rtos} without +ack-loss"
+    );
+    assert!(
+        ratio < 0.75 * plain_ratio,
+        "{ratio:.3} of AE's completion against {plain_ratio:.3} without +ack-loss"
+    );
 }

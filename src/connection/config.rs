@@ -148,6 +148,10 @@ pub enum AckRequestConfig {
         /// `min_acks` and the sender counts the receiver's held group as
         /// delivered (`sender::hold_credit`); `None`: never.
         hold_credit_from: Option<u32>,
+        /// After a retransmission timeout, ask for more ACKs per window,
+        /// up to `max_acks`, as requested ACKs go missing on the way back
+        /// (`sender::ack_loss`, `AdaptivePerWindow::ack_loss_compensation`).
+        ack_loss_compensation: bool,
     },
     /// An ACK every `segments` segments, at least two per window (A4L4,
     /// A8L8).
@@ -176,11 +180,13 @@ impl AckRequestConfig {
                 max_acks,
                 every_segment_in_slow_start,
                 hold_credit_from,
+                ack_loss_compensation,
             } => Some(Requester::new(
                 Box::new(AdaptivePerWindow {
                     min_acks,
                     max_acks,
                     hold_credit_from,
+                    ack_loss_compensation,
                 }),
                 every_segment_in_slow_start,
             )),
@@ -485,6 +491,7 @@ impl Default for Config {
                 max_acks: 32,
                 every_segment_in_slow_start: false,
                 hold_credit_from: Some(AdaptivePerWindow::HOLD_CREDIT_FROM),
+                ack_loss_compensation: false,
             },
             ack_policy: AckPolicyConfig::Polled {
                 fallback: Polled::DEFAULT_FALLBACK,

@@ -269,6 +269,7 @@ impl Base {
                 max_acks: 32,
                 every_segment_in_slow_start: ss,
                 hold_credit_from: Some(crate::sender::AdaptivePerWindow::HOLD_CREDIT_FROM),
+                ack_loss_compensation: false,
             }),
         }
     }
@@ -342,6 +343,11 @@ pub struct Options {
     /// fills), the others following the countdown (`HoleAcks::Openings`;
     /// ackwise's own; polled bases only).
     pub sparse_holes: bool,
+    /// `+ack-loss`: after a retransmission timeout the sender asks for
+    /// more ACKs per window as the ACKs it asked for go missing
+    /// (`AdaptivePerWindow::ack_loss_compensation`; ackwise's own;
+    /// `4w-adaptive` only).
+    pub ack_loss: bool,
 }
 
 /// In-network ACK management a strategy puts on the path.
@@ -416,7 +422,7 @@ impl NetAck {
 }
 
 impl Options {
-    const NAMES: [&'static str; 24] = [
+    const NAMES: [&'static str; 25] = [
         "ss-every",
         "pacing",
         "beta27",
@@ -441,6 +447,7 @@ impl Options {
         "floor",
         "spread",
         "sparse-holes",
+        "ack-loss",
     ];
 
     const NONE: Options = Options {
@@ -462,6 +469,7 @@ impl Options {
         floor: false,
         spread: false,
         sparse_holes: false,
+        ack_loss: false,
     };
 }
 
@@ -803,7 +811,14 @@ impl Strategy {
         config.ack_spreading = self.options.spread;
         config.ack_policy = policy;
         config.congestion.byte_counting_limit = limit;
-        if let Some(requests) = self.base.requests(self.options.ss_every) {
+        if let Some(mut requests) = self.base.requests(self.options.ss_every) {
+            if let AckRequestConfig::Adaptive {
+                ack_loss_compensation,
+                ..
+            } = &mut requests
+            {
+                *ack_loss_compensation = self.options.ack_loss;
+            }
             config.ack_requests = true;
             config.request_acks = requests;
             config.congestion.extended_abc = true;
@@ -852,6 +867,7 @@ impl fmt::Display for Strategy {
             (o.floor, "+floor"),
             (o.spread, "+spread"),
             (o.sparse_holes, "+sparse-holes"),
+            (o.ack_loss, "+ack-loss"),
         ] {
             if on {
                 f.write_str(name)?;
@@ -925,6 +941,8 @@ impl FromStr for Strategy {
                 // polled receiver has a countdown to follow in a hole.
                 "spread" if base.requests(false).is_some() => options.spread = true,
                 "sparse-holes" if base.requests(false).is_some() => options.sparse_holes = true,
+                // Only the adaptive requester sizes its groups per window.
+                "ack-loss" if base == Base::W4Adaptive => options.ack_loss = true,
                 // Only a QUIC sender takes a quinn-proto controller.
                 "ackwise-cc" if base.is_quic() => options.ackwise_cc = true,
                 // smoltcp speaks TCP: it can face a TCP-style end only.

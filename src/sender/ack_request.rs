@@ -32,6 +32,11 @@ pub struct WindowInfo {
     pub srtt: Option<Duration>,
     /// Smallest RTT seen, once measured.
     pub min_rtt: Option<Duration>,
+    /// Moving average of the requested ACKs that did not come back,
+    /// scaled by [`ack_loss::SCALE`](super::ack_loss::SCALE).
+    pub acks_lost: u32,
+    /// The connection has had a retransmission timeout.
+    pub timed_out: bool,
 }
 
 /// Chooses how many segments each requested ACK covers.
@@ -131,6 +136,15 @@ pub struct AdaptivePerWindow {
     /// Window, in segments, from which congestion avoidance asks for
     /// `min_acks` and relies on the hold credit; `None` never does.
     pub hold_credit_from: Option<u32>,
+    /// Once the connection has had a retransmission timeout, ask for
+    /// more ACKs per window as requested ACKs go missing on the way back
+    /// (see [`ack_loss`](super::ack_loss)), up to `max_acks`. Before a
+    /// timeout the ACK clock has survived its losses, and asking more of
+    /// a return link that drops ACKs only fills it further: on the
+    /// gauntlet (seeds 1-5, 5 replicates) compensating from the start cost
+    /// 2.35% of completion against AE, most of it on paths where the
+    /// default's few ACKs left it far ahead of AE; with the gate, 1.34%.
+    pub ack_loss_compensation: bool,
 }
 
 impl AdaptivePerWindow {
@@ -159,6 +173,17 @@ impl AdaptivePerWindow {
         let needed = srtt.as_nanos().div_ceil(queue);
         u32::try_from(needed).unwrap_or(hi).clamp(lo, hi)
     }
+
+    /// `acks` requests per window scaled up so that `acks` of them arrive
+    /// when the fraction `lost` (scaled by
+    /// [`ack_loss::SCALE`](super::ack_loss::SCALE)) goes missing, never
+    /// above `max_acks` nor below `acks`.
+    pub fn compensate_ack_loss(&self, acks: u32, lost: u32) -> u32 {
+        let scale = u64::from(super::ack_loss::SCALE);
+        let arriving = scale.saturating_sub(u64::from(lost)).max(1);
+        let wanted = (u64::from(acks) * scale).div_ceil(arriving);
+        clamp_u32(wanted).min(self.max_acks.max(acks))
+    }
 }
 
 impl AckRequestStrategy for AdaptivePerWindow {
@@ -175,7 +200,13 @@ impl AckRequestStrategy for AdaptivePerWindow {
         } else {
             self.acks_for(window.srtt, window.min_rtt)
         };
-        Some(clamp_u32(window.window_segments.div_ceil(u64::from(acks))))
+        let acks = if self.ack_loss_compensation && window.timed_out {
+            self.compensate_ack_loss(acks, window.acks_lost)
+        } else {
+            acks
+        };
+        let acks = u64::from(acks);
+        Some(clamp_u32(window.window_segments.div_ceil(acks)))
     }
 
     fn credits_hold(&self) -> bool {
@@ -274,6 +305,8 @@ mod tests {
             in_slow_start: false,
             srtt: None,
             min_rtt: None,
+            acks_lost: 0,
+            timed_out: false,
         }
     }
 
@@ -283,6 +316,7 @@ mod tests {
             min_acks: 4,
             max_acks: 32,
             hold_credit_from: None,
+            ack_loss_compensation: false,
         };
         assert!(!a.credits_hold());
         let ms = Duration::from_millis;
@@ -302,11 +336,51 @@ mod tests {
     }
 
     #[test]
+    fn after_a_timeout_lost_acks_raise_the_request_count_up_to_the_ceiling() {
+        let mut a = AdaptivePerWindow {
+            min_acks: 4,
+            max_acks: 32,
+            hold_credit_from: Some(16),
+            ack_loss_compensation: true,
+        };
+        let scale = crate::sender::ack_loss::SCALE;
+        let lost = |a: &AdaptivePerWindow, w: u64, lost: u32| {
+            a.group_segments(&WindowInfo {
+                acks_lost: lost,
+                timed_out: true,
+                ..window(w)
+            })
+        };
+        // Before the connection's first timeout, the loss is ignored.
+        let before_timeout = WindowInfo {
+            acks_lost: scale / 2,
+            ..window(320)
+        };
+        assert_eq!(a.group_segments(&before_timeout), Some(80));
+        // Nothing lost: the hold credit's 4 per window.
+        assert_eq!(lost(&a, 320, 0), Some(80));
+        // Half lost: 8 asked so that 4 arrive.
+        assert_eq!(a.compensate_ack_loss(4, scale / 2), 8);
+        assert_eq!(lost(&a, 320, scale / 2), Some(40));
+        // Three in four lost: 16.
+        assert_eq!(lost(&a, 320, scale / 4 * 3), Some(20));
+        // All lost: the ceiling, not a division by zero.
+        assert_eq!(a.compensate_ack_loss(4, scale), 32);
+        assert_eq!(lost(&a, 320, scale), Some(10));
+        // A request count above the ceiling is kept, never lowered.
+        assert_eq!(a.compensate_ack_loss(40, scale / 2), 40);
+        // Turned off: the loss estimate is ignored.
+        a.ack_loss_compensation = false;
+        assert_eq!(lost(&a, 320, scale / 2), Some(80));
+    }
+
+    #[test]
     fn with_the_hold_credit_large_windows_in_avoidance_ask_for_the_floor() {
         let a = AdaptivePerWindow {
             min_acks: 4,
             max_acks: 32,
             hold_credit_from: Some(16),
+            ack_loss_compensation: false,
         };
         assert!(a.credits_hold());
         let ms = Duration::from_millis;

@@ -20,6 +20,7 @@
 //! sender goes back to the cumulative ACK point and resends in order, as the
 //! SACK information may no longer be trusted (RFC 2018 section 8).
 
+use super::ack_loss::AckLoss;
 use super::ack_request::{Requester, WindowInfo};
 use super::hold_credit::hold_credit;
 use super::hystart::HyStart;
@@ -336,6 +337,8 @@ pub struct Sender {
     ecn_recover: Option<u64>,
     /// Tail loss probe (RFC 8985 section 7).
     tlp: TailLossProbe,
+    /// Requested ACKs that come back (see [`ack_loss`](super::ack_loss)).
+    ack_loss: AckLoss,
 }
 
 impl Sender {
@@ -396,6 +399,7 @@ impl Sender {
             limited_transmit_bytes: 0,
             ecn_recover: None,
             tlp: TailLossProbe::default(),
+            ack_loss: AckLoss::default(),
         }
     }
 
@@ -694,6 +698,10 @@ impl Sender {
             self.board.on_ack(input.ack, sack)
         };
         effect.newly_acked = outcome.newly_acked;
+        if self.requests.is_some() {
+            self.ack_loss
+                .on_ack(input.ack, !sack.is_empty(), self.in_recovery());
+        }
         if outcome.newly_acked == 0 {
             self.on_sack_rtt(now, outcome.newest_sacked_sent_at);
         }
@@ -1751,6 +1759,9 @@ impl Sender {
         }
         let ack_request = self.next_ack_request(retransmission);
         if ack_request == Some(0) {
+            if !retransmission {
+                self.ack_loss.on_request(end);
+            }
             self.last_request_end = self.last_request_end.max(end);
             if !retransmission && self.request_probe.is_none() {
                 self.request_probe = Some((end, now));
@@ -1778,6 +1789,8 @@ impl Sender {
             in_slow_start: self.cc.in_slow_start(),
             srtt: self.request_rtt.srtt(),
             min_rtt: self.request_rtt.min_rtt(),
+            acks_lost: self.ack_loss.lost_fraction(),
+            timed_out: self.counters.timeouts > 0,
         };
         // With nothing more to send, the group ends here (an application
         // that pauses must not wait for the receiver's timer).

@@ -2,6 +2,7 @@
 //! retransmission timer, congestion control, pacing and ACK-clock
 //! spreading.
 
+pub mod ack_loss;
 pub mod ack_request;
 pub mod congestion;
 mod engine;
