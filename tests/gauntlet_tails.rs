@@ -15,7 +15,7 @@ use ackwise::lab::strategy::Strategy;
 /// one loss-free single-flow case; returns the default's RTOs and
 /// completion relative to AE's.
 fn replay(seed: u64, case: u64) -> (u64, f64) {
-    let (rtos, ratio, rto_free) = replay_with(Strategy::DEFAULT, seed, case);
+    let (rtos, ratio, rto_free) = replay_with(Strategy::DEFAULT, seed, case, 1);
     assert!(
         rto_free,
         "seed {seed} case {case} is no longer a loss-free single-flow path"
@@ -23,29 +23,32 @@ fn replay(seed: u64, case: u64) -> (u64, f64) {
     (rtos, ratio)
 }
 
-/// Runs `strategy` and AE on one case; returns the strategy's RTOs, its
-/// completion relative to AE's and whether the case is a loss-free
-/// single-flow path.
-fn replay_with(strategy: Strategy, seed: u64, case: u64) -> (u64, f64, bool) {
+/// Runs `strategy` and AE on one case, `replicates` times each; returns
+/// the strategy's RTOs over all replicates, its total completion time
+/// relative to AE's and whether the case is a loss-free single-flow path.
+fn replay_with(strategy: Strategy, seed: u64, case: u64, replicates: u32) -> (u64, f64, bool) {
     let plan = GauntletPlan {
         strategies: vec![strategy],
         only_case: Some(case),
+        replicates,
         ..GauntletPlan::new(seed, 1)
     };
     let file = gauntlet::run(&plan).unwrap_or_else(|e| panic!("seed {seed} case {case}: {e}"));
-    let find = |name: &str| {
-        file.records
-            .iter()
-            .find(|r| r.strategy == name)
-            .unwrap_or_else(|| panic!("seed {seed} case {case}: no {name} record"))
+    // (completion summed, RTOs summed, loss-free single-flow path)
+    let of = |name: &str| {
+        let runs = || file.records.iter().filter(|r| r.strategy == name);
+        let first = runs()
+            .next()
+            .unwrap_or_else(|| panic!("seed {seed} case {case}: no {name} record"));
+        (
+            runs().map(|r| r.outcome.completion_s).sum::<f64>(),
+            runs().map(|r| r.outcome.rtos).sum::<u64>(),
+            first.params.rto_free_path(),
+        )
     };
-    let ours = find(&strategy.name());
-    let ae = find("ae");
-    (
-        ours.outcome.rtos,
-        ours.outcome.completion_s / ae.outcome.completion_s,
-        ours.params.rto_free_path(),
-    )
+    let (completion, rtos, rto_free) = of(&strategy.name());
+    let (ae_completion, _, _) = of("ae");
+    (rtos, completion / ae_completion, rto_free)
 }
 
 /// Seed 5 case 111: the last segment lost in a fast recovery, nothing
@@ -78,23 +81,23 @@ fn a_tail_hole_reported_by_an_advancing_ack_is_repaired_without_the_timer() {
 
 /// Seed 3 case 66: an AE competitor's ACKs fill a 24 kbit/s return link,
 /// so most of the 4 ACKs per window the default asks for are dropped in
-/// its queue and the ACK clock stalls into timeouts (18 of them and 6.07x
-/// AE's completion with the default). With `+ack-loss` the sender sees
-/// each arriving ACK pass several request points after its first
-/// timeout, asks for more ACKs per window, and enough of them arrive (5
-/// timeouts and 4.17x when this test was written).
+/// its queue and the ACK clock stalls into timeouts. With `+ack-loss` the
+/// sender sees each arriving ACK pass several request points after its
+/// first timeout and asks for more ACKs per window. Single draws of this
+/// path swing widely, so the test judges five replicates, as the
+/// gauntlet does (when it was written: 109 timeouts and 5.60x AE's
+/// completion without, 30 and 4.11x with).
 #[test]
 fn requested_acks_lost_on_a_full_return_link_are_asked_for_again() {
-    let plain = Strategy::DEFAULT;
     let compensating: Strategy = "4w-adaptive+spread+sparse-holes+ack-loss".parse().unwrap();
-    let (plain_rtos, plain_ratio, _) = replay_with(plain, 3, 66);
-    let (rtos, ratio, _) = replay_with(compensating, 3, 66);
+    let (plain_rtos, plain_ratio, _) = replay_with(Strategy::DEFAULT, 3, 66, 5);
+    let (rtos, ratio, _) = replay_with(compensating, 3, 66, 5);
     assert!(
-        rtos * 3 <= plain_rtos,
+        rtos * 2 <= plain_rtos,
         "{rtos} timeouts against {plain_rtos} without +ack-loss"
     );
     assert!(
-        ratio < 0.75 * plain_ratio,
+        ratio < 0.85 * plain_ratio,
         "{ratio:.3} of AE's completion against {plain_ratio:.3} without +ack-loss"
     );
 }

@@ -148,8 +148,9 @@ pub enum AckRequestConfig {
         /// `min_acks` and the sender counts the receiver's held group as
         /// delivered (`sender::hold_credit`); `None`: never.
         hold_credit_from: Option<u32>,
-        /// After a retransmission timeout, ask for more ACKs per window,
-        /// up to `max_acks`, as requested ACKs go missing on the way back
+        /// After a retransmission timeout, where the hold credit sets the
+        /// count, ask for more ACKs per window, up to `max_acks`, as
+        /// requested ACKs go missing on the way back
         /// (`sender::ack_loss`, `AdaptivePerWindow::ack_loss_compensation`).
         ack_loss_compensation: bool,
     },

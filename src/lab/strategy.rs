@@ -344,7 +344,8 @@ pub struct Options {
     /// ackwise's own; polled bases only).
     pub sparse_holes: bool,
     /// `+ack-loss`: after a retransmission timeout the sender asks for
-    /// more ACKs per window as the ACKs it asked for go missing
+    /// more ACKs per window in congestion avoidance from 16 segments on
+    /// as the ACKs it asked for go missing
     /// (`AdaptivePerWindow::ack_loss_compensation`; ackwise's own;
     /// `4w-adaptive` only).
     pub ack_loss: bool,

@@ -11,21 +11,24 @@
 //! arriving, and the clock stalls into timeouts.
 //!
 //! `AdaptivePerWindow::ack_loss_compensation` (the lab's `+ack-loss`)
-//! uses it after the connection's first timeout, and is off by default.
-//! Measured on the gauntlet (`lab gauntlet --replicates 5`, the default
-//! with and without it, seeds 1-5): the worst case went from 5.60x to
-//! 3.22x AE's completion (seed 3 case 66, an AE competitor's ACKs filling
-//! a 24 kbit/s return link), shared paths with more timeouts than AE
-//! from 32 to 29 and the share p90 from 1.107 to 1.093, with 95% of cases
-//! within 1.05x and 27 clearly above either way; the median ACK ratio
-//! rose from 0.421 to 0.438 and the paired geometric mean of completion
-//! against AE rose 1.34% (standard error 0.37%): on return links a few
-//! hundred times slower than the forward one, where the default's few
-//! ACKs had left it 3 to 6 times faster than AE, asking for more after a
-//! timeout gives much of that lead back. Compensating from the start,
-//! without waiting for a timeout, cost 2.35% for a worst case of 3.11x.
-//! Seeds 6-10 agree: 1.10% (standard error 0.33%), worst case 8.44x to
-//! 6.47x.
+//! uses it after the connection's first timeout and only where the hold
+//! credit sets the request count (congestion avoidance, windows of 16
+//! segments and more); it is off by default. Measured on the gauntlet
+//! (`lab gauntlet --replicates 5`, the default with and without it): on
+//! seeds 1-5 the paired geometric mean of completion against AE moved
+//! -0.01% (standard error 0.05%), the worst case went from 5.60x to 4.11x
+//! AE's completion (seed 3 case 66, an AE competitor's ACKs filling a
+//! 24 kbit/s return link), the share p90 from 1.107 to 1.103 and the
+//! shared paths with more timeouts than AE from 32 to 31, with 95% of
+//! cases within 1.05x, 27 clearly above and a median ACK ratio of 0.421
+//! either way; seeds 6-10: -0.05% (0.06%), worst 8.44x to 6.99x. Without
+//! the window condition it cost 1.34% (0.37%) for a worst case of 3.22x,
+//! and from the start, without waiting for a timeout, 2.35% (0.55%) for
+//! 3.11x: on return links hundreds of times slower than the forward one,
+//! with buffers of a few packets and windows under 16 segments, the
+//! default's few ACKs had made it 3 to 6 times faster than AE, and
+//! groups of one or two segments asked of a return link that drops ACKs
+//! only fill it further.
 
 use alloc::collections::VecDeque;
 
