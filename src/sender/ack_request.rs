@@ -54,6 +54,13 @@ pub trait AckRequestStrategy: Debug + Send {
     fn credits_hold(&self) -> bool {
         false
     }
+
+    /// Whether the strategy reads [`WindowInfo::acks_lost`]: the sender
+    /// tracks its request points ([`ack_loss`](super::ack_loss)) only
+    /// then.
+    fn counts_ack_loss(&self) -> bool {
+        false
+    }
 }
 
 fn clamp_u32(v: u64) -> u32 {
@@ -195,22 +202,22 @@ impl AckRequestStrategy for AdaptivePerWindow {
         let credited = self
             .hold_credit_from
             .is_some_and(|from| !window.in_slow_start && window.window_segments >= u64::from(from));
-        let acks = if credited {
-            self.min_acks.max(1)
-        } else {
+        let acks = if !credited {
             self.acks_for(window.srtt, window.min_rtt)
-        };
-        let acks = if self.ack_loss_compensation && window.timed_out && credited {
-            self.compensate_ack_loss(acks, window.acks_lost)
+        } else if self.ack_loss_compensation && window.timed_out {
+            self.compensate_ack_loss(self.min_acks.max(1), window.acks_lost)
         } else {
-            acks
+            self.min_acks.max(1)
         };
-        let acks = u64::from(acks);
-        Some(clamp_u32(window.window_segments.div_ceil(acks)))
+        Some(clamp_u32(window.window_segments.div_ceil(u64::from(acks))))
     }
 
     fn credits_hold(&self) -> bool {
         self.hold_credit_from.is_some()
+    }
+
+    fn counts_ack_loss(&self) -> bool {
+        self.ack_loss_compensation
     }
 }
 
@@ -267,6 +274,12 @@ impl Requester {
     /// group as delivered ([`AckRequestStrategy::credits_hold`]).
     pub fn credits_hold(&self) -> bool {
         self.strategy.credits_hold()
+    }
+
+    /// Whether the strategy reads the lost-ACK estimate
+    /// ([`AckRequestStrategy::counts_ack_loss`]).
+    pub fn counts_ack_loss(&self) -> bool {
+        self.strategy.counts_ack_loss()
     }
 
     /// The countdown for the next new segment; `None` when the strategy

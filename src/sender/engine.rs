@@ -612,6 +612,14 @@ impl Sender {
         self.counters
     }
 
+    /// The request strategy reads the lost-ACK estimate, so the sender
+    /// keeps it (no per-ACK work otherwise).
+    fn counts_ack_loss(&self) -> bool {
+        self.requests
+            .as_ref()
+            .is_some_and(Requester::counts_ack_loss)
+    }
+
     /// Fast recovery is in progress.
     pub fn in_recovery(&self) -> bool {
         matches!(self.recovery, Recovery::Fast { .. })
@@ -698,7 +706,7 @@ impl Sender {
             self.board.on_ack(input.ack, sack)
         };
         effect.newly_acked = outcome.newly_acked;
-        if self.requests.is_some() {
+        if self.counts_ack_loss() {
             self.ack_loss
                 .on_ack(input.ack, !sack.is_empty(), self.in_recovery());
         }
@@ -1759,7 +1767,7 @@ impl Sender {
         }
         let ack_request = self.next_ack_request(retransmission);
         if ack_request == Some(0) {
-            if !retransmission {
+            if !retransmission && self.counts_ack_loss() {
                 self.ack_loss.on_request(end);
             }
             self.last_request_end = self.last_request_end.max(end);
