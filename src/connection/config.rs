@@ -153,6 +153,10 @@ pub enum AckRequestConfig {
         /// requested ACKs go missing on the way back
         /// (`sender::ack_loss`, `AdaptivePerWindow::ack_loss_compensation`).
         ack_loss_compensation: bool,
+        /// In slow start, ask for this many ACKs per window (the sender
+        /// then spreads there too); `None`: the queue rule
+        /// (`AdaptivePerWindow::slow_start_acks`).
+        slow_start_acks: Option<u32>,
     },
     /// An ACK every `segments` segments, at least two per window (A4L4,
     /// A8L8).
@@ -182,12 +186,14 @@ impl AckRequestConfig {
                 every_segment_in_slow_start,
                 hold_credit_from,
                 ack_loss_compensation,
+                slow_start_acks,
             } => Some(Requester::new(
                 Box::new(AdaptivePerWindow {
                     min_acks,
                     max_acks,
                     hold_credit_from,
                     ack_loss_compensation,
+                    slow_start_acks,
                 }),
                 every_segment_in_slow_start,
             )),
@@ -493,6 +499,7 @@ impl Default for Config {
                 every_segment_in_slow_start: false,
                 hold_credit_from: Some(AdaptivePerWindow::HOLD_CREDIT_FROM),
                 ack_loss_compensation: false,
+                slow_start_acks: None,
             },
             ack_policy: AckPolicyConfig::Polled {
                 fallback: Polled::DEFAULT_FALLBACK,

@@ -270,6 +270,7 @@ impl Base {
                 every_segment_in_slow_start: ss,
                 hold_credit_from: Some(crate::sender::AdaptivePerWindow::HOLD_CREDIT_FROM),
                 ack_loss_compensation: false,
+                slow_start_acks: None,
             }),
         }
     }
@@ -349,6 +350,11 @@ pub struct Options {
     /// (`AdaptivePerWindow::ack_loss_compensation`; ackwise's own;
     /// `4w-adaptive` only).
     pub ack_loss: bool,
+    /// `+sparse-start`: slow start asks for 4 ACKs per window too, and
+    /// with `+spread` the sender spreads what each releases at twice the
+    /// delivery rate (`AdaptivePerWindow::slow_start_acks`; ackwise's
+    /// own; `4w-adaptive` only).
+    pub sparse_start: bool,
 }
 
 /// In-network ACK management a strategy puts on the path.
@@ -423,7 +429,7 @@ impl NetAck {
 }
 
 impl Options {
-    const NAMES: [&'static str; 25] = [
+    const NAMES: [&'static str; 26] = [
         "ss-every",
         "pacing",
         "beta27",
@@ -449,6 +455,7 @@ impl Options {
         "spread",
         "sparse-holes",
         "ack-loss",
+        "sparse-start",
     ];
 
     const NONE: Options = Options {
@@ -471,6 +478,7 @@ impl Options {
         spread: false,
         sparse_holes: false,
         ack_loss: false,
+        sparse_start: false,
     };
 }
 
@@ -814,11 +822,14 @@ impl Strategy {
         config.congestion.byte_counting_limit = limit;
         if let Some(mut requests) = self.base.requests(self.options.ss_every) {
             if let AckRequestConfig::Adaptive {
+                min_acks,
                 ack_loss_compensation,
+                slow_start_acks,
                 ..
             } = &mut requests
             {
                 *ack_loss_compensation = self.options.ack_loss;
+                *slow_start_acks = self.options.sparse_start.then_some(*min_acks);
             }
             config.ack_requests = true;
             config.request_acks = requests;
@@ -869,6 +880,7 @@ impl fmt::Display for Strategy {
             (o.spread, "+spread"),
             (o.sparse_holes, "+sparse-holes"),
             (o.ack_loss, "+ack-loss"),
+            (o.sparse_start, "+sparse-start"),
         ] {
             if on {
                 f.write_str(name)?;
@@ -944,6 +956,7 @@ impl FromStr for Strategy {
                 "sparse-holes" if base.requests(false).is_some() => options.sparse_holes = true,
                 // Only the adaptive requester sizes its groups per window.
                 "ack-loss" if base == Base::W4Adaptive => options.ack_loss = true,
+                "sparse-start" if base == Base::W4Adaptive => options.sparse_start = true,
                 // Only a QUIC sender takes a quinn-proto controller.
                 "ackwise-cc" if base.is_quic() => options.ackwise_cc = true,
                 // smoltcp speaks TCP: it can face a TCP-style end only.

@@ -61,6 +61,13 @@ pub trait AckRequestStrategy: Debug + Send {
     fn counts_ack_loss(&self) -> bool {
         false
     }
+
+    /// Whether the strategy asks for groups of several segments in slow
+    /// start: the sender then spreads what each ACK releases there too,
+    /// at twice the delivery rate ([`spread`](super::spread)).
+    fn sparse_slow_start(&self) -> bool {
+        false
+    }
 }
 
 fn clamp_u32(v: u64) -> u32 {
@@ -152,6 +159,14 @@ pub struct AdaptivePerWindow {
     /// segments, and asking more of a return link that drops ACKs only
     /// fills it further. Measured on the gauntlet in `ack_loss`.
     pub ack_loss_compensation: bool,
+    /// In slow start, ask for this many ACKs per window instead of the
+    /// queue rule (which asks for one per segment while the queue is
+    /// empty, as it is through most of a slow start). The sender then
+    /// spreads what each ACK releases at twice the delivery rate, the
+    /// pace at which an ACK per segment would release it, so the groups
+    /// do not reach the bottleneck as bursts. `None` keeps the queue
+    /// rule. The lab's `+sparse-start`; measured in the README.
+    pub slow_start_acks: Option<u32>,
 }
 
 impl AdaptivePerWindow {
@@ -202,7 +217,9 @@ impl AckRequestStrategy for AdaptivePerWindow {
         let credited = self
             .hold_credit_from
             .is_some_and(|from| !window.in_slow_start && window.window_segments >= u64::from(from));
-        let acks = if !credited {
+        let acks = if let (true, Some(n)) = (window.in_slow_start, self.slow_start_acks) {
+            n.max(1)
+        } else if !credited {
             self.acks_for(window.srtt, window.min_rtt)
         } else if self.ack_loss_compensation && window.timed_out {
             self.compensate_ack_loss(self.min_acks.max(1), window.acks_lost)
@@ -218,6 +235,10 @@ impl AckRequestStrategy for AdaptivePerWindow {
 
     fn counts_ack_loss(&self) -> bool {
         self.ack_loss_compensation
+    }
+
+    fn sparse_slow_start(&self) -> bool {
+        self.slow_start_acks.is_some()
     }
 }
 
@@ -282,6 +303,13 @@ impl Requester {
         self.strategy.counts_ack_loss()
     }
 
+    /// Whether slow start asks for sparse groups
+    /// ([`AckRequestStrategy::sparse_slow_start`]); not when every
+    /// segment is asked for there.
+    pub fn sparse_slow_start(&self) -> bool {
+        !self.every_segment_in_slow_start && self.strategy.sparse_slow_start()
+    }
+
     /// The countdown for the next new segment; `None` when the strategy
     /// asks for nothing. Starting a group re-reads the window, so the
     /// group size follows cwnd.
@@ -330,6 +358,7 @@ mod tests {
             max_acks: 32,
             hold_credit_from: None,
             ack_loss_compensation: false,
+            slow_start_acks: None,
         };
         assert!(!a.credits_hold());
         let ms = Duration::from_millis;
@@ -355,6 +384,7 @@ mod tests {
             max_acks: 32,
             hold_credit_from: Some(16),
             ack_loss_compensation: true,
+            slow_start_acks: None,
         };
         let scale = crate::sender::ack_loss::SCALE;
         let lost = |a: &AdaptivePerWindow, w: u64, lost: u32| {
@@ -401,22 +431,32 @@ mod tests {
         assert_eq!(lost(&a, 320, scale / 2), Some(80));
     }
 
-    #[test]
-    fn with_the_hold_credit_large_windows_in_avoidance_ask_for_the_floor() {
-        let a = AdaptivePerWindow {
+    /// The default's adaptive strategy, with `slow_start_acks`.
+    fn with_hold_credit(slow_start_acks: Option<u32>) -> AdaptivePerWindow {
+        AdaptivePerWindow {
             min_acks: 4,
             max_acks: 32,
             hold_credit_from: Some(16),
             ack_loss_compensation: false,
-        };
-        assert!(a.credits_hold());
-        let ms = Duration::from_millis;
-        let empty_queue = |w: u64, in_slow_start: bool| WindowInfo {
+            slow_start_acks,
+        }
+    }
+
+    /// A window of `w` segments on a path with no queue.
+    fn empty_queue(w: u64, in_slow_start: bool) -> WindowInfo {
+        let rtt = Duration::from_millis(100);
+        WindowInfo {
             in_slow_start,
-            srtt: Some(ms(100)),
-            min_rtt: Some(ms(100)),
+            srtt: Some(rtt),
+            min_rtt: Some(rtt),
             ..window(w)
-        };
+        }
+    }
+
+    #[test]
+    fn with_the_hold_credit_large_windows_in_avoidance_ask_for_the_floor() {
+        let a = with_hold_credit(None);
+        assert!(a.credits_hold());
         // Congestion avoidance from 16 segments on: 4 per window, however
         // empty the queue.
         assert_eq!(a.group_segments(&empty_queue(320, false)), Some(80));
@@ -425,6 +465,27 @@ mod tests {
         // window with no queue).
         assert_eq!(a.group_segments(&empty_queue(15, false)), Some(1));
         assert_eq!(a.group_segments(&empty_queue(320, true)), Some(10));
+        assert!(!a.sparse_slow_start());
+    }
+
+    #[test]
+    fn sparse_start_asks_for_a_fixed_count_per_window_in_slow_start() {
+        let a = with_hold_credit(Some(4));
+        assert!(a.sparse_slow_start());
+        // Slow start: 4 per window whatever the queue, down to groups of
+        // one segment in the initial window.
+        assert_eq!(a.group_segments(&empty_queue(320, true)), Some(80));
+        assert_eq!(a.group_segments(&empty_queue(10, true)), Some(3));
+        assert_eq!(a.group_segments(&empty_queue(4, true)), Some(1));
+        assert_eq!(a.group_segments(&window(64)), Some(16));
+        // Congestion avoidance is as without it.
+        assert_eq!(a.group_segments(&empty_queue(15, false)), Some(1));
+        assert_eq!(a.group_segments(&empty_queue(320, false)), Some(80));
+        // Asking for every segment in slow start overrides it, and the
+        // sender is not told to spread there.
+        let every = Requester::new(Box::new(a), true);
+        assert!(!every.sparse_slow_start());
+        assert!(Requester::new(Box::new(a), false).sparse_slow_start());
     }
 
     #[test]

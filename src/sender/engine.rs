@@ -1956,7 +1956,8 @@ impl Sender {
         let cwnd = self.cc.window();
         let srtt = self.rtt.srtt();
         // ACK-clock spreading acts in congestion avoidance and loss
-        // recovery, on windows of `MIN_CWND_SEGMENTS` or more (of
+        // recovery, and in slow start where the strategy asks for sparse
+        // ACKs there, on windows of `MIN_CWND_SEGMENTS` or more (of
         // `MIN_GROUPED_CWND_SEGMENTS` or more while each requested ACK
         // covers two segments or more), and never holds the fast
         // retransmit (see `sender::spread`).
@@ -1965,7 +1966,14 @@ impl Sender {
         } else {
             super::spread::MIN_CWND_SEGMENTS
         };
-        let spreading = !urgent && !self.cc.in_slow_start() && cwnd >= floor * self.mss;
+        let in_slow_start = self.cc.in_slow_start();
+        let spreading = !urgent
+            && (!in_slow_start
+                || self
+                    .requests
+                    .as_ref()
+                    .is_some_and(Requester::sparse_slow_start))
+            && cwnd >= floor * self.mss;
         if !urgent {
             let has_work = self.board.high_data() < self.stream_end()
                 || !matches!(self.recovery, Recovery::Open);
@@ -1986,7 +1994,11 @@ impl Sender {
         }
         if spreading {
             if let Some(s) = self.spreader.as_mut() {
-                s.on_sent(now, seg.len as u64);
+                if in_slow_start {
+                    s.on_sent_in_slow_start(now, seg.len as u64);
+                } else {
+                    s.on_sent(now, seg.len as u64);
+                }
             }
         }
         Some(seg)
