@@ -319,6 +319,24 @@ mod tests {
     }
 
     #[test]
+    fn slow_start_spaces_at_twice_the_delivery_rate() {
+        let mut s = Spreader::new();
+        // 0.7 ms per 1024 bytes, as above: a 1536-byte segment drains in
+        // 1.05 ms at the delivery rate, so the next may leave 0.525 ms
+        // after it at twice that rate.
+        s.on_ack(at(1200), 4096, SRTT);
+        s.on_ack(at(4000), 4096, SRTT);
+        s.on_sent_in_slow_start(at(4000), 1536);
+        assert!(!s.may_send(at(4524), true));
+        assert_eq!(s.wake_at(), Some(at(4525)));
+        assert!(s.may_send(at(4525), true));
+        // Back in avoidance the next waits 1 ms, at 1.05 times the rate.
+        s.on_sent(at(4525), 1536);
+        assert!(!s.may_send(at(5524), true));
+        assert!(s.may_send(at(5525), true));
+    }
+
+    #[test]
     fn a_burst_lets_a_late_wake_up_catch_up_and_no_more() {
         let mut s = Spreader::with_burst(Duration::from_millis(2));
         s.on_ack(at(1200), 4096, SRTT);
