@@ -620,6 +620,14 @@ impl Sender {
             .is_some_and(Requester::counts_ack_loss)
     }
 
+    /// The request strategy asks for sparse groups in slow start, so the
+    /// spreader acts there too.
+    fn sparse_slow_start(&self) -> bool {
+        self.requests
+            .as_ref()
+            .is_some_and(Requester::sparse_slow_start)
+    }
+
     /// Fast recovery is in progress.
     pub fn in_recovery(&self) -> bool {
         matches!(self.recovery, Recovery::Fast { .. })
@@ -1967,13 +1975,8 @@ impl Sender {
             super::spread::MIN_CWND_SEGMENTS
         };
         let in_slow_start = self.cc.in_slow_start();
-        let spreading = !urgent
-            && (!in_slow_start
-                || self
-                    .requests
-                    .as_ref()
-                    .is_some_and(Requester::sparse_slow_start))
-            && cwnd >= floor * self.mss;
+        let spreading =
+            !urgent && (!in_slow_start || self.sparse_slow_start()) && cwnd >= floor * self.mss;
         if !urgent {
             let has_work = self.board.high_data() < self.stream_end()
                 || !matches!(self.recovery, Recovery::Open);
