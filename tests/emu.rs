@@ -780,9 +780,11 @@ fn ticks_deliver_in_bunches_and_only_the_data_sender_reads_them_whole() {
 #[test]
 fn payloads_left_out_in_flight_change_nothing() {
     // Without a capture, data payloads that are the pattern travel as
-    // headers alone and are rebuilt for the receiver; a capture keeps every
-    // byte in flight. Loss, reordering and two flows with timestamps and
-    // SACK: the two runs must agree on every figure.
+    // headers alone and are rebuilt for the receiver, the senders leave
+    // them in their send buffers, and neither end computes checksums; a
+    // capture keeps every byte in flight and every checksum. Loss,
+    // reordering and two flows with timestamps and SACK: the two runs
+    // must agree on every figure.
     use ackwise::emu::Jitter;
     let mut spec = DumbbellSpec::symmetric(
         10_000_000,

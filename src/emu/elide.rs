@@ -15,12 +15,16 @@
 //! so results are byte-identical.
 //!
 //! Nothing is taken on trust: a payload is left out only after it was
-//! compared with the pattern, and one that differs (an application that
-//! wrote something else, a sender that emitted the wrong bytes) travels
-//! whole, for the receiving application's content check to judge.
-//! Captures need every byte, so a run with a capture keeps payloads.
+//! compared with the pattern, or when it is the pattern's own memory (the
+//! emulated application hands the pattern to its connection by reference,
+//! and a sender that leaves payloads in its send buffer names the very
+//! slices it would send: [`store_in_place`], no byte read or copied). One
+//! that differs (an application that wrote something else, a sender that
+//! emitted the wrong bytes) travels whole, for the receiving application's
+//! content check to judge. Captures need every byte, so a run with a
+//! capture keeps payloads.
 
-use super::host::pattern_at;
+use super::host::{pattern_at, CHUNK, PATTERN_PERIOD};
 use super::packet::{header_len, PacketKind};
 
 /// A payload left out of a packet: its length and where in the pattern
@@ -75,6 +79,52 @@ pub(crate) fn store(
     }
     fill(buf, seg);
     (seg.len(), Elided::NONE)
+}
+
+/// [`store`] for a data segment whose payload stayed in the sender's
+/// buffer (`Connection::poll_transmit_gather`): `header` is the encoded
+/// header and `pieces` the payload where it lies. When every piece is a
+/// slice of `pattern`'s own memory (the emulated application wrote the
+/// pattern by reference) and each continues the phase where the one
+/// before ended, the payload is the pattern from the first piece's phase:
+/// only the header is copied to `buf`, and what was left out is returned,
+/// without a byte of the payload read. Otherwise `None`, and nothing is
+/// written.
+pub(crate) fn store_in_place<'a>(
+    header: &[u8],
+    pieces: impl Iterator<Item = &'a [u8]>,
+    pattern: &[u8],
+    buf: &mut Vec<u8>,
+) -> Option<Elided> {
+    let mut first = None;
+    let mut bytes = 0usize;
+    for piece in pieces {
+        let phase = phase_in(pattern, piece)?;
+        match first {
+            None => first = Some(phase),
+            Some(start) if (start + bytes) % PATTERN_PERIOD == phase => {}
+            Some(_) => return None,
+        }
+        bytes += piece.len();
+    }
+    // `restore` rebuilds at most one chunk's worth, as `store` compares.
+    let phase = u8::try_from(first?).ok()?;
+    if bytes == 0 || bytes > CHUNK {
+        return None;
+    }
+    fill(buf, header);
+    Some(Elided {
+        bytes: u32::try_from(bytes).ok()?,
+        phase,
+    })
+}
+
+/// The phase of `piece` in the pattern, if `piece` lies in `pattern`'s
+/// memory: the pattern's byte at index `i` is `i` mod its period, so a
+/// slice starting at index `i` starts at that phase.
+fn phase_in(pattern: &[u8], piece: &[u8]) -> Option<usize> {
+    let at = (piece.as_ptr() as usize).checked_sub(pattern.as_ptr() as usize)?;
+    (at.checked_add(piece.len())? <= pattern.len()).then_some(at % PATTERN_PERIOD)
 }
 
 /// Copies `bytes` to the front of `buf`, growing it if it is shorter.
@@ -136,6 +186,58 @@ mod tests {
             assert_eq!(e.bytes as usize, len);
             let mut out = Vec::new();
             assert_eq!(restore(&buf[..n], e, &pat, &mut out), &seg[..]);
+        }
+    }
+
+    #[test]
+    fn pattern_memory_in_place_travels_as_headers_and_comes_back_whole() {
+        let pat = pattern();
+        let header = segment(&[]);
+        // One piece, and a payload split where a send buffer's pieces
+        // meet: each piece continues the phase where the last one ended,
+        // though it lies elsewhere in the pattern's memory.
+        let split: [&[u8]; 2] = [&pat[17..17 + 700], &pat[17 + 700 + 251..17 + 1448 + 251]];
+        for pieces in [vec![&pat[250..250 + 1448]], split.to_vec()] {
+            let mut buf = vec![9u8; 3];
+            let e = store_in_place(&header, pieces.iter().copied(), &pat, &mut buf)
+                .expect("the pattern in place");
+            assert_eq!(
+                &buf[..header.len()],
+                &header[..],
+                "only the headers are held"
+            );
+            let whole: Vec<u8> = header
+                .iter()
+                .chain(pieces.concat().iter())
+                .copied()
+                .collect();
+            let mut out = Vec::new();
+            assert_eq!(restore(&buf[..header.len()], e, &pat, &mut out), &whole[..]);
+        }
+    }
+
+    #[test]
+    fn anything_but_pattern_memory_in_order_is_not_stored_in_place() {
+        let pat = pattern();
+        let header = segment(&[]);
+        // The same bytes in memory of their own: only a comparison could
+        // tell, so they go the way of `store`.
+        let copy = pat[5..1453].to_vec();
+        let phase_break: [&[u8]; 2] = [&pat[0..700], &pat[701..1449]];
+        // In phase, but more than `restore` rebuilds.
+        let next = CHUNK % PATTERN_PERIOD;
+        let too_long: [&[u8]; 2] = [&pat[0..CHUNK], &pat[next..next + 1]];
+        let cases: [Vec<&[u8]>; 4] = [
+            vec![&copy[..]],
+            phase_break.to_vec(),
+            vec![], // no payload
+            too_long.to_vec(),
+        ];
+        for (i, pieces) in cases.iter().enumerate() {
+            let mut buf = vec![7u8; 3];
+            let stored = store_in_place(&header, pieces.iter().copied(), &pat, &mut buf);
+            assert_eq!(stored, None, "case {i}");
+            assert_eq!(buf, [7u8; 3], "case {i}: nothing written");
         }
     }
 

@@ -13,7 +13,7 @@ use super::link::{Link, LinkCounters};
 use super::measure::{FlowResult, FlowSeries, LinkResult, RunResult, TimeSeries};
 use super::medium::Medium;
 use super::middlebox::{HookAction, LinkHook, PacketInfo};
-use super::packet::{classify, Owner, PacketKind, Pool};
+use super::packet::{classify, Owner, Packet, PacketKind, Pool};
 use super::pcap::{host_address, PcapWriter};
 use super::queue::{QueuedPacket, Verdict};
 use super::scenario::FlowTransport;
@@ -21,7 +21,7 @@ use super::scenario::{LinkId, Scenario};
 use super::smoltcp_host::{SmolHost, SmolParams, SmoltcpEnd};
 use super::EmuError;
 use crate::ack_path::{DelayControl, PureAck, Removal};
-use crate::connection::Connection;
+use crate::connection::{Connection, Emitted};
 use crate::testing::TestRng;
 use crate::time::{Duration, Instant};
 use crate::wire::{Checksum, SegmentRepr};
@@ -178,7 +178,17 @@ impl Simulator {
             link_names: scenario.links.iter().map(|l| l.name.clone()).collect(),
             links,
             media: scenario.media.iter().map(Medium::new).collect(),
-            flows: scenario.flows.iter().map(FlowState::new).collect(),
+            flows: scenario
+                .flows
+                .iter()
+                .map(|spec| {
+                    let mut flow = FlowState::new(spec);
+                    if scenario.captures.is_empty() {
+                        leave_checksums_out(&mut flow);
+                    }
+                    flow
+                })
+                .collect(),
             idle_rng: TestRng::seed_from_u64(0),
             cross_rngs: (0..cross.len())
                 .map(|i| own_rng(scenario.seed, Purpose::Cross, i))
@@ -780,20 +790,16 @@ impl Simulator {
                 FlowTransport::Smoltcp(end) if end.is_server() == server => fl.smol.as_deref_mut(),
                 _ => None,
             };
-            let tcp = match smol {
-                Some(h) => h.poll_transmit(self.now, &mut self.tx_scratch),
-                None => conn.and_then(|c| c.poll_transmit(self.now, &mut self.tx_scratch)),
-            };
             // A TCP segment goes into the packet without its payload when
             // that is the pattern; a QUIC datagram is written in place.
-            let mut store = |n: usize| {
-                let seg = &self.tx_scratch[..n];
-                let kind = classify(seg);
-                let (len, elided) =
-                    elide::store(seg, kind, &self.pattern, self.elide, &mut pkt.buf);
-                pkt.len = len;
-                pkt.elided = elided;
-                (n, kind)
+            let (scratch, pattern, elide) = (&mut self.tx_scratch, &self.pattern[..], self.elide);
+            let tcp = match smol {
+                Some(h) => h
+                    .poll_transmit(self.now, scratch)
+                    .map(|n| store_segment(&scratch[..n], pattern, elide, pkt)),
+                None => {
+                    conn.and_then(|c| transmit_segment(c, self.now, scratch, pattern, elide, pkt))
+                }
             };
             #[cfg(feature = "quic")]
             let polled = match fl.quic.as_mut() {
@@ -810,10 +816,10 @@ impl Simulator {
                             (n, quic_kind(class))
                         })
                 }
-                None => tcp.map(&mut store),
+                None => tcp,
             };
             #[cfg(not(feature = "quic"))]
-            let polled = tcp.map(&mut store);
+            let polled = tcp;
             let Some((n, kind)) = polled else {
                 self.pool.release(p);
                 return;
@@ -1034,6 +1040,85 @@ impl FlowCounters {
             timeouts: stats.timeouts,
             ce_marks: f.ce_marks,
         }
+    }
+}
+
+/// Stores the encoded segment `seg` in `pkt`, its payload left out when
+/// `elide` is on and that payload is the pattern ([`elide::store`]);
+/// returns the segment's length and kind.
+fn store_segment(seg: &[u8], pattern: &[u8], elide: bool, pkt: &mut Packet) -> (usize, PacketKind) {
+    let kind = classify(seg);
+    let (len, elided) = elide::store(seg, kind, pattern, elide, &mut pkt.buf);
+    pkt.len = len;
+    pkt.elided = elided;
+    (seg.len(), kind)
+}
+
+/// Polls an ackwise end for its next segment and stores it in `pkt`;
+/// returns the segment's length and kind.
+///
+/// With elision on, checksums are off ([`leave_checksums_out`]), so the
+/// end can leave a data segment's payload in its send buffer
+/// (`Connection::poll_transmit_gather`). A payload that is the pattern's
+/// own memory, as the emulated application hands it over by reference, is
+/// then left out without a byte of it copied or compared
+/// ([`elide::store_in_place`]); any other payload is put after the header
+/// and the whole segment stored as `poll_transmit` would have written it.
+fn transmit_segment(
+    c: &mut Connection,
+    now: Instant,
+    scratch: &mut [u8],
+    pattern: &[u8],
+    elide: bool,
+    pkt: &mut Packet,
+) -> Option<(usize, PacketKind)> {
+    if !elide {
+        let n = c.poll_transmit(now, scratch)?;
+        return Some(store_segment(&scratch[..n], pattern, false, pkt));
+    }
+    let (header_len, offset, payload_len) = match c.poll_transmit_gather(now, scratch)? {
+        Emitted::Whole(n) => return Some(store_segment(&scratch[..n], pattern, true, pkt)),
+        Emitted::Header {
+            header_len,
+            payload_offset,
+            payload_len,
+        } => (header_len, payload_offset, payload_len),
+    };
+    // Just emitted, so still held; were it not, the segment would leave
+    // as its header alone, a pure ACK, and the sender resend the data.
+    let pieces = c.sent_payload(offset, payload_len);
+    if let Some(elided) = pieces
+        .clone()
+        .and_then(|p| elide::store_in_place(&scratch[..header_len], p, pattern, &mut pkt.buf))
+    {
+        pkt.len = header_len;
+        pkt.elided = elided;
+        return Some((header_len + payload_len, PacketKind::Data));
+    }
+    let mut end = header_len;
+    for piece in pieces.into_iter().flatten() {
+        scratch[end..end + piece.len()].copy_from_slice(piece);
+        end += piece.len();
+    }
+    Some(store_segment(&scratch[..end], pattern, true, pkt))
+}
+
+/// The emulator's links never corrupt a packet, so between two ackwise
+/// ends a TCP checksum can only ever verify, and summing every segment
+/// twice (once at each end) is time spent on nothing. Without a capture,
+/// whose readers expect valid checksums, both ends of an ackwise flow
+/// therefore leave them out. Nothing else on the wire changes, so the run
+/// is the same to the byte: the field is in no record, and an end
+/// configured to negotiate checksum omission (`Config::omit_checksums`)
+/// keeps them, so that its SYN still offers what its config says.
+/// smoltcp checks its own, and QUIC has none of TCP's.
+fn leave_checksums_out(flow: &mut FlowState) {
+    if matches!(flow.transport, FlowTransport::Tcp)
+        && !flow.client_config.omit_checksums
+        && !flow.server_config.omit_checksums
+    {
+        flow.client_config.checksums = false;
+        flow.server_config.checksums = false;
     }
 }
 
