@@ -824,6 +824,18 @@ impl Connection {
         Some(chunk)
     }
 
+    /// The next in-order bytes, at most `max`, only if they are held by
+    /// reference (see [`handle_segment_shared`](Self::handle_segment_shared)
+    /// and [`handle_segment_parts`](Self::handle_segment_parts)): handed out
+    /// without a copy, as [`read_chunk`](Self::read_chunk) would. `None`
+    /// when nothing is ready or the next bytes are in the receive buffer,
+    /// where `read` or `read_chunk` takes them.
+    pub fn read_in_place(&mut self, max: usize) -> Option<Bytes> {
+        let chunk = self.recv.as_mut()?.reassembly.take_chunk(max)?;
+        self.maybe_window_update();
+        Some(chunk)
+    }
+
     /// Bytes ready to [`read`](Self::read).
     pub fn readable(&self) -> usize {
         self.recv.as_ref().map_or(0, |r| r.reassembly.readable())

@@ -6,7 +6,7 @@ use crate::receiver::{AckDecision, ArrivalInfo};
 use crate::sender::segment_cuts::END_FAILURES_BEFORE_RESET;
 use crate::sender::AckInput;
 use crate::time::{Duration, Instant};
-use crate::wire::{AckNonce, Flags, SegmentRepr, SeqNum};
+use crate::wire::{AckNonce, Checksum, Flags, SegmentRepr, SeqNum, WireError};
 use bytes::Bytes;
 
 /// Answers to segments that carry nothing but a claim we cannot accept
@@ -47,6 +47,41 @@ impl Connection {
         result
     }
 
+    /// [`handle_segment_shared`](Self::handle_segment_shared) for a segment
+    /// that arrives in two pieces, its header (options included) and its
+    /// payload by reference, as a carrier that keeps the two apart hands
+    /// it over (the receiving counterpart of
+    /// [`poll_transmit_gather`](Self::poll_transmit_gather)): the payload
+    /// is never copied into one buffer with the header. Where this end
+    /// checks checksums, which cover both pieces, they are put together
+    /// first and the segment handled as `handle_segment_with_ce` would;
+    /// likewise when `header` runs past the header its data offset gives.
+    pub fn handle_segment_parts(
+        &mut self,
+        now: Instant,
+        header: &[u8],
+        payload: &Bytes,
+        ce: bool,
+    ) -> Result<(), SegmentError> {
+        let mut seg = SegmentRepr::EMPTY;
+        let parsed = match self.checksum {
+            Checksum::Ignore => seg.parse_from(header, Checksum::Ignore),
+            _ => Err(WireError::BadChecksum),
+        };
+        if parsed.is_err() || !seg.payload.is_empty() {
+            let mut whole = alloc::vec::Vec::with_capacity(header.len() + payload.len());
+            whole.extend_from_slice(header);
+            whole.extend_from_slice(payload);
+            return self.handle_segment_with_ce(now, &whole, ce);
+        }
+        seg.payload = payload;
+        self.arrival_ce = ce;
+        self.arrival_bytes = Some(payload.clone());
+        let result = self.handle_parsed(now, &seg);
+        self.arrival_bytes = None;
+        result
+    }
+
     /// [`handle_segment`](Self::handle_segment) for a segment whose IP
     /// header's ECN field said Congestion Experienced when `ce` is true
     /// (RFC 3168). The receive side hands the mark to its ACK policy (ACC
@@ -66,14 +101,19 @@ impl Connection {
             self.stats.malformed_segments += 1;
             return Err(e.into());
         }
+        self.handle_parsed(now, &seg)
+    }
+
+    /// A segment parsed: for this connection if its ports say so.
+    fn handle_parsed(&mut self, now: Instant, seg: &SegmentRepr<'_>) -> Result<(), SegmentError> {
         if seg.dst_port != self.local_port || seg.src_port != self.remote_port {
             self.stats.discarded_segments += 1;
             return Err(SegmentError::WrongPorts);
         }
         match self.state {
-            State::Closed => self.answer_closed(&seg),
-            State::SynSent => self.on_syn_sent(now, &seg),
-            _ => self.on_synchronized(now, &seg),
+            State::Closed => self.answer_closed(seg),
+            State::SynSent => self.on_syn_sent(now, seg),
+            _ => self.on_synchronized(now, seg),
         }
         Ok(())
     }

@@ -1,7 +1,11 @@
 //! Payload elision: a data segment in flight keeps its headers and leaves
 //! its payload out when that payload is exactly the flows' pattern
 //! ([`super::host::pattern`]) from some phase on; the receiving host gets
-//! the segment rebuilt byte for byte.
+//! the segment rebuilt byte for byte, or, where an ackwise connection
+//! takes it, its header and the payload as a slice of the pattern's own
+//! memory ([`payload`], `Connection::handle_segment_parts`), which the
+//! connection holds by reference and its application reads out in place
+//! and checks by address ([`is_pattern_at`]).
 //!
 //! Why: between the sender and the receiver a packet spends a whole
 //! round trip in queues and delay lines. With the payload in it, every
@@ -26,6 +30,7 @@
 
 use super::host::{pattern_at, CHUNK, PATTERN_PERIOD};
 use super::packet::{header_len, PacketKind};
+use bytes::Bytes;
 
 /// A payload left out of a packet: its length and where in the pattern
 /// it starts.
@@ -158,6 +163,24 @@ pub(crate) fn restore<'a>(
     out
 }
 
+/// Whether `data` is the pattern from stream offset `offset` on: known
+/// from its address when it is the pattern's own memory at that phase (a
+/// payload that arrived by reference), else by comparing its bytes.
+pub(crate) fn is_pattern_at(pattern: &[u8], data: &[u8], offset: u64) -> bool {
+    let phase = (offset % PATTERN_PERIOD as u64) as usize;
+    phase_in(pattern, data) == Some(phase) || *data == *pattern_at(pattern, offset, data.len())
+}
+
+/// The payload a packet left out, as a slice of the pattern's own memory:
+/// what [`restore`] appends after the headers, by reference.
+pub(crate) fn payload(pattern: &Bytes, elided: Elided) -> Bytes {
+    pattern.slice_ref(pattern_at(
+        pattern,
+        u64::from(elided.phase),
+        elided.bytes as usize,
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::host::pattern;
@@ -239,6 +262,29 @@ mod tests {
             assert_eq!(stored, None, "case {i}");
             assert_eq!(buf, [7u8; 3], "case {i}: nothing written");
         }
+    }
+
+    #[test]
+    fn a_payload_left_out_comes_back_as_pattern_memory_and_is_known_by_address() {
+        let pat: Bytes = pattern().into();
+        let header = segment(&[]);
+        let seg = segment(&pat[40..40 + 1448]);
+        let mut buf = Vec::new();
+        let (n, e) = store(&seg, PacketKind::Data, &pat, true, &mut buf);
+        let payload = payload(&pat, e);
+        assert_eq!(&payload[..], &seg[n..]);
+        assert_eq!(n, header.len());
+        // Its address says what it is: right at the stream offsets of its
+        // phase, wrong at any other.
+        assert!(is_pattern_at(&pat, &payload, 40));
+        assert!(is_pattern_at(&pat, &payload, 40 + 251 * 1000));
+        assert!(!is_pattern_at(&pat, &payload, 41));
+        // Bytes elsewhere are compared: the same bytes pass, others fail.
+        let copy = payload.to_vec();
+        assert!(is_pattern_at(&pat, &copy, 40 + 251));
+        let mut other = copy.clone();
+        other[1000] ^= 1;
+        assert!(!is_pattern_at(&pat, &other, 40));
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! everything, compares it with the same pattern, and closes once the peer
 //! has closed. The flow also carries its counters for the run result.
 
+use super::elide::is_pattern_at;
 use super::scenario::{FlowSpec, FlowTransport};
 use super::smoltcp_host::{SmolHost, SmoltcpEnd};
 use crate::connection::{Config, Connection};
@@ -77,6 +78,11 @@ trait AppEnd {
     fn all_acked(&self) -> bool;
     /// Reads in-order bytes.
     fn read(&mut self, buf: &mut [u8]) -> usize;
+    /// The next in-order bytes, at most `max`, if the end holds them by
+    /// reference; `None` sends the reader to [`read`](Self::read).
+    fn read_in_place(&mut self, _max: usize) -> Option<bytes::Bytes> {
+        None
+    }
     /// The peer closed and everything before its FIN was read.
     fn peer_closed(&self) -> bool;
     /// Drops what the end reported since the last call: the applications
@@ -126,6 +132,9 @@ impl AppEnd for Connection {
     }
     fn read(&mut self, buf: &mut [u8]) -> usize {
         Connection::read(self, buf)
+    }
+    fn read_in_place(&mut self, max: usize) -> Option<bytes::Bytes> {
+        Connection::read_in_place(self, max)
     }
     fn peer_closed(&self) -> bool {
         Connection::peer_closed(self)
@@ -294,16 +303,25 @@ impl FlowState {
         }
         if let Some(s) = server.filter(|_| at_server) {
             loop {
-                let n = s.read(scratch);
-                if n == 0 {
+                // Payloads that arrived by reference are read without a
+                // copy, and those still the pattern's memory checked by
+                // their address (`elide::is_pattern_at`).
+                let held = s.read_in_place(CHUNK);
+                let data = match &held {
+                    Some(chunk) => &chunk[..],
+                    None => {
+                        let n = s.read(scratch);
+                        &scratch[..n]
+                    }
+                };
+                if data.is_empty() {
                     break;
                 }
-                if self.read + n as u64 > self.bytes
-                    || scratch[..n] != *pattern_at(pattern, self.read, n)
-                {
+                let n = data.len() as u64;
+                if self.read + n > self.bytes || !is_pattern_at(pattern, data, self.read) {
                     self.content_ok = false;
                 }
-                self.read += n as u64;
+                self.read += n;
             }
             s.discard_events();
             if !self.server_closed && s.peer_closed() {

@@ -716,6 +716,26 @@ impl Simulator {
             return;
         };
         let f = &mut self.flows[flow as usize];
+        // A payload left out reaches an ackwise end that exists by
+        // reference, a slice of the pattern: never copied behind its
+        // header, and held as that slice until its application reads it.
+        if pkt.elided.bytes > 0 && f.smoltcp_end().is_none_or(|e| e.is_server() != to_server) {
+            let conn = if to_server {
+                f.server.as_mut()
+            } else {
+                f.client.as_mut()
+            };
+            if let Some(c) = conn {
+                let payload = elide::payload(&self.pattern, pkt.elided);
+                let _ = c.handle_segment_parts(now, &pkt.buf[..pkt.len], &payload, pkt.ce);
+                if to_server && pkt.ce && pkt.kind == PacketKind::Data {
+                    f.ce_marks += 1;
+                }
+                self.pool.release(p);
+                self.answer(flow as usize, to_server);
+                return;
+            }
+        }
         let bytes = elide::restore(
             &pkt.buf[..pkt.len],
             pkt.elided,

@@ -451,8 +451,9 @@ impl Reassembly {
     }
 
     /// Takes up to `max` bytes off the front shared chunk, if there is one
-    /// and `max` is not 0.
-    fn take_chunk(&mut self, max: usize) -> Option<Bytes> {
+    /// and `max` is not 0: the next in-order bytes, when they are held by
+    /// reference (chunks come before the ring's bytes).
+    pub fn take_chunk(&mut self, max: usize) -> Option<Bytes> {
         let front = self.chunks.front_mut()?;
         let n = front.len().min(max);
         if n == 0 {
