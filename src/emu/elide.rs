@@ -266,7 +266,7 @@ mod tests {
 
     #[test]
     fn a_payload_left_out_comes_back_as_pattern_memory_and_is_known_by_address() {
-        let pat: Bytes = pattern().into();
+        let pat = pattern();
         let header = segment(&[]);
         let seg = segment(&pat[40..40 + 1448]);
         let mut buf = Vec::new();

@@ -15,11 +15,26 @@ pub(crate) const PATTERN_PERIOD: usize = 251;
 /// Largest chunk written or read at once.
 pub(crate) const CHUNK: usize = 64 * 1024;
 
-/// The pattern, long enough that any chunk is one slice of it.
-pub(crate) fn pattern() -> Vec<u8> {
-    (0..PATTERN_PERIOD + CHUNK)
-        .map(|i| (i % PATTERN_PERIOD) as u8)
-        .collect()
+/// The pattern's bytes, built at compile time.
+static PATTERN: [u8; PATTERN_PERIOD + CHUNK] = pattern_bytes();
+
+const fn pattern_bytes() -> [u8; PATTERN_PERIOD + CHUNK] {
+    let mut bytes = [0u8; PATTERN_PERIOD + CHUNK];
+    let mut i = 0;
+    while i < bytes.len() {
+        bytes[i] = (i % PATTERN_PERIOD) as u8;
+        i += 1;
+    }
+    bytes
+}
+
+/// The pattern, long enough that any chunk is one slice of it. Static
+/// memory, so the slices of it that flows hand around by reference (the
+/// application's writes, payloads left out in flight) are `Bytes` that
+/// count no references: each clone and drop of a shared buffer's slice
+/// is an atomic operation, and a packet made several.
+pub(crate) fn pattern() -> bytes::Bytes {
+    bytes::Bytes::from_static(&PATTERN)
 }
 
 pub(crate) fn pattern_at(pattern: &[u8], offset: u64, len: usize) -> &[u8] {

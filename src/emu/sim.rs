@@ -195,7 +195,7 @@ impl Simulator {
                 .collect(),
             cross,
             pool: Pool::new(),
-            pattern: pattern().into(),
+            pattern: pattern(),
             scratch: vec![0; CHUNK],
             tx_scratch: vec![0; buf_len],
             rx_scratch: Vec::with_capacity(buf_len),
