@@ -230,9 +230,11 @@ pub fn connection(data: &[u8]) -> u64 {
     read[0] + read[1]
 }
 
-/// Hands `seg` to `side`, by reference when its length is even (so both
-/// ways of receiving meet every input); a SYN for side 1 before it exists
-/// opens it.
+/// Hands `seg` to `side` by one of the three ways of receiving, chosen by
+/// its length so that each meets every kind of input: by reference, as a
+/// slice, or as header and payload apart (split where its data offset
+/// says the header ends, wherever that is); a SYN for side 1 before it
+/// exists opens it.
 fn deliver(
     conns: &mut [Option<Connection>; 2],
     side: usize,
@@ -244,6 +246,14 @@ fn deliver(
     match conns[side].as_mut() {
         Some(c) if seg.len().is_multiple_of(2) => {
             let _ = c.handle_segment_shared(now, &Bytes::copy_from_slice(seg), false);
+        }
+        Some(c) if seg.len() % 4 == 1 => {
+            let at = seg
+                .get(12)
+                .map_or(seg.len(), |b| usize::from(b >> 4) * 4)
+                .min(seg.len());
+            let payload = Bytes::copy_from_slice(&seg[at..]);
+            let _ = c.handle_segment_parts(now, &seg[..at], &payload, false);
         }
         Some(c) => {
             let _ = c.handle_segment(now, seg);

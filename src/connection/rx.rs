@@ -55,7 +55,8 @@ impl Connection {
     /// is never copied into one buffer with the header. Where this end
     /// checks checksums, which cover both pieces, they are put together
     /// first and the segment handled as `handle_segment_with_ce` would;
-    /// likewise when `header` runs past the header its data offset gives.
+    /// likewise when `header` does not parse on its own or runs past the
+    /// header its data offset gives.
     pub fn handle_segment_parts(
         &mut self,
         now: Instant,
