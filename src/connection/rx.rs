@@ -6,7 +6,7 @@ use crate::receiver::{AckDecision, ArrivalInfo};
 use crate::sender::segment_cuts::END_FAILURES_BEFORE_RESET;
 use crate::sender::AckInput;
 use crate::time::{Duration, Instant};
-use crate::wire::{AckNonce, Checksum, Flags, SegmentRepr, SeqNum, WireError};
+use crate::wire::{AckNonce, Checksum, Flags, SegmentRepr, SeqNum};
 use bytes::Bytes;
 
 /// Answers to segments that carry nothing but a claim we cannot accept
@@ -65,11 +65,10 @@ impl Connection {
         ce: bool,
     ) -> Result<(), SegmentError> {
         let mut seg = SegmentRepr::EMPTY;
-        let parsed = match self.checksum {
-            Checksum::Ignore => seg.parse_from(header, Checksum::Ignore),
-            _ => Err(WireError::BadChecksum),
-        };
-        if parsed.is_err() || !seg.payload.is_empty() {
+        let apart = self.checksum == Checksum::Ignore
+            && seg.parse_from(header, Checksum::Ignore).is_ok()
+            && seg.payload.is_empty();
+        if !apart {
             let mut whole = alloc::vec::Vec::with_capacity(header.len() + payload.len());
             whole.extend_from_slice(header);
             whole.extend_from_slice(payload);

@@ -708,13 +708,23 @@ impl Simulator {
     }
 
     fn deliver(&mut self, p: PacketIdx) {
-        let now = self.now;
-        let seed = self.seed;
         let pkt = &self.pool.packets[p as usize];
         let Owner::Flow { flow, to_server } = pkt.owner else {
             self.pool.release(p);
             return;
         };
+        if to_server && pkt.ce && pkt.kind == PacketKind::Data {
+            self.flows[flow as usize].ce_marks += 1;
+        }
+        self.hand_over(p, flow, to_server);
+        self.pool.release(p);
+        self.answer(flow as usize, to_server);
+    }
+
+    /// Hands packet `p` to the end of `flow` it is for.
+    fn hand_over(&mut self, p: PacketIdx, flow: u32, to_server: bool) {
+        let now = self.now;
+        let pkt = &self.pool.packets[p as usize];
         let f = &mut self.flows[flow as usize];
         // A payload left out reaches an ackwise end that exists by
         // reference, a slice of the pattern: never copied behind its
@@ -728,11 +738,6 @@ impl Simulator {
             if let Some(c) = conn {
                 let payload = elide::payload(&self.pattern, pkt.elided);
                 let _ = c.handle_segment_parts(now, &pkt.buf[..pkt.len], &payload, pkt.ce);
-                if to_server && pkt.ce && pkt.kind == PacketKind::Data {
-                    f.ce_marks += 1;
-                }
-                self.pool.release(p);
-                self.answer(flow as usize, to_server);
                 return;
             }
         }
@@ -745,16 +750,8 @@ impl Simulator {
         let ce = pkt.ce;
         #[cfg(feature = "quic")]
         if let Some(q) = f.quic.as_mut() {
-            if to_server && pkt.ce && pkt.kind == PacketKind::Data {
-                f.ce_marks += 1;
-            }
             q.deliver(now, to_server, bytes);
-            self.pool.release(p);
-            self.answer(flow as usize, to_server);
             return;
-        }
-        if to_server && pkt.ce && pkt.kind == PacketKind::Data {
-            f.ce_marks += 1;
         }
         if let Some(h) = f.smol_at(to_server) {
             // smoltcp does not negotiate ECN: a CE mark reaches it unseen.
@@ -771,7 +768,7 @@ impl Simulator {
                         f.server_config.clone(),
                         now,
                         bytes,
-                        &mut flow_rng(seed, flow as usize, true),
+                        &mut flow_rng(self.seed, flow as usize, true),
                     ) {
                         f.server = Some(s);
                     }
@@ -780,8 +777,6 @@ impl Simulator {
         } else if let Some(c) = f.client.as_mut() {
             let _ = c.handle_segment_with_ce(now, bytes, ce);
         }
-        self.pool.release(p);
-        self.answer(flow as usize, to_server);
     }
 
     /// After something touched one end of flow `f`: run the applications,
