@@ -111,7 +111,8 @@ trait AppEnd {
 }
 
 /// Unsent bytes an emulated application keeps queued beyond what its
-/// sender may send at once (`cwnd - pipe`): enough that the sender never
+/// sender may send at once (`cwnd - pipe`, or the sender's
+/// `congestion_room` where that is larger): enough that the sender never
 /// waits for data between two calls of the application (each ACK, timer
 /// or packet calls it after the connection took in what arrived and
 /// before the sender transmits; the sender then sends at most
@@ -159,7 +160,10 @@ impl AppEnd for Connection {
     }
     fn write_budget(&self) -> Option<u64> {
         let s = self.sender();
-        let sendable = s.cwnd().saturating_sub(s.pipe());
+        // Beyond cwnd - pipe, the hold credit and limited transmit let a
+        // sender go further (`congestion_room`); a backlog sized on cwnd
+        // alone left such a sender waiting for data after an ACK.
+        let sendable = s.cwnd().saturating_sub(s.pipe()).max(s.congestion_room());
         let unsent = s.unsent_bytes();
         if unsent >= sendable.saturating_add(BACKLOG_REFILL_BYTES) {
             return Some(0);

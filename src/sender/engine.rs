@@ -1626,6 +1626,43 @@ impl Sender {
         }
     }
 
+    /// Bytes of new data the congestion side lets this sender put in
+    /// flight now, outside recovery: the congestion window (capped by
+    /// AF's burst cap), plus RFC 3042's limited transmit and the credit
+    /// for a group the receiver holds (`hold_credit`), less what is in
+    /// flight. The peer's receive window is not counted here. An
+    /// application that keeps this much unsent (or more) never leaves
+    /// the sender waiting for data.
+    #[inline(always)]
+    pub fn congestion_room(&self) -> u64 {
+        // RFC 3042: the first two duplicate ACKs may each release one
+        // new segment beyond cwnd; not during recovery.
+        let allowance = if self.params.limited_transmit && !self.in_recovery() {
+            u64::from(self.dup_acks.min(2)) * self.mss
+        } else {
+            0
+        };
+        let window = match self.af_cap {
+            Some(cap) => self.cc.window().min(cap),
+            None => self.cc.window(),
+        };
+        // The group the receiver holds counts as delivered (see
+        // `hold_credit`), outside recovery and slow start.
+        let hold = match self.requests.as_ref() {
+            Some(r) if r.credits_hold() && !self.in_recovery() && !self.cc.in_slow_start() => {
+                hold_credit(
+                    r.group_segments(),
+                    self.mss,
+                    window,
+                    self.request_rtt.srtt(),
+                    self.request_rtt.min_rtt(),
+                )
+            }
+            _ => 0,
+        };
+        (window + allowance + hold).saturating_sub(self.in_flight())
+    }
+
     /// Inlined into its callers (`#[inline]` alone was not taken): most
     /// polls end here, and out of line the segment it returns went back
     /// through memory, copied in wide loads of the narrow stores that
@@ -1646,32 +1683,7 @@ impl Sender {
         let cwnd_room = if in_recovery {
             self.mss
         } else {
-            // RFC 3042: the first two duplicate ACKs may each release one
-            // new segment beyond cwnd; not during recovery.
-            let allowance = if self.params.limited_transmit && !self.in_recovery() {
-                u64::from(self.dup_acks.min(2)) * self.mss
-            } else {
-                0
-            };
-            let window = match self.af_cap {
-                Some(cap) => self.cc.window().min(cap),
-                None => self.cc.window(),
-            };
-            // The group the receiver holds counts as delivered (see
-            // `hold_credit`), outside recovery and slow start.
-            let hold = match self.requests.as_ref() {
-                Some(r) if r.credits_hold() && !self.in_recovery() && !self.cc.in_slow_start() => {
-                    hold_credit(
-                        r.group_segments(),
-                        self.mss,
-                        window,
-                        self.request_rtt.srtt(),
-                        self.request_rtt.min_rtt(),
-                    )
-                }
-                _ => 0,
-            };
-            (window + allowance + hold).saturating_sub(self.in_flight())
+            self.congestion_room()
         };
         let window_room = self.window_edge.saturating_sub(start);
         let mut len = (data_end - start).min(max_payload as u64).min(cwnd_room);
