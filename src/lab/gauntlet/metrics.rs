@@ -198,6 +198,10 @@ pub struct ReplicateMean<'a> {
     pub runs_with_rto: u32,
     /// Mean share over the replicates that have one (shared paths).
     pub share: Option<f64>,
+    /// On shared paths, the mean over the replicates of the competitors'
+    /// summed goodput, bit/s; `None` on other paths or without per-flow
+    /// figures.
+    pub competitor_goodput_bps: Option<f64>,
     /// The most test flows any one replicate left unfinished: a stall in
     /// one draw is worth flagging even when the mean completion hides it.
     pub unfinished: u32,
@@ -233,9 +237,9 @@ pub fn replicate_means(records: &[GauntletRecord]) -> Vec<ReplicateMean<'_>> {
             let shares: Vec<f64> = group.iter().filter_map(|r| r.outcome.share).collect();
             let completion_s = mean(&|o| o.completion_s);
             let horizon_s = first.params.horizon_us as f64 / 1e6;
-            let all_flows_end_s = (first.params.competitors() > 0
-                && group.iter().all(|r| !r.outcome.flows.is_empty()))
-            .then(|| {
+            let shared_with_flows =
+                first.params.competitors() > 0 && group.iter().all(|r| !r.outcome.flows.is_empty());
+            let all_flows_end_s = shared_with_flows.then(|| {
                 mean(&|o| {
                     o.flows
                         .iter()
@@ -270,6 +274,15 @@ pub fn replicate_means(records: &[GauntletRecord]) -> Vec<ReplicateMean<'_>> {
                 runs_with_rto: group.iter().filter(|r| r.outcome.rtos > 0).count() as u32,
                 share: (!shares.is_empty())
                     .then(|| shares.iter().sum::<f64>() / shares.len() as f64),
+                competitor_goodput_bps: shared_with_flows.then(|| {
+                    mean(&|o| {
+                        o.flows
+                            .iter()
+                            .filter(|f| !f.test)
+                            .map(|f| f.goodput_bps)
+                            .sum()
+                    })
+                }),
                 unfinished: group
                     .iter()
                     .map(|r| r.outcome.unfinished)
@@ -353,6 +366,11 @@ pub struct Relative {
     pub ack_ratio: Option<f64>,
     /// Share over AE's share in the same place (shared paths only).
     pub share_ratio: Option<f64>,
+    /// The competitors' goodput over theirs with AE in the test flows'
+    /// place (shared paths only): what the strategy costs the flows
+    /// beside it, where the share also counts what it gains from
+    /// capacity AE leaves unused (a reverse link its ACKs fill).
+    pub competitor_ratio: Option<f64>,
     /// RTOs of the test flows, mean over replicates.
     pub rtos: f64,
     /// AE's RTOs on the same case, mean over replicates.
@@ -395,6 +413,10 @@ fn relatives_of(means: &[ReplicateMean]) -> Vec<Relative> {
                     .and_then(|(x, base)| ratio(x, base)),
                 ack_ratio: ratio(m.ack_packets, b.ack_packets),
                 share_ratio: m.share.zip(b.share).and_then(|(s, a)| ratio(s, a)),
+                competitor_ratio: m
+                    .competitor_goodput_bps
+                    .zip(b.competitor_goodput_bps)
+                    .and_then(|(x, base)| ratio(x, base)),
                 rtos: m.rtos,
                 ae_rtos: b.rtos,
                 rto_free_path: r.params.rto_free_path(),

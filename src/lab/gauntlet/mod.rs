@@ -23,6 +23,7 @@
 
 pub mod compare;
 pub mod draw;
+pub mod harm;
 pub mod medium;
 pub mod merge;
 pub mod metrics;

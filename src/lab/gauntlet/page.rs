@@ -87,7 +87,8 @@ pub fn write_report(plan: &PagePlan) -> Result<PathBuf, LabError> {
     Ok(path)
 }
 
-fn f3(x: f64) -> String {
+/// `x` to three decimals; `-` for a ratio with nothing to divide by.
+pub(super) fn f3(x: f64) -> String {
     if x.is_finite() {
         format!("{x:.3}")
     } else {
@@ -95,7 +96,8 @@ fn f3(x: f64) -> String {
     }
 }
 
-fn pct(x: f64) -> String {
+/// A fraction as a whole percentage.
+pub(super) fn pct(x: f64) -> String {
     format!("{:.0}%", x * 100.0)
 }
 
@@ -204,6 +206,7 @@ pub fn page(
         file.replicates,
         others,
     );
+    super::harm::section(&mut out, file);
     where_the_acks_go(&mut out, file);
     super::medium::section(&mut out, medium);
     rto_flags(&mut out, file);
