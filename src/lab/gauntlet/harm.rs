@@ -14,7 +14,7 @@
 
 use super::metrics::{self, Relative};
 use super::page::{f3, pct};
-use super::GauntletFile;
+use super::{GauntletFile, AE_REDRAW};
 use std::fmt::Write as _;
 
 /// Competitors keeping less than this of their goodput beside AE count
@@ -86,7 +86,8 @@ pub fn section(out: &mut String, file: &GauntletFile) {
          (on a thin reverse link AE's own ACKs queue and drop, slowing the AE test flows themselves). \
          So beside the share ratio stands the competitors' goodput with the strategy in the test flows' place over theirs with AE there: \
          at 1 or above, the strategy took nothing from them (harm-based fairness: Ware et al., HotNets 2019). \
-         Shared paths only, means over the replicates; competitors count as harmed below {HARM_RATIO} of their goodput beside AE.\n"
+         Shared paths only, means over the replicates; competitors count as harmed below {HARM_RATIO} of their goodput beside AE. \
+         The row `{AE_REDRAW}`, where nothing changes but the draw, is what these figures read from the draw alone.\n"
     );
     let _ = writeln!(
         out,
