@@ -1310,8 +1310,16 @@ fn summary(args: &LabArgs) -> Result<ExitCode, LabError> {
         .filter(|s| s.strategy != metrics::NOISE_FLOOR)
     {
         if let Some(share) = s.share {
+            let harm = s.harm.as_ref().map_or(String::new(), |h| {
+                format!(
+                    "; competitors keep p10 {:.3} of their goodput beside ae, under {} on {} paths",
+                    h.competitors[0],
+                    lab::gauntlet::harm::HARM_RATIO,
+                    h.harmed
+                )
+            });
             println!(
-                "{}: share p10 {:.3}, p90 {:.3} on {} shared paths; more RTOs than ae on {} of them",
+                "{}: share p10 {:.3}, p90 {:.3} on {} shared paths; more RTOs than ae on {} of them{harm}",
                 s.strategy, share[0], share[2], s.shared_paths, s.more_rtos_than_ae_shared
             );
         }

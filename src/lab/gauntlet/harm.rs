@@ -12,9 +12,9 @@
 //! Index", HotNets 2019): judge a sender by what it costs the senders
 //! already there, not by how evenly the link ends up split.
 
-use super::metrics::{self, Relative};
+use super::metrics::{self, Relative, StrategySummary};
 use super::page::{f3, pct};
-use super::{GauntletFile, AE_REDRAW};
+use super::AE_REDRAW;
 use std::fmt::Write as _;
 
 /// Competitors keeping less than this of their goodput beside AE count
@@ -38,12 +38,11 @@ pub struct HarmSummary {
     pub harmed: usize,
 }
 
-/// The figures of `strategy` among `relatives`; `None` without a shared
-/// path that has both ratios.
-pub fn summary(relatives: &[Relative], strategy: &str) -> Option<HarmSummary> {
+/// The figures of one strategy's cases; `None` without a shared path
+/// that has both ratios.
+pub fn summary(relatives: &[&Relative]) -> Option<HarmSummary> {
     let pairs: Vec<(f64, f64)> = relatives
         .iter()
-        .filter(|r| r.strategy == strategy)
         .filter_map(|r| r.share_ratio.zip(r.competitor_ratio))
         .collect();
     let kept: Vec<f64> = pairs.iter().map(|&(_, c)| c).collect();
@@ -68,13 +67,10 @@ pub fn summary(relatives: &[Relative], strategy: &str) -> Option<HarmSummary> {
 
 /// The page's section: per strategy, the share beside what the
 /// competitors keep.
-pub fn section(out: &mut String, file: &GauntletFile) {
-    let relatives = metrics::relatives(&file.records);
-    let rows: Vec<(&String, HarmSummary)> = file
-        .strategies
+pub fn section(out: &mut String, summaries: &[StrategySummary]) {
+    let rows: Vec<(&String, &HarmSummary)> = summaries
         .iter()
-        .filter(|s| *s != "ae")
-        .filter_map(|s| Some((s, summary(&relatives, s)?)))
+        .filter_map(|s| Some((&s.strategy, s.harm.as_ref()?)))
         .collect();
     if rows.is_empty() {
         return;
@@ -144,7 +140,10 @@ mod tests {
             shared(2, "4w", 5.0, 5.0),
         ];
         let rel = metrics::relatives(&records);
-        let h = summary(&rel, "4w").unwrap();
+        let of = |strategy: &str| -> Vec<&Relative> {
+            rel.iter().filter(|r| r.strategy == strategy).collect()
+        };
+        let h = summary(&of("4w")).unwrap();
         assert_eq!(h.paths, 3);
         assert_eq!(h.share_within, 1);
         assert_eq!(h.share_above, 2);
@@ -153,7 +152,7 @@ mod tests {
         assert!((h.competitors[0] - 0.6).abs() < 1e-12);
         assert!((h.competitors[1] - 1.0).abs() < 1e-12);
         // AE against itself: every ratio 1.
-        let ae = summary(&rel, "ae").unwrap();
+        let ae = summary(&of("ae")).unwrap();
         assert_eq!((ae.share_within, ae.harmed), (3, 0));
     }
 
@@ -165,6 +164,8 @@ mod tests {
             record(1, "ae", 10.0, 100, 0, Some(0.5)),
             record(1, "4w", 10.0, 100, 0, Some(0.5)),
         ];
-        assert_eq!(summary(&metrics::relatives(&records), "4w"), None);
+        let rel = metrics::relatives(&records);
+        let mine: Vec<&Relative> = rel.iter().filter(|r| r.strategy == "4w").collect();
+        assert_eq!(summary(&mine), None);
     }
 }

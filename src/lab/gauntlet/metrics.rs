@@ -12,6 +12,7 @@
 //! slowed, so neither helps.
 
 use super::draw::CaseParams;
+use super::harm::HarmSummary;
 use crate::emu::RunResult;
 use crate::lab::scenario::FlowRole;
 use serde::{Deserialize, Serialize};
@@ -530,6 +531,9 @@ pub struct StrategySummary {
     pub share: Option<[f64; 4]>,
     /// Fraction of shared paths with a share ratio in [0.9, 1.1].
     pub share_within: Option<f64>,
+    /// What the competitors keep on shared paths (`None` without
+    /// per-flow figures): see [`super::harm`].
+    pub harm: Option<HarmSummary>,
     /// Cases where a test flow did not finish.
     pub unfinished_cases: usize,
 }
@@ -597,6 +601,7 @@ fn summary(strategy: &str, rel: &[&Relative]) -> StrategySummary {
                 shares.len(),
             )
         }),
+        harm: super::harm::summary(rel),
         unfinished_cases: rel.iter().filter(|r| r.unfinished > 0).count(),
     }
 }
@@ -678,9 +683,9 @@ pub fn table(summaries: &[StrategySummary]) -> String {
         .map(|s| s.strategy.len())
         .fold(12, usize::max);
     let mut out = format!(
-        "{:<w$} {:>5} | {:>6} {:>6} {:>7} {:>6} {:>4} {:>6} | {:>6} {:>6} | {:>9} | {:>7} {:>6} {:>6} {:>6} | {:>5}\n",
+        "{:<w$} {:>5} | {:>6} {:>6} {:>7} {:>6} {:>4} {:>6} | {:>6} {:>6} | {:>9} | {:>7} {:>6} {:>6} {:>6} {:>7} | {:>5}\n",
         "strategy", "cases", "ct p50", "p90", "worst", "<=1.05", "clr", ">1.25", "ack50", "ack90",
-        "rto:free", "shr p10", "p50", "worst", "in.9-1", "unfin"
+        "rto:free", "shr p10", "p50", "worst", "in.9-1", "cmp p10", "unfin"
     );
     let f = |x: f64| {
         if x.is_finite() {
@@ -696,7 +701,7 @@ pub fn table(summaries: &[StrategySummary]) -> String {
                 [f(v[0]), f(v[1]), f(v[3])]
             });
         out.push_str(&format!(
-            "{:<w$} {:>5} | {:>6} {:>6} {:>7} {:>5.0}% {:>4} {:>5.0}% | {:>6} {:>6} | {:>9} | {:>7} {:>6} {:>6} {:>6} | {:>5}\n",
+            "{:<w$} {:>5} | {:>6} {:>6} {:>7} {:>5.0}% {:>4} {:>5.0}% | {:>6} {:>6} | {:>9} | {:>7} {:>6} {:>6} {:>6} {:>7} | {:>5}\n",
             s.strategy,
             s.cases,
             f(s.completion[0]),
@@ -723,13 +728,17 @@ pub fn table(summaries: &[StrategySummary]) -> String {
             share[2],
             s.share_within
                 .map_or("-".to_string(), |w| format!("{:.0}%", w * 100.0)),
+            s.harm
+                .as_ref()
+                .map_or("-".to_string(), |h| f(h.competitors[0])),
             s.unfinished_cases,
         ));
     }
     out.push_str(
         "ct: completion / ae's; clr: cases clearly above 1.05x (by more than 2 standard errors of the replicates); \
          ack: ACKs / ae's; rto: RTOs / ae's RTOs @ loss-free single-flow paths \
-         with >= 0.5 BDP; shr: share / ae's share on shared paths; unfin: cases with an unfinished flow\n",
+         with >= 0.5 BDP; shr: share / ae's share on shared paths; cmp: competitors' goodput / theirs beside ae \
+         on shared paths; unfin: cases with an unfinished flow\n",
     );
     out
 }

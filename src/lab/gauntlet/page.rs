@@ -206,7 +206,7 @@ pub fn page(
         file.replicates,
         others,
     );
-    super::harm::section(&mut out, file);
+    super::harm::section(&mut out, &summaries);
     where_the_acks_go(&mut out, file);
     super::medium::section(&mut out, medium);
     rto_flags(&mut out, file);
