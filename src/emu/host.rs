@@ -364,6 +364,7 @@ impl FlowState {
 mod tests {
     use super::*;
     use crate::testing::{Pipe, PipeConfig};
+    use crate::time::Duration;
 
     fn established() -> Pipe {
         let mut pipe =
@@ -428,6 +429,82 @@ mod tests {
         assert!(
             budget > BACKLOG_SLACK_BYTES - BACKLOG_REFILL_BYTES,
             "{budget}"
+        );
+    }
+
+    /// In congestion avoidance the hold credit lets a sender go a held
+    /// group (a quarter window) beyond cwnd. A backlog sized on
+    /// `cwnd - pipe` alone then fell short of what an ACK released, and
+    /// the sender waited for data: after every top-up, what is queued must
+    /// cover the sender's whole congestion room.
+    #[test]
+    fn the_backlog_covers_what_the_hold_credit_lets_the_sender_send() {
+        const TOTAL: u64 = 40 << 20;
+        let mut pipe = Pipe::new(
+            PipeConfig {
+                delay: Duration::from_millis(50),
+                loss: 0.000_1,
+                seed: 7,
+                ..PipeConfig::default()
+            },
+            Config::default(),
+            Config::default(),
+        )
+        .expect("pipe");
+        let (mut written, mut read) = (0u64, 0u64);
+        let mut beyond_old_budget = 0;
+        let mut buf = vec![0u8; 64 << 10];
+        while read < TOTAL && pipe.now() < Instant::from_millis(600_000) {
+            let c = pipe.client();
+            if c.is_established() {
+                let s = c.sender();
+                if s.congestion_room() > sendable(c) + BACKLOG_SLACK_BYTES {
+                    beyond_old_budget += 1;
+                }
+                // Written as `FlowState::drive` writes: in chunks until
+                // the budget is spent or the send buffer full.
+                let mut want = c.write_budget().unwrap().min(TOTAL - written);
+                let mut full = false;
+                while want > 0 {
+                    let took = c.write(&buf[..(want as usize).min(buf.len())]);
+                    full = took == 0;
+                    if full {
+                        break;
+                    }
+                    written += took as u64;
+                    want -= took as u64;
+                }
+                let s = c.sender();
+                // A full send buffer, or nothing left to write, is the
+                // only excuse for a backlog short of the room.
+                if !full && written < TOTAL {
+                    assert!(
+                        s.unsent_bytes() >= s.congestion_room(),
+                        "queued {} < room {} (cwnd {}, pipe {})",
+                        s.unsent_bytes(),
+                        s.congestion_room(),
+                        s.cwnd(),
+                        s.pipe()
+                    );
+                }
+            }
+            if !pipe.step().expect("step") {
+                break;
+            }
+            if let Some(server) = pipe.server() {
+                loop {
+                    let n = server.read(&mut buf);
+                    if n == 0 {
+                        break;
+                    }
+                    read += n as u64;
+                }
+            }
+        }
+        assert_eq!(read, TOTAL, "the transfer did not finish");
+        assert!(
+            beyond_old_budget > 0,
+            "the run never reached a credit beyond cwnd - pipe and the slack"
         );
     }
 }
