@@ -395,7 +395,7 @@ fn bench(c: &mut Criterion) {
         let mut pair = Pair::new(&config, copies);
         let (ns, acks) = ns_per_segment(&mut pair);
         let ratio = ns / *ae_ns.get_or_insert(ns);
-        println!("ns_per_segment {name:14} {ns:6.0} ns  {ratio:5.2} x ae  ({acks:.1} ACKs per 100 segments)");
+        println!("ns_per_segment {name:18} {ns:6.0} ns  {ratio:5.2} x ae  ({acks:.1} ACKs per 100 segments)");
     }
     let mut group = c.benchmark_group("segment_cost");
     group.sample_size(20);
