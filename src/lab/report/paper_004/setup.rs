@@ -5,15 +5,26 @@
 use super::super::*;
 use super::TRACE_RATE_MBPS;
 
+/// TCP header bytes of every lab segment: the timestamp option (10
+/// bytes padded to 12: the lab's MSS makes room for it) on top of the
+/// fixed header.
+fn tcp_header_bytes() -> u32 {
+    crate::wire::HEADER_LEN as u32 + 12
+}
+
+/// Bytes a full-sized data segment of `s` takes on a link: payload, TCP
+/// header with timestamps, and the IP overhead.
+pub(super) fn link_bytes_per_segment(s: &crate::lab::LabScenario) -> u32 {
+    u32::from(s.segment_bytes) + tcp_header_bytes() + s.overhead_bytes
+}
+
 /// Writes the section; `one_zero` is the 1-0 run.
 pub(super) fn differences(md: &mut String, one_zero: &[RunRecord]) -> Result<(), LabError> {
     let base = presets::find("p004-1-0")?;
     let asym_preset = presets::find("p004-asym")?;
     let red_preset = presets::find("p004-red")?;
     let _ = writeln!(md, "## How the lab differs from the paper\n");
-    // Every lab segment carries the timestamp option (10 bytes padded to
-    // 12: the lab's MSS makes room for it), on top of the TCP header.
-    let tcp_header = crate::wire::HEADER_LEN as u32 + 12;
+    let tcp_header = tcp_header_bytes();
     let mut ip_overhead = None;
     if let Some(p) = base.points.first() {
         let s = &p.scenario;
@@ -35,7 +46,7 @@ pub(super) fn differences(md: &mut String, one_zero: &[RunRecord]) -> Result<(),
             s.min_rto.as_secs_f64() * 1e3,
             s.segment_bytes,
             s.overhead_bytes,
-            u32::from(s.segment_bytes) + tcp_header + s.overhead_bytes,
+            link_bytes_per_segment(s),
         );
     }
     let (ack_bytes, acks) = one_zero
