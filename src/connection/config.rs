@@ -28,11 +28,13 @@ pub enum AckPolicyConfig {
     /// The polled receiver (paper 003 sec. 4.1): acknowledge when the
     /// sender's request countdown runs out, at once for out-of-order data
     /// and gap fills, and at the latest `fallback` after the first
-    /// unacknowledged segment. Segments without a request get standard
-    /// delayed ACKs, so a sender that never asks is served as usual.
+    /// unacknowledged segment, or an eighth of the receiver's RTT where
+    /// that is longer, up to 500 ms (`Polled::FALLBACK_RTT_DIVISOR`).
+    /// Segments without a request get standard delayed ACKs, so a sender
+    /// that never asks is served as usual.
     Polled {
-        /// Longest an ACK is held (100 ms by default; the paper also used
-        /// up to 1000 ms).
+        /// Shortest time an ACK is held for the rest of a requested
+        /// group (100 ms by default; the paper also used up to 1000 ms).
         fallback: Duration,
         /// Which arrivals are acknowledged at once while a hole is open
         /// (every one by default, as the paper has it).
