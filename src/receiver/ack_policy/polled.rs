@@ -73,12 +73,12 @@ impl Polled {
     /// so paper 003's presets run as before. Over the gauntlet (`lab
     /// gauntlet --replicates 5`, the default strategy, paired geometric
     /// mean of completion against AE, negative = faster): seeds 1-3
-    /// -0.16% (standard error 0.13%), 14 cases more than 5% faster and 5
-    /// slower, all of those already faster than AE; seeds 11-16 -0.34%
-    /// (0.11%), 18 and 5; cases within 1.05x of AE and the median ACK
+    /// -0.09% (standard error 0.13%), 14 cases more than 5% faster and 6
+    /// slower, all of those already faster than AE; seeds 11-16 -0.31%
+    /// (0.11%), 18 and 8; cases within 1.05x of AE and the median ACK
     /// ratio unchanged or a little lower. A quarter helped that case more
-    /// (1.02x) but cost elsewhere (seeds 1-3: 9 cases slower, within
-    /// 1.05x 94.2% to 94.0%).
+    /// (1.02x) but cost elsewhere (seeds 1-3, an experiment build: 9
+    /// cases slower, within 1.05x 94.2% to 94.0%).
     pub const FALLBACK_RTT_DIVISOR: u32 = 8;
 
     /// A polled receiver whose fallback timer is `fallback`.
