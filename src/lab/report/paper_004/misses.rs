@@ -171,6 +171,71 @@ fn friendly(md: &mut String, friendly: &[RunRecord]) {
     );
 }
 
+/// The smart-minrtt goal's worst point over every preset, when it is not
+/// the parallel-NewReno setup that [`friendly`] explains: how every
+/// other strategy fared at the same point, and what `smart-minrtt` and
+/// the baseline lost there.
+fn minrtt_worst(md: &mut String, every: &[&[RunRecord]]) {
+    let worst = extreme(
+        every.iter().flat_map(|records| {
+            ratios(
+                records,
+                "smart-minrtt",
+                BASELINE,
+                RunRecord::mean_completion_s,
+            )
+        }),
+        true,
+    );
+    let Some((r, v)) = worst.filter(|(r, _)| r.preset != "p004-friendly") else {
+        return;
+    };
+    let Some(records) = every
+        .iter()
+        .find(|records| records.iter().any(|x| std::ptr::eq(x, r)))
+    else {
+        return;
+    };
+    let Some(da) = same_point(records, r, BASELINE).and_then(RunRecord::mean_completion_s) else {
+        return;
+    };
+    let others: Vec<(String, f64)> = records
+        .iter()
+        .filter(|x| x.preset == r.preset && x.params == r.params)
+        .filter(|x| x.strategy != BASELINE && x.strategy != "smart-minrtt")
+        .filter_map(|x| Some((x.strategy.clone(), x.mean_completion_s()? / da)))
+        .collect();
+    let near = others.iter().filter(|(_, o)| (o - v).abs() <= 0.05).count();
+    let listed: Vec<String> = others
+        .iter()
+        .map(|(name, o)| format!("`{name}` {o:.3}"))
+        .collect();
+    let lost = |x: &RunRecord| -> (u64, u64) {
+        (
+            x.links
+                .iter()
+                .filter(|l| l.name.starts_with("middle"))
+                .map(|l| l.drops)
+                .sum(),
+            x.flows.iter().map(|f| f.timeouts).sum(),
+        )
+    };
+    let (drops, rtos) = lost(r);
+    let (da_drops, da_rtos) = same_point(records, r, BASELINE).map_or((0, 0), lost);
+    let _ = writeln!(
+        md,
+        "- **smart-minrtt against {BASELINE} ({v:.3}x at {}).** At the same point the other \
+         strategies take, relative to {BASELINE}'s time: {}; {near} of those {} are within \
+         0.05 of smart-minrtt's ratio, so the point measures how fast {BASELINE}'s own run \
+         was more than what smart-minrtt costs. smart-minrtt's run lost {drops} packets at \
+         the bottleneck queues (data and ACKs) and took {rtos} timeout(s), {BASELINE}'s \
+         {da_drops} and {da_rtos}.",
+        point_text(r),
+        listed.join(", "),
+        others.len(),
+    );
+}
+
 /// The ACK count row's worst point.
 fn ack_count(md: &mut String, sets: &[(&str, &[RunRecord])]) {
     let worst = extreme(
@@ -250,11 +315,13 @@ pub(super) fn section(
     parking: &[RunRecord],
     friendly_runs: &[RunRecord],
     ack_sets: &[(&str, &[RunRecord])],
+    every: &[&[RunRecord]],
 ) {
     let _ = writeln!(md, "## Why the misses\n");
     fig8(md, one_zero, nosack_one_zero);
     fig13(md, asym);
     fig18a(md, parking);
     friendly(md, friendly_runs);
+    minrtt_worst(md, every);
     ack_count(md, ack_sets);
 }

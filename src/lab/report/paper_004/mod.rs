@@ -443,6 +443,7 @@ pub(super) fn paper_004(plan: &ReportPlan) -> Result<PathBuf, LabError> {
         &parking,
         &friendly,
         &sack_sets,
+        &every_p004,
     );
     md.push('\n');
 
