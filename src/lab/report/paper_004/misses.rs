@@ -306,22 +306,31 @@ fn ack_count(md: &mut String, sets: &[(&str, &[RunRecord])]) {
     );
 }
 
+/// The runs the section reads.
+pub(super) struct Runs<'a> {
+    /// 1-0 with SACK senders.
+    pub one_zero: &'a [RunRecord],
+    /// 1-0 with the paper's NewReno (`+nosack`).
+    pub nosack_one_zero: &'a [RunRecord],
+    /// Asymmetric.
+    pub asym: &'a [RunRecord],
+    /// Parking lot.
+    pub parking: &'a [RunRecord],
+    /// Fig. 19's setup.
+    pub friendly: &'a [RunRecord],
+    /// The presets the ACK count row covers, by name.
+    pub ack_sets: &'a [(&'a str, &'a [RunRecord])],
+    /// Every p004 preset on the page.
+    pub every: &'a [&'a [RunRecord]],
+}
+
 /// Writes the section.
-pub(super) fn section(
-    md: &mut String,
-    one_zero: &[RunRecord],
-    nosack_one_zero: &[RunRecord],
-    asym: &[RunRecord],
-    parking: &[RunRecord],
-    friendly_runs: &[RunRecord],
-    ack_sets: &[(&str, &[RunRecord])],
-    every: &[&[RunRecord]],
-) {
+pub(super) fn section(md: &mut String, runs: &Runs<'_>) {
     let _ = writeln!(md, "## Why the misses\n");
-    fig8(md, one_zero, nosack_one_zero);
-    fig13(md, asym);
-    fig18a(md, parking);
-    friendly(md, friendly_runs);
-    minrtt_worst(md, every);
-    ack_count(md, ack_sets);
+    fig8(md, runs.one_zero, runs.nosack_one_zero);
+    fig13(md, runs.asym);
+    fig18a(md, runs.parking);
+    friendly(md, runs.friendly);
+    minrtt_worst(md, runs.every);
+    ack_count(md, runs.ack_sets);
 }

@@ -437,13 +437,15 @@ pub(super) fn paper_004(plan: &ReportPlan) -> Result<PathBuf, LabError> {
     md.push('\n');
     misses::section(
         &mut md,
-        &one_zero,
-        nosack.first().map_or(&[][..], |(_, r)| r.as_slice()),
-        &asym,
-        &parking,
-        &friendly,
-        &sack_sets,
-        &every_p004,
+        &misses::Runs {
+            one_zero: &one_zero,
+            nosack_one_zero: nosack.first().map_or(&[][..], |(_, r)| r.as_slice()),
+            asym: &asym,
+            parking: &parking,
+            friendly: &friendly,
+            ack_sets: &sack_sets,
+            every: &every_p004,
+        },
     );
     md.push('\n');
 
