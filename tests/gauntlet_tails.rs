@@ -1,8 +1,9 @@
 //! Gauntlet paths where the default strategy once ended a transfer with a
 //! retransmission timeout although the path had no random loss and room
 //! for a window, or (with `+ack-loss`) timed out again and again because
-//! its requested ACKs were lost on the way back: each fault is fixed in
-//! the sender, and the whole path is replayed here so that a later change
+//! its requested ACKs were lost on the way back, or where a polled
+//! receiver's own fallback ACKs filled a slow return link: each fault is
+//! fixed in the sender or the receiver, and the whole path is replayed here so that a later change
 //! to the sender, the receiver or the emulator cannot bring the timeouts
 //! back unseen. A case replays from its seed, so every run of a case is
 //! the same run.
@@ -100,4 +101,28 @@ fn requested_acks_lost_on_a_full_return_link_are_asked_for_again() {
         ratio < 0.85 * plain_ratio,
         "{ratio:.3} of AE's completion against {plain_ratio:.3} without +ack-loss"
     );
+}
+
+/// Seed 11 case 7: one 6.8 MB flow over 3.1 Mbit/s and 112 ms with a
+/// return link of 1/949 of that (about 8 ACKs a second) and no loss.
+/// The sender's window is clocked by ACKs that arrive one return-link
+/// slot apart, so a requested group reaches the receiver in bursts over
+/// a second or more; a fixed 100 ms fallback timer fired at every burst,
+/// the receiver's ACKs kept the return link's queue full, and the RTT
+/// stayed near 3.9 s. The wait for a group's tail now grows with the
+/// receiver's RTT (`Polled::FALLBACK_RTT_DIVISOR`); every polled
+/// receiver has it, so plain `4w` is checked too.
+#[test]
+fn polled_receivers_do_not_fill_a_slow_return_link_with_fallback_acks() {
+    for (strategy, bound, fixed) in [(Strategy::DEFAULT, 1.4, 1.697), (Strategy::W4, 2.0, 2.824)] {
+        let (_, ratio, rto_free) = replay_with(strategy, 11, 7, 5);
+        assert!(
+            rto_free,
+            "seed 11 case 7 is no longer a loss-free single-flow path"
+        );
+        assert!(
+            ratio < bound,
+            "{strategy}: {ratio:.3} of AE's completion ({fixed} with a fixed fallback)"
+        );
+    }
 }

@@ -68,7 +68,7 @@ impl Polled {
     /// the window, not the path, limits the flow. Gauntlet seed 11 case
     /// 7 (one 6.8 MB flow, 3.1 Mbit/s, 112 ms, a 1/949 return link, no
     /// loss): the default took 1.70x AE's time with a 3.9 s RTT, 1.19x
-    /// with this rule (`4w` 2.82x, 1.63x; `tests/return_link_queue.rs`).
+    /// with this rule (`4w` 2.82x, 1.63x; `tests/gauntlet_tails.rs`).
     /// An eighth leaves the 100 ms fallback alone up to an 800 ms RTT,
     /// so paper 003's presets run as before. Over the gauntlet (`lab
     /// gauntlet --replicates 5`, the default strategy, paired geometric
