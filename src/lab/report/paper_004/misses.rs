@@ -175,33 +175,23 @@ fn friendly(md: &mut String, friendly: &[RunRecord]) {
 /// the parallel-NewReno setup that [`friendly`] explains: how every
 /// other strategy fared at the same point, and what `smart-minrtt` and
 /// the baseline lost there.
-fn minrtt_worst(md: &mut String, every: &[&[RunRecord]]) {
-    let worst = extreme(
-        every.iter().flat_map(|records| {
-            ratios(
-                records,
-                "smart-minrtt",
-                BASELINE,
-                RunRecord::mean_completion_s,
-            )
-        }),
-        true,
-    );
+fn minrtt_worst(md: &mut String, worst: Option<(&RunRecord, f64)>, every: &[&[RunRecord]]) {
     let Some((r, v)) = worst.filter(|(r, _)| r.preset != "p004-friendly") else {
         return;
     };
-    let Some(records) = every
+    let point: Vec<&RunRecord> = every
         .iter()
-        .find(|records| records.iter().any(|x| std::ptr::eq(x, r)))
-    else {
-        return;
-    };
-    let Some(da) = same_point(records, r, BASELINE).and_then(RunRecord::mean_completion_s) else {
-        return;
-    };
-    let others: Vec<(String, f64)> = records
-        .iter()
+        .flat_map(|records| records.iter())
         .filter(|x| x.preset == r.preset && x.params == r.params)
+        .collect();
+    let Some(da_run) = point.iter().find(|x| x.strategy == BASELINE) else {
+        return;
+    };
+    let Some(da) = da_run.mean_completion_s() else {
+        return;
+    };
+    let others: Vec<(String, f64)> = point
+        .iter()
         .filter(|x| x.strategy != BASELINE && x.strategy != "smart-minrtt")
         .filter_map(|x| Some((x.strategy.clone(), x.mean_completion_s()? / da)))
         .collect();
@@ -221,7 +211,7 @@ fn minrtt_worst(md: &mut String, every: &[&[RunRecord]]) {
         )
     };
     let (drops, rtos) = lost(r);
-    let (da_drops, da_rtos) = same_point(records, r, BASELINE).map_or((0, 0), lost);
+    let (da_drops, da_rtos) = lost(da_run);
     let _ = writeln!(
         md,
         "- **smart-minrtt against {BASELINE} ({v:.3}x at {}).** At the same point the other \
@@ -322,6 +312,9 @@ pub(super) struct Runs<'a> {
     pub ack_sets: &'a [(&'a str, &'a [RunRecord])],
     /// Every p004 preset on the page.
     pub every: &'a [&'a [RunRecord]],
+    /// The smart-minrtt goal's worst point over `every`, as its row
+    /// judged it.
+    pub minrtt_worst: Option<(&'a RunRecord, f64)>,
 }
 
 /// Writes the section.
@@ -331,6 +324,6 @@ pub(super) fn section(md: &mut String, runs: &Runs<'_>) {
     fig13(md, runs.asym);
     fig18a(md, runs.parking);
     friendly(md, runs.friendly);
-    minrtt_worst(md, runs.every);
+    minrtt_worst(md, runs.minrtt_worst, runs.every);
     ack_count(md, runs.ack_sets);
 }

@@ -445,6 +445,7 @@ pub(super) fn paper_004(plan: &ReportPlan) -> Result<PathBuf, LabError> {
             friendly: &friendly,
             ack_sets: &sack_sets,
             every: &every_p004,
+            minrtt_worst: worst_minrtt,
         },
     );
     md.push('\n');
