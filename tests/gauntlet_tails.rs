@@ -2,8 +2,10 @@
 //! retransmission timeout although the path had no random loss and room
 //! for a window, or (with `+ack-loss`) timed out again and again because
 //! its requested ACKs were lost on the way back, or where a polled
-//! receiver's own fallback ACKs filled a slow return link: each fault is
-//! fixed in the sender or the receiver, and the whole path is replayed here so that a later change
+//! receiver's own fallback ACKs filled a slow return link, or where the
+//! recovery's own ACKs queued long enough on a slow return link to outlast
+//! the timer: each fault is fixed in the sender or the receiver, and the
+//! whole path is replayed here so that a later change
 //! to the sender, the receiver or the emulator cannot bring the timeouts
 //! back unseen. A case replays from its seed, so every run of a case is
 //! the same run.
@@ -78,6 +80,22 @@ fn holes_below_a_delivered_probe_are_repaired_without_the_timer() {
 fn a_tail_hole_reported_by_an_advancing_ack_is_repaired_without_the_timer() {
     let (rtos, ratio) = replay(8, 164);
     assert_eq!(rtos, 0, "ratio {ratio:.3}");
+}
+
+/// Seed 15 case 162: one flow at 126 Mbit/s and 25 ms with a 430 kbit/s
+/// return link overshoots in slow start and repairs about 500 holes; the
+/// ACKs of the repairs queue for 0.7 s on the return link, and the head's
+/// second repair is answered behind them all. The SACKs of repairs time
+/// the path (RFC 8985 section 6.2), so the timer started at that repair
+/// waits for its answer instead of firing with every byte delivered.
+#[test]
+fn the_answer_to_a_repair_queued_behind_the_recovery_acks_is_awaited() {
+    let (rtos, ratio, rto_free) = replay_with(Strategy::DEFAULT, 15, 162, 5);
+    assert!(
+        rto_free,
+        "seed 15 case 162 is no longer a loss-free single-flow path"
+    );
+    assert_eq!(rtos, 0, "ratio {ratio:.3} (one RTO per replicate before)");
 }
 
 /// Seed 3 case 66: an AE competitor's ACKs fill a 24 kbit/s return link,

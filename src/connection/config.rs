@@ -314,8 +314,11 @@ pub struct Config {
     /// ns-2's SACK sender has no such rule.
     pub loss_by_send_order: bool,
     /// In loss recovery, an ACK that SACKs segments sent only once is an
-    /// RTT sample (from the latest of them; Karn's rule leaves resent ones
-    /// out), and the running retransmission timer keeps to the RTO the
+    /// RTT sample (from the latest of them), and so is one that SACKs a
+    /// repair of a segment lost beyond doubt (from the repair, when at
+    /// least the minimum RTT ago, as RFC 8985 times retransmissions; other
+    /// resent segments are left out by Karn's rule), and the running
+    /// retransmission timer keeps to the RTO the
     /// samples give, never firing earlier than it would have: a recovery
     /// whose ACKs queue on a slow reverse link then does not time out
     /// while they are still arriving. Needs SACK. On by default; off in

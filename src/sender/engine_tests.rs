@@ -844,8 +844,10 @@ fn sacks_in_recovery_time_the_path_and_move_the_timer() {
         "{deadline:?} <= {deadline_before:?}"
     );
     assert_eq!(deadline, t(252) + s.rtt().rto());
-    // A SACK of the resent head is no sample (Karn's rule).
-    let srtt = s.rtt().srtt();
+    // The head, resent at 252 ms, was lost beyond doubt (three SACKs
+    // above it): only the resend can have arrived, so its SACK times the
+    // path from the resend, 648 ms.
+    let srtt = s.rtt().srtt().expect("sampled");
     let e = ack(
         &mut s,
         t(900),
@@ -853,6 +855,26 @@ fn sacks_in_recovery_time_the_path_and_move_the_timer() {
         &[(MSS, 2 * MSS), (2 * MSS, (last + 1) * MSS)],
     );
     assert!(e.newly_acked == 0 && s.in_recovery());
+    assert!(s.rtt().srtt().expect("sampled") > srtt);
+}
+
+/// A SACK of a repair that comes back sooner than the path's minimum RTT
+/// answers the first copy, not the repair (RFC 8985 section 6.2): no
+/// sample, since the time since the repair understates the path.
+#[test]
+fn a_repair_answered_faster_than_the_path_is_no_sample() {
+    let mut s = sender(true);
+    drain(&mut s, t(0));
+    ack(&mut s, t(100), MSS, &[]);
+    drain(&mut s, t(100));
+    for k in 0..3 {
+        ack(&mut s, t(250 + k), MSS, &[(2 * MSS, (3 + k) * MSS)]);
+        drain(&mut s, t(250 + k));
+    }
+    assert!(s.in_recovery());
+    let srtt = s.rtt().srtt();
+    ack(&mut s, t(260), MSS, &[(MSS, 5 * MSS)]);
+    assert!(s.in_recovery());
     assert_eq!(s.rtt().srtt(), srtt);
 }
 

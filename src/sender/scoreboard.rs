@@ -59,6 +59,13 @@ pub struct AckOutcome {
     /// Retransmitted records give none (Karn's rule, RFC 6298 section 3:
     /// which transmission arrived is unknown).
     pub newest_sacked_sent_at: Option<Instant>,
+    /// The latest last-transmission time among the records this ACK newly
+    /// SACKed that were resent after their first copy was lost beyond
+    /// doubt (below RFC 6675's lost boundary): the copy that arrived can
+    /// only be a retransmission, and at the latest the last one, so the
+    /// time since it is at most the round trip that delivered it (RFC 8985
+    /// section 6.2 times retransmissions the same way).
+    pub newest_resent_sacked_at: Option<Instant>,
 }
 
 /// One transmitted segment, `[start, end)` with `start < end`.
@@ -74,7 +81,7 @@ struct Record {
     xmit_seq: u64,
     /// Its retransmission was found lost and it was not sent again since.
     relost: bool,
-    /// When it was first sent; while `retransmitted` is unset, its only
+    /// When it was last sent; while `retransmitted` is unset, its only
     /// transmission.
     sent_at: Instant,
 }
@@ -291,7 +298,7 @@ impl Scoreboard {
         self.xmit_count += 1;
         if start < self.high_data {
             let rxt_end = end.min(self.high_data);
-            self.mark_retransmitted(start, rxt_end);
+            self.mark_retransmitted(start, rxt_end, now);
             self.high_rxt = self.high_rxt.max(rxt_end);
         }
         if end > self.high_data {
@@ -314,14 +321,14 @@ impl Scoreboard {
     /// rule 4): the records are marked retransmitted like any other
     /// retransmission, but HighRxt is *not* raised, and RescueRxt is set to
     /// RecoveryPoint so that only one rescue happens per recovery.
-    pub fn on_rescue_retransmit(&mut self, start: u64, end: u64) {
+    pub fn on_rescue_retransmit(&mut self, start: u64, end: u64, now: Instant) {
         let start = start.max(self.snd_una);
         let end = end.min(self.high_data);
         if end <= start {
             return;
         }
         self.xmit_count += 1;
-        self.mark_retransmitted(start, end);
+        self.mark_retransmitted(start, end, now);
         // RecoveryPoint per the RFC; SND.UNA if recovery already ended (or
         // never began) so that a second rescue still waits for progress.
         self.rescue_rxt = Some(self.recovery_point.max(self.snd_una));
@@ -826,7 +833,7 @@ impl Scoreboard {
 
     /// Marks unSACKed records in `[start, end)` retransmitted, splitting the
     /// boundary records. `snd_una <= start < end <= high_data`.
-    fn mark_retransmitted(&mut self, start: u64, end: u64) {
+    fn mark_retransmitted(&mut self, start: u64, end: u64, now: Instant) {
         if self.relost_from.is_some_and(|f| f >= start && f < end) {
             self.relost_from = Some(end);
         }
@@ -847,6 +854,7 @@ impl Scoreboard {
                 let r = &mut self.records[i];
                 r.xmit_seq = xmit_seq;
                 r.relost = false;
+                r.sent_at = now;
                 if !r.retransmitted {
                     r.retransmitted = true;
                     self.rxt_bytes += r.len();
@@ -905,14 +913,12 @@ impl Scoreboard {
             // Which transmission of a retransmitted record arrived is known
             // only when the first one was deemed lost (RFC 8985 section 6.1
             // avoids the same ambiguity with timestamps).
-            if !r.retransmitted || r.start < self.dupthresh_lost_end {
-                self.delivered_xmit_seq = self.delivered_xmit_seq.max(r.xmit_seq);
-            }
             if !r.retransmitted {
-                let newest = out
-                    .newest_sacked_sent_at
-                    .map_or(r.sent_at, |t| t.max(r.sent_at));
-                out.newest_sacked_sent_at = Some(newest);
+                self.delivered_xmit_seq = self.delivered_xmit_seq.max(r.xmit_seq);
+                out.newest_sacked_sent_at = latest(out.newest_sacked_sent_at, r.sent_at);
+            } else if r.start < self.dupthresh_lost_end {
+                self.delivered_xmit_seq = self.delivered_xmit_seq.max(r.xmit_seq);
+                out.newest_resent_sacked_at = latest(out.newest_resent_sacked_at, r.sent_at);
             }
             let len = r.len();
             if r.retransmitted {
@@ -1034,4 +1040,9 @@ impl Scoreboard {
             }
         }
     }
+}
+
+/// The later of an optional time and `at`.
+fn latest(so_far: Option<Instant>, at: Instant) -> Option<Instant> {
+    Some(so_far.map_or(at, |t| t.max(at)))
 }

@@ -288,6 +288,8 @@ fn sacks_report_when_the_latest_segment_sent_once_left() {
     let (two, three, four) = (seg(2), seg(3), seg(4));
     let out = sb.on_ack(0, &[(two.0, four.1)]);
     assert_eq!(out.newest_sacked_sent_at, Some(at(4)));
+    // Nor was its first copy lost beyond doubt when the SACK came.
+    assert_eq!(out.newest_resent_sacked_at, None);
     // Nothing newly SACKed, nothing to time.
     assert_eq!(
         sb.on_ack(0, &[(three.0, four.1)]).newest_sacked_sent_at,
@@ -298,6 +300,33 @@ fn sacks_report_when_the_latest_segment_sent_once_left() {
     assert_eq!(sb.on_ack(0, &[seg(6)]).newest_sacked_sent_at, Some(at(6)));
     // A cumulative ACK alone is timed by the caller (timestamps).
     assert_eq!(sb.on_ack(2 * MSS, &[]).newest_sacked_sent_at, None);
+}
+
+#[test]
+fn sacks_of_repairs_report_when_the_repair_left() {
+    let mut sb = Scoreboard::new(MSS as usize, 3);
+    let at = |i: u64| Instant::from_millis(10 * i);
+    for i in 0..8 {
+        sb.on_transmit(i * MSS, (i + 1) * MSS, at(i));
+    }
+    // Five segments above 0-2 arrive: those three are lost beyond doubt.
+    let out = sb.on_ack(0, &[(seg(3).0, seg(7).1)]);
+    assert_eq!(out.newest_sacked_sent_at, Some(at(7)));
+    assert_eq!(out.newest_resent_sacked_at, None);
+    assert!(sb.is_lost(MSS));
+    sb.on_transmit(MSS, 2 * MSS, at(30));
+    sb.on_transmit(2 * MSS, 3 * MSS, at(31));
+    // Only a repair can have arrived; it left at 300 ms, not at 10.
+    let out = sb.on_ack(0, &[seg(1), (seg(3).0, seg(7).1)]);
+    assert_eq!(out.newest_sacked_sent_at, None);
+    assert_eq!(out.newest_resent_sacked_at, Some(at(30)));
+    // Both repairs at once: the later one.
+    let mut again = board(8);
+    again.on_ack(0, &[(seg(3).0, seg(7).1)]);
+    again.on_transmit(MSS, 2 * MSS, at(30));
+    again.on_transmit(2 * MSS, 3 * MSS, at(31));
+    let out = again.on_ack(0, &[(seg(1).0, seg(7).1)]);
+    assert_eq!(out.newest_resent_sacked_at, Some(at(31)));
 }
 
 #[test]
@@ -332,7 +361,7 @@ fn nextseg_rule1_rule3_and_rescue() {
     assert_eq!(sb.high_rxt(), 9 * MSS);
     // Rule 4: highest unSACKed segment, once per recovery.
     assert_eq!(sb.rescue_candidate(), Some(seg(8)));
-    sb.on_rescue_retransmit(8 * MSS, 9 * MSS);
+    sb.on_rescue_retransmit(8 * MSS, 9 * MSS, T0);
     assert_eq!(sb.high_rxt(), 9 * MSS, "rescue does not move HighRxt");
     assert_eq!(sb.rescue_candidate(), None);
     sb.begin_recovery();
@@ -391,8 +420,8 @@ fn odd_inputs_do_not_panic() {
     assert_eq!(sb.retransmitted_bytes(), 0);
     sb.on_transmit(0, 3 * MSS, T0); // clipped to [2000, 3000)
     assert_eq!(sb.retransmitted_bytes(), MSS);
-    sb.on_rescue_retransmit(9 * MSS, 10 * MSS);
-    sb.on_rescue_retransmit(u64::MAX, 0);
+    sb.on_rescue_retransmit(9 * MSS, 10 * MSS, T0);
+    sb.on_rescue_retransmit(u64::MAX, 0, T0);
     sb.on_transmit(4 * MSS, u64::MAX, T0);
     assert_eq!(sb.high_data(), u64::MAX);
     sb.on_ack(u64::MAX, &[(0, u64::MAX)]);
@@ -431,7 +460,7 @@ fn rto_clears_sack_and_retransmission_marks() {
     sb.begin_recovery();
     let (s, e) = sb.next_lost().unwrap();
     sb.on_transmit(s, e, T0);
-    sb.on_rescue_retransmit(9 * MSS, 10 * MSS);
+    sb.on_rescue_retransmit(9 * MSS, 10 * MSS, T0);
     sb.on_retransmission_timeout();
     assert!(!sb.has_sacked());
     assert_eq!(sb.sacked_bytes(), 0);
@@ -930,7 +959,7 @@ proptest! {
                 }
                 Op::Rescue => {
                     if let Some((s, e)) = sb.rescue_candidate() {
-                        sb.on_rescue_retransmit(s, e);
+                        sb.on_rescue_retransmit(s, e, T0);
                         model.transmit(s, e);
                         prop_assert_eq!(sb.rescue_candidate(), None);
                     }
