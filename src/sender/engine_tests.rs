@@ -800,29 +800,11 @@ fn application_limited_cwnd_does_not_set_ssthresh() {
     assert_eq!(s.ssthresh(), 3 * MSS, "half of the 6 segments in flight");
 }
 
-/// Resending the oldest outstanding segment restarts the retransmission
-/// timer, so a lost fast retransmit that recovery resends again gets a
-/// whole RTO from that resend rather than from the last cumulative ACK.
-#[test]
-fn resending_the_head_restarts_the_retransmission_timer() {
-    let mut s = sender(true);
-    drain(&mut s, t(0));
-    ack(&mut s, t(100), MSS, &[]);
-    drain(&mut s, t(100));
-    for k in 0..3 {
-        ack(&mut s, t(250 + k), MSS, &[(2 * MSS, (3 + k) * MSS)]);
-        drain(&mut s, t(250 + k));
-    }
-    assert!(s.in_recovery());
-    assert_eq!(s.poll_timeout(), Some(t(252) + s.rtt().rto()));
-}
-
-/// In a recovery, ACKs that SACK segments sent once are RTT samples, and
-/// the timer started by the fast retransmit keeps to the RTO they give:
-/// ACKs queued on a slow reverse link arrive later and later, and the
-/// timer must not fire while they still come.
-#[test]
-fn sacks_in_recovery_time_the_path_and_move_the_timer() {
+/// A SACK sender whose segment 1 (of the flight sent at 100 ms, after
+/// segment 0's ACK) is lost: three SACKs at 250-252 ms start a recovery
+/// and the fast retransmit of segment 1 leaves at 252 ms. Returns the
+/// sender and the number of the last segment sent at 100 ms.
+fn head_lost_in_slow_start() -> (Sender, u64) {
     let mut s = sender(true);
     drain(&mut s, t(0));
     ack(&mut s, t(100), MSS, &[]);
@@ -833,6 +815,25 @@ fn sacks_in_recovery_time_the_path_and_move_the_timer() {
         drain(&mut s, t(250 + k));
     }
     assert!(s.in_recovery());
+    (s, last)
+}
+
+/// Resending the oldest outstanding segment restarts the retransmission
+/// timer, so a lost fast retransmit that recovery resends again gets a
+/// whole RTO from that resend rather than from the last cumulative ACK.
+#[test]
+fn resending_the_head_restarts_the_retransmission_timer() {
+    let (s, _) = head_lost_in_slow_start();
+    assert_eq!(s.poll_timeout(), Some(t(252) + s.rtt().rto()));
+}
+
+/// In a recovery, ACKs that SACK segments sent once are RTT samples, and
+/// the timer started by the fast retransmit keeps to the RTO they give:
+/// ACKs queued on a slow reverse link arrive later and later, and the
+/// timer must not fire while they still come.
+#[test]
+fn sacks_in_recovery_time_the_path_and_move_the_timer() {
+    let (mut s, last) = head_lost_in_slow_start();
     let srtt_before = s.rtt().srtt().expect("sampled");
     let deadline_before = s.poll_timeout().expect("timer runs");
     // The SACK of the last segment sent at 100 ms comes 600 ms later.
@@ -863,15 +864,7 @@ fn sacks_in_recovery_time_the_path_and_move_the_timer() {
 /// sample, since the time since the repair understates the path.
 #[test]
 fn a_repair_answered_faster_than_the_path_is_no_sample() {
-    let mut s = sender(true);
-    drain(&mut s, t(0));
-    ack(&mut s, t(100), MSS, &[]);
-    drain(&mut s, t(100));
-    for k in 0..3 {
-        ack(&mut s, t(250 + k), MSS, &[(2 * MSS, (3 + k) * MSS)]);
-        drain(&mut s, t(250 + k));
-    }
-    assert!(s.in_recovery());
+    let (mut s, _) = head_lost_in_slow_start();
     let srtt = s.rtt().srtt();
     ack(&mut s, t(260), MSS, &[(MSS, 5 * MSS)]);
     assert!(s.in_recovery());

@@ -276,13 +276,23 @@ fn highest_sack_advance_is_reported() {
     assert!(sb.on_ack(0, &[seg(8)]).highest_sack_advanced);
 }
 
-#[test]
-fn sacks_report_when_the_latest_segment_sent_once_left() {
+/// `n` segments, segment `i` sent at `at(i)`.
+fn timed_board(n: u64) -> Scoreboard {
     let mut sb = Scoreboard::new(MSS as usize, 3);
-    let at = |i: u64| Instant::from_millis(10 * i);
-    for i in 0..8 {
+    for i in 0..n {
         sb.on_transmit(i * MSS, (i + 1) * MSS, at(i));
     }
+    sb
+}
+
+/// Segment `i`'s send time in [`timed_board`]: 10 ms apart.
+fn at(i: u64) -> Instant {
+    Instant::from_millis(10 * i)
+}
+
+#[test]
+fn sacks_report_when_the_latest_segment_sent_once_left() {
+    let mut sb = timed_board(8);
     // Segment 2 is resent: a SACK of it cannot say which copy arrived.
     sb.on_transmit(2 * MSS, 3 * MSS, at(20));
     let (two, three, four) = (seg(2), seg(3), seg(4));
@@ -304,11 +314,7 @@ fn sacks_report_when_the_latest_segment_sent_once_left() {
 
 #[test]
 fn sacks_of_repairs_report_when_the_repair_left() {
-    let mut sb = Scoreboard::new(MSS as usize, 3);
-    let at = |i: u64| Instant::from_millis(10 * i);
-    for i in 0..8 {
-        sb.on_transmit(i * MSS, (i + 1) * MSS, at(i));
-    }
+    let mut sb = timed_board(8);
     // Five segments above 0-2 arrive: those three are lost beyond doubt.
     let out = sb.on_ack(0, &[(seg(3).0, seg(7).1)]);
     assert_eq!(out.newest_sacked_sent_at, Some(at(7)));
