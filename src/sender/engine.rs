@@ -1207,10 +1207,11 @@ impl Sender {
     /// recovery is a repair. One flow at 126 Mbit/s, 25 ms, with a
     /// 430 kbit/s reverse link (gauntlet seed 15 case 162, no random loss)
     /// overshot in slow start, repaired about 500 holes, and the ACKs of
-    /// those repairs queued for 0.7 s on the reverse link; the repair of
-    /// the head, resent last, had its ACK behind them all, and the timer
-    /// (RTO from that resend, by the estimate from before the loss) fired
-    /// with every byte already delivered.
+    /// those repairs queued for 0.7 s on the reverse link; the head's
+    /// first repair was lost, its second left after all the others and
+    /// had its ACK behind them all, and the timer (RTO from that resend,
+    /// by the estimate from before the loss) fired with every byte
+    /// already delivered.
     fn on_sack_rtt(&mut self, now: Instant, outcome: &AckOutcome) {
         let min_rtt = self.rtt.min_rtt().unwrap_or(Duration::ZERO);
         let resent = outcome
